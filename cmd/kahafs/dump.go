@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"strconv"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/spf13/cobra"
+)
+
+type dumpFlags struct {
+	file     int32
+	json     bool
+	noVerify bool
+}
+
+func newDumpCmd() *cobra.Command {
+	var f dumpFlags
+	cmd := &cobra.Command{
+		Use:   "dump STORE",
+		Short: "Print every journal command, in journal order",
+		Long: `dump prints one line per journal command in journal (replay) order:
+location, size, type and the command's fields. With --json every line is a
+JSON object with file, offset, size, batch, type and the decoded fields,
+including a summary of the OpenWire message header.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDump(cmd, args[0], f)
+		},
+	}
+	cmd.Flags().Int32Var(&f.file, "file", 0, "only the data file with this id (db-N.log)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "one JSON object per line")
+	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
+	return cmd
+}
+
+func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
+	st, err := codec.OpenStore(dir)
+	if err != nil {
+		return err
+	}
+	files := st.Files
+	if f.file != 0 {
+		fi, ok := st.File(f.file)
+		if !ok {
+			return fmt.Errorf("store %s has no %s", dir, codec.DataFileName(f.file))
+		}
+		files = []codec.FileInfo{fi}
+	}
+	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
+	defer out.Flush()
+	opts := codec.ReadOptions{SkipChecksums: f.noVerify}
+	type part struct {
+		text []byte
+		sum  codec.FileSummary
+	}
+	damaged := false
+	err = codec.ScanOrdered(files, 0, func(fi codec.FileInfo) (part, error) {
+		var p part
+		var err error
+		p.sum, err = codec.ScanFile(fi, opts, func(rec codec.Record, c *codec.Command) error {
+			if f.json {
+				p.text = codec.AppendCommandJSON(p.text, rec, c, codec.JSONOptions{OpenWire: true})
+			} else {
+				p.text = appendCommandText(p.text, rec, c)
+			}
+			p.text = append(p.text, '\n')
+			return nil
+		})
+		return p, err
+	}, func(fi codec.FileInfo, p part) error {
+		if _, err := out.Write(p.text); err != nil {
+			return err
+		}
+		if reportDamage(cmd.ErrOrStderr(), p.sum.Damage) {
+			damaged = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if damaged {
+		return errDamaged
+	}
+	return nil
+}
+
+// appendCommandText renders one command as a line of text.
+func appendCommandText(b []byte, rec codec.Record, c *codec.Command) []byte {
+	b = append(b, rec.Loc.String()...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(rec.Loc.Size), 10)
+	b = append(b, ' ')
+	b = append(b, c.Type.String()...)
+	if c.Dest.HasName || c.Dest.HasType {
+		b = append(b, ' ')
+		b = append(b, c.Dest.String()...)
+	}
+	switch c.Type {
+	case codec.TraceCommand:
+		b = append(b, ' ')
+		b = strconv.AppendQuote(b, string(c.Text))
+	case codec.AddMessageCommand, codec.UpdateMessageCommand:
+		b = append(b, " id="...)
+		b = append(b, c.MessageID...)
+		b = append(b, " priority="...)
+		b = strconv.AppendInt(b, int64(c.Priority), 10)
+		b = append(b, " bytes="...)
+		b = strconv.AppendInt(b, int64(len(c.Message)), 10)
+	case codec.RemoveMessageCommand:
+		b = append(b, " id="...)
+		b = append(b, c.MessageID...)
+		if c.HasSubscriptionKey() {
+			b = append(b, " sub="...)
+			b = append(b, c.SubscriptionKey...)
+		}
+	case codec.SubscriptionCommand:
+		b = append(b, " sub="...)
+		b = append(b, c.SubscriptionKey...)
+		if c.IsSubscriptionDelete() {
+			b = append(b, " delete"...)
+		}
+	case codec.RewrittenDataFileCommand:
+		b = append(b, " source="...)
+		b = append(b, codec.DataFileName(c.SourceDataFileID)...)
+	case codec.ProducerAuditCommand, codec.AckMessageFileMapCommand:
+		b = append(b, " bytes="...)
+		b = strconv.AppendInt(b, int64(len(c.Blob)), 10)
+	}
+	if c.Tx.Kind != codec.NoTx {
+		b = append(b, " tx="...)
+		b = append(b, c.Tx.String()...)
+	}
+	return b
+}

@@ -1,0 +1,39 @@
+// Command kahafs reads ActiveMQ KahaDB stores: dump and statistics of the
+// journal, why each data file is pinned, a read-only FUSE view, compaction.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitError   = 1 // the command could not do its work
+	exitDamaged = 2 // the work was done, the store has damage
+)
+
+// errDamaged is returned by commands that completed on a damaged store.
+var errDamaged = errors.New("store is damaged")
+
+func run(args []string) int {
+	cmd := newRootCmd()
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errDamaged):
+		fmt.Fprintln(os.Stderr, "kahafs:", err)
+		return exitDamaged
+	default:
+		fmt.Fprintln(os.Stderr, "kahafs:", err)
+		return exitError
+	}
+}

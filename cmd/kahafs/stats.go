@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/spf13/cobra"
+)
+
+type statsFlags struct {
+	json     bool
+	noVerify bool
+}
+
+func newStatsCmd() *cobra.Command {
+	var f statsFlags
+	cmd := &cobra.Command{
+		Use:   "stats STORE",
+		Short: "Count and size the journal's commands per file, destination and type",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStats(cmd, args[0], f)
+		},
+	}
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
+	return cmd
+}
+
+func runStats(cmd *cobra.Command, dir string, f statsFlags) error {
+	st, err := codec.OpenStore(dir)
+	if err != nil {
+		return err
+	}
+	s, err := codec.ComputeStats(st, codec.ReadOptions{SkipChecksums: f.noVerify}, 0)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		if err := writeStatsJSON(out, st, s); err != nil {
+			return err
+		}
+	} else {
+		writeStatsText(out, st, s)
+	}
+	damaged := false
+	for i := range s.Files {
+		if reportDamage(cmd.ErrOrStderr(), s.Files[i].Damage) {
+			damaged = true
+		}
+	}
+	if damaged {
+		return errDamaged
+	}
+	return nil
+}
+
+type sizeJSON struct {
+	Type string `json:"type,omitempty"`
+	codec.SizeStat
+	Average int64 `json:"average"`
+}
+
+func typeRows(t *codec.TypeStats) []sizeJSON {
+	var rows []sizeJSON
+	for i := range t {
+		if t[i].Count > 0 {
+			rows = append(rows, sizeJSON{Type: codec.EntryType(i).String(), SizeStat: t[i], Average: t[i].Average()})
+		}
+	}
+	return rows
+}
+
+func total(t *codec.TypeStats) sizeJSON {
+	s := t.Sum()
+	return sizeJSON{SizeStat: s, Average: s.Average()}
+}
+
+func writeStatsJSON(w io.Writer, st *codec.Store, s *codec.Stats) error {
+	type fileJSON struct {
+		ID          int32      `json:"id"`
+		Name        string     `json:"name"`
+		Size        int64      `json:"size"`
+		Allocated   int64      `json:"allocated"`
+		End         int64      `json:"logicalEnd"`
+		Batches     int        `json:"batches"`
+		Checksummed int        `json:"checksummedBatches"`
+		Damage      []string   `json:"damage"`
+		Total       sizeJSON   `json:"total"`
+		Types       []sizeJSON `json:"types"`
+	}
+	type destJSON struct {
+		Destination string     `json:"destination"`
+		Total       sizeJSON   `json:"total"`
+		Types       []sizeJSON `json:"types"`
+	}
+	var doc struct {
+		Store        string     `json:"store"`
+		Files        []fileJSON `json:"files"`
+		Destinations []destJSON `json:"destinations"`
+		NoDest       []sizeJSON `json:"withoutDestination"`
+		Types        []sizeJSON `json:"types"`
+		Total        sizeJSON   `json:"total"`
+		Clean        bool       `json:"clean"`
+	}
+	doc.Store = st.Dir
+	doc.Files = []fileJSON{}
+	for i := range s.Files {
+		fs := &s.Files[i]
+		fj := fileJSON{ID: fs.Info.ID, Name: fs.Info.Name, Size: fs.Size, Allocated: fs.Allocated, End: fs.End,
+			Batches: fs.Batches, Checksummed: fs.Checksummed, Damage: []string{}, Total: total(&fs.ByType), Types: typeRows(&fs.ByType)}
+		for _, d := range fs.Damage {
+			fj.Damage = append(fj.Damage, d.Error())
+		}
+		doc.Files = append(doc.Files, fj)
+	}
+	doc.Destinations = []destJSON{}
+	for i := range s.Destinations {
+		d := &s.Destinations[i]
+		doc.Destinations = append(doc.Destinations, destJSON{Destination: d.Destination, Total: total(&d.ByType), Types: typeRows(&d.ByType)})
+	}
+	doc.NoDest = typeRows(&s.NoDest)
+	doc.Types = typeRows(&s.ByType)
+	doc.Total = total(&s.ByType)
+	doc.Clean = s.Clean()
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func writeStatsText(w io.Writer, st *codec.Store, s *codec.Stats) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(name string, x codec.SizeStat) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", name, x.Count, x.Total, x.Average(), x.Largest, x.Last)
+	}
+	header := func(first string) {
+		fmt.Fprintf(tw, "%s\tcount\tbytes\taverage\tlargest\tlast\t\n", first)
+	}
+	fmt.Fprintf(w, "Store %s: %d data files\n\n", st.Dir, len(s.Files))
+	header("FILE")
+	for i := range s.Files {
+		fs := &s.Files[i]
+		row(fs.Info.Name, fs.ByType.Sum())
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	header("DESTINATION")
+	for i := range s.Destinations {
+		row(s.Destinations[i].Destination, s.Destinations[i].ByType.Sum())
+	}
+	row("(no destination)", s.NoDest.Sum())
+	tw.Flush()
+	fmt.Fprintln(w)
+	header("COMMAND TYPE")
+	for i := range s.ByType {
+		if s.ByType[i].Count > 0 {
+			row(codec.EntryType(i).String(), s.ByType[i])
+		}
+	}
+	row("TOTAL", s.ByType.Sum())
+	tw.Flush()
+}

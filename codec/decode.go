@@ -1,0 +1,333 @@
+package codec
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// DecodeRecord decodes the command in rec into c. Errors are
+// *CorruptionError values naming file and offset and wrapping ErrDecode or
+// ErrUnknownCommand.
+func DecodeRecord(file string, rec Record, c *Command) error {
+	if err := DecodeCommand(rec.Payload(), c); err != nil {
+		return &CorruptionError{File: file, FileID: rec.Loc.File, Offset: int64(rec.Loc.Offset),
+			End: int64(rec.Loc.Offset) + int64(rec.Loc.Size), Err: unwrapSentinel(err), Detail: err.Error()}
+	}
+	return nil
+}
+
+type decodeError struct {
+	sentinel error
+	msg      string
+}
+
+func (e *decodeError) Error() string { return e.msg }
+func (e *decodeError) Unwrap() error { return e.sentinel }
+
+func unwrapSentinel(err error) error {
+	if de, ok := err.(*decodeError); ok {
+		return de.sentinel
+	}
+	return ErrDecode
+}
+
+func errDecode(format string, a ...any) error {
+	return &decodeError{sentinel: ErrDecode, msg: fmt.Sprintf(format, a...)}
+}
+
+// DecodeCommand decodes a user record payload (entry type byte, varint
+// length, protobuf message) into c, without allocating. Byte fields of c
+// point into payload.
+func DecodeCommand(payload []byte, c *Command) error {
+	c.reset()
+	if len(payload) == 0 {
+		return errDecode("empty payload")
+	}
+	c.Type = EntryType(payload[0])
+	if !c.Type.Valid() {
+		return &decodeError{sentinel: ErrUnknownCommand, msg: fmt.Sprintf("entry type %d", payload[0])}
+	}
+	l, n := protowire.ConsumeVarint(payload[1:])
+	if n < 0 {
+		return errDecode("bad message length varint")
+	}
+	body := payload[1+n:]
+	if l > uint64(len(body)) {
+		return errDecode("message length %d exceeds record (%d bytes left)", l, len(body))
+	}
+	body = body[:l]
+	if c.Type == UpdateMessageCommand {
+		c.Update = true
+		return walk(body, func(num protowire.Number, typ protowire.Type, v uint64, b []byte) error {
+			if num != 1 || typ != protowire.BytesType {
+				c.Unknown = true
+				return nil
+			}
+			c.HasInner = true
+			return decodeFields(AddMessageCommand, b, c)
+		})
+	}
+	return decodeFields(c.Type, body, c)
+}
+
+// walk calls fn for every field of a protobuf message. For varint and
+// fixed fields v holds the value, for bytes fields b holds the bytes.
+func walk(msg []byte, fn func(num protowire.Number, typ protowire.Type, v uint64, b []byte) error) error {
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return errDecode("bad field tag: %v", protowire.ParseError(n))
+		}
+		msg = msg[n:]
+		var v uint64
+		var b []byte
+		switch typ {
+		case protowire.VarintType:
+			v, n = protowire.ConsumeVarint(msg)
+		case protowire.BytesType:
+			b, n = protowire.ConsumeBytes(msg)
+		case protowire.Fixed32Type:
+			var x uint32
+			x, n = protowire.ConsumeFixed32(msg)
+			v = uint64(x)
+		case protowire.Fixed64Type:
+			v, n = protowire.ConsumeFixed64(msg)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, msg)
+		}
+		if n < 0 {
+			return errDecode("field %d: %v", num, protowire.ParseError(n))
+		}
+		msg = msg[n:]
+		if err := fn(num, typ, v, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldKinds lists, per entry type, the wire type of fields 1..9 (0 = no
+// such field).
+const (
+	vt = protowire.VarintType
+	bt = protowire.BytesType
+)
+
+var fieldKinds = [NumEntryTypes][10]protowire.Type{
+	TraceCommand:               {1: bt},
+	AddMessageCommand:          {1: bt, 2: bt, 3: bt, 4: bt, 5: vt, 6: vt},
+	RemoveMessageCommand:       {1: bt, 2: bt, 3: bt, 4: bt, 5: bt},
+	PrepareCommand:             {1: bt},
+	CommitCommand:              {1: bt},
+	RollbackCommand:            {1: bt},
+	RemoveDestinationCommand:   {1: bt},
+	SubscriptionCommand:        {1: bt, 2: bt, 3: vt, 4: bt},
+	ProducerAuditCommand:       {1: bt},
+	AckMessageFileMapCommand:   {1: bt},
+	UpdateMessageCommand:       {1: bt},
+	AddScheduledJobCommand:     {1: bt, 2: bt, 3: vt, 4: bt, 5: vt, 6: vt, 7: vt, 8: bt, 9: vt},
+	RescheduleJobCommand:       {1: bt, 2: bt, 3: vt, 4: vt, 5: vt},
+	RemoveScheduledJobCommand:  {1: bt, 2: bt, 3: vt},
+	RemoveScheduledJobsCommand: {1: bt, 2: vt, 3: vt},
+	DestroySchedulerCommand:    {1: bt},
+	RewrittenDataFileCommand:   {1: vt, 2: vt, 3: vt},
+}
+
+func decodeFields(t EntryType, body []byte, c *Command) error {
+	kinds := &fieldKinds[t]
+	return walk(body, func(num protowire.Number, typ protowire.Type, v uint64, b []byte) error {
+		if num < 1 || num > 9 || kinds[num] == 0 {
+			c.Unknown = true
+			return nil
+		}
+		if kinds[num] != typ {
+			return errDecode("%s field %d has wire type %d", t, num, typ)
+		}
+		c.Fields |= 1 << num
+		switch t {
+		case TraceCommand:
+			c.Text = b
+		case AddMessageCommand:
+			switch num {
+			case 1:
+				return decodeTx(b, &c.Tx)
+			case 2:
+				return decodeDest(b, &c.Dest)
+			case 3:
+				c.MessageID = b
+			case 4:
+				c.Message = b
+			case 5:
+				c.Priority = int32(v)
+			case 6:
+				c.PrioritySupported = v != 0
+			}
+		case RemoveMessageCommand:
+			switch num {
+			case 1:
+				return decodeTx(b, &c.Tx)
+			case 2:
+				return decodeDest(b, &c.Dest)
+			case 3:
+				c.MessageID = b
+			case 4:
+				c.Ack = b
+			case 5:
+				c.SubscriptionKey = b
+			}
+		case PrepareCommand, CommitCommand, RollbackCommand:
+			return decodeTx(b, &c.Tx)
+		case RemoveDestinationCommand:
+			return decodeDest(b, &c.Dest)
+		case SubscriptionCommand:
+			switch num {
+			case 1:
+				return decodeDest(b, &c.Dest)
+			case 2:
+				c.SubscriptionKey = b
+			case 3:
+				c.Retroactive = v != 0
+			case 4:
+				c.SubscriptionInfo = b
+			}
+		case ProducerAuditCommand, AckMessageFileMapCommand:
+			c.Blob = b
+		case AddScheduledJobCommand:
+			switch num {
+			case 1:
+				c.Scheduler = b
+			case 2:
+				c.JobID = b
+			case 3:
+				c.StartTime = int64(v)
+			case 4:
+				c.CronEntry = b
+			case 5:
+				c.Delay = int64(v)
+			case 6:
+				c.Period = int64(v)
+			case 7:
+				c.Repeat = int32(v)
+			case 8:
+				c.Payload = b
+			case 9:
+				c.NextExecutionTime = int64(v)
+			}
+		case RescheduleJobCommand:
+			switch num {
+			case 1:
+				c.Scheduler = b
+			case 2:
+				c.JobID = b
+			case 3:
+				c.ExecutionTime = int64(v)
+			case 4:
+				c.NextExecutionTime = int64(v)
+			case 5:
+				c.RescheduledCount = int32(v)
+			}
+		case RemoveScheduledJobCommand:
+			switch num {
+			case 1:
+				c.Scheduler = b
+			case 2:
+				c.JobID = b
+			case 3:
+				c.NextExecutionTime = int64(v)
+			}
+		case RemoveScheduledJobsCommand:
+			switch num {
+			case 1:
+				c.Scheduler = b
+			case 2:
+				c.StartTime = int64(v)
+			case 3:
+				c.EndTime = int64(v)
+			}
+		case DestroySchedulerCommand:
+			c.Scheduler = b
+		case RewrittenDataFileCommand:
+			switch num {
+			case 1:
+				c.SourceDataFileID = int32(v)
+			case 2:
+				c.RewriteType = int32(v)
+			case 3:
+				c.SkipIfSourceExists = v != 0
+			}
+		}
+		return nil
+	})
+}
+
+func decodeDest(b []byte, d *Destination) error {
+	return walk(b, func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error {
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			d.Type, d.HasType = DestType(int32(v)), true
+		case num == 2 && typ == protowire.BytesType:
+			d.Name, d.HasName = s, true
+		default:
+			return errDecode("destination field %d wire type %d", num, typ)
+		}
+		return nil
+	})
+}
+
+// decodeTx decodes KahaTransactionInfo. KahaLocalTransactionId declares
+// connection_id and transaction_id both as field 1; they differ by wire type
+// (0x0A string, 0x08 varint).
+func decodeTx(b []byte, t *TxID) error {
+	return walk(b, func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error {
+		if typ != protowire.BytesType {
+			return errDecode("transaction info field %d wire type %d", num, typ)
+		}
+		switch num {
+		case 1:
+			t.Kind = LocalTx
+			return walk(s, func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error {
+				switch {
+				case num == 1 && typ == protowire.BytesType:
+					t.ConnectionID, t.HasConnectionID = s, true
+				case num == 1 && typ == protowire.VarintType:
+					t.LocalID, t.HasLocalID = int64(v), true
+				default:
+					return errDecode("local transaction id field %d wire type %d", num, typ)
+				}
+				return nil
+			})
+		case 2:
+			t.Kind = XATx
+			return walk(s, func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error {
+				switch {
+				case num == 1 && typ == protowire.VarintType:
+					t.FormatID = int32(v)
+				case num == 2 && typ == protowire.BytesType:
+					t.BranchQualifier = s
+				case num == 3 && typ == protowire.BytesType:
+					t.GlobalID = s
+				default:
+					return errDecode("XA transaction id field %d wire type %d", num, typ)
+				}
+				t.xaFields |= 1 << num
+				return nil
+			})
+		case 3:
+			t.HasPrev = true
+			return walk(s, func(num protowire.Number, typ protowire.Type, v uint64, s []byte) error {
+				switch {
+				case num == 1 && typ == protowire.VarintType:
+					t.PrevFile = int32(v)
+				case num == 2 && typ == protowire.VarintType:
+					t.PrevOffset = int32(v)
+				default:
+					return errDecode("location field %d wire type %d", num, typ)
+				}
+				t.prevFields |= 1 << num
+				return nil
+			})
+		}
+		return errDecode("transaction info field %d", num)
+	})
+}

@@ -1,0 +1,248 @@
+package codec
+
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// AppendCommand appends the user record payload of c (entry type byte,
+// varint length, protobuf message) to dst. Fields are written in field
+// number order and only when present (Command.Fields), as the broker does,
+// so a decoded command re-encodes to the same bytes. Unknown fields that the
+// decoder skipped are not written.
+func AppendCommand(dst []byte, c *Command) []byte {
+	dst = append(dst, byte(c.Type))
+	start := len(dst)
+	if c.Update {
+		if c.HasInner {
+			dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+			in := len(dst)
+			dst = appendFields(dst, AddMessageCommand, c)
+			dst = insertLen(dst, in)
+		}
+	} else {
+		dst = appendFields(dst, c.Type, c)
+	}
+	return insertLen(dst, start)
+}
+
+// insertLen turns dst[start:] into a length-delimited value: the varint
+// length is inserted at start.
+func insertLen(dst []byte, start int) []byte {
+	n := len(dst) - start
+	k := protowire.SizeVarint(uint64(n))
+	for i := 0; i < k; i++ {
+		dst = append(dst, 0)
+	}
+	copy(dst[start+k:], dst[start:start+n])
+	protowire.AppendVarint(dst[start:start], uint64(n))
+	return dst
+}
+
+func appendBytes(dst []byte, num protowire.Number, b []byte) []byte {
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	return protowire.AppendBytes(dst, b)
+}
+
+func appendVarint(dst []byte, num protowire.Number, v uint64) []byte {
+	dst = protowire.AppendTag(dst, num, protowire.VarintType)
+	return protowire.AppendVarint(dst, v)
+}
+
+func appendBool(dst []byte, num protowire.Number, b bool) []byte {
+	return appendVarint(dst, num, protowire.EncodeBool(b))
+}
+
+func i32(v int32) uint64 { return uint64(int64(v)) }
+
+func appendFields(dst []byte, t EntryType, c *Command) []byte {
+	for num := protowire.Number(1); num <= 9; num++ {
+		if !c.Has(int(num)) {
+			continue
+		}
+		switch t {
+		case TraceCommand:
+			dst = appendBytes(dst, num, c.Text)
+		case AddMessageCommand:
+			switch num {
+			case 1:
+				dst = appendTx(dst, num, &c.Tx)
+			case 2:
+				dst = appendDest(dst, num, &c.Dest)
+			case 3:
+				dst = appendBytes(dst, num, c.MessageID)
+			case 4:
+				dst = appendBytes(dst, num, c.Message)
+			case 5:
+				dst = appendVarint(dst, num, i32(c.Priority))
+			case 6:
+				dst = appendBool(dst, num, c.PrioritySupported)
+			}
+		case RemoveMessageCommand:
+			switch num {
+			case 1:
+				dst = appendTx(dst, num, &c.Tx)
+			case 2:
+				dst = appendDest(dst, num, &c.Dest)
+			case 3:
+				dst = appendBytes(dst, num, c.MessageID)
+			case 4:
+				dst = appendBytes(dst, num, c.Ack)
+			case 5:
+				dst = appendBytes(dst, num, c.SubscriptionKey)
+			}
+		case PrepareCommand, CommitCommand, RollbackCommand:
+			dst = appendTx(dst, num, &c.Tx)
+		case RemoveDestinationCommand:
+			dst = appendDest(dst, num, &c.Dest)
+		case SubscriptionCommand:
+			switch num {
+			case 1:
+				dst = appendDest(dst, num, &c.Dest)
+			case 2:
+				dst = appendBytes(dst, num, c.SubscriptionKey)
+			case 3:
+				dst = appendBool(dst, num, c.Retroactive)
+			case 4:
+				dst = appendBytes(dst, num, c.SubscriptionInfo)
+			}
+		case ProducerAuditCommand, AckMessageFileMapCommand:
+			dst = appendBytes(dst, num, c.Blob)
+		case AddScheduledJobCommand:
+			switch num {
+			case 1:
+				dst = appendBytes(dst, num, c.Scheduler)
+			case 2:
+				dst = appendBytes(dst, num, c.JobID)
+			case 3:
+				dst = appendVarint(dst, num, uint64(c.StartTime))
+			case 4:
+				dst = appendBytes(dst, num, c.CronEntry)
+			case 5:
+				dst = appendVarint(dst, num, uint64(c.Delay))
+			case 6:
+				dst = appendVarint(dst, num, uint64(c.Period))
+			case 7:
+				dst = appendVarint(dst, num, i32(c.Repeat))
+			case 8:
+				dst = appendBytes(dst, num, c.Payload)
+			case 9:
+				dst = appendVarint(dst, num, uint64(c.NextExecutionTime))
+			}
+		case RescheduleJobCommand:
+			switch num {
+			case 1:
+				dst = appendBytes(dst, num, c.Scheduler)
+			case 2:
+				dst = appendBytes(dst, num, c.JobID)
+			case 3:
+				dst = appendVarint(dst, num, uint64(c.ExecutionTime))
+			case 4:
+				dst = appendVarint(dst, num, uint64(c.NextExecutionTime))
+			case 5:
+				dst = appendVarint(dst, num, i32(c.RescheduledCount))
+			}
+		case RemoveScheduledJobCommand:
+			switch num {
+			case 1:
+				dst = appendBytes(dst, num, c.Scheduler)
+			case 2:
+				dst = appendBytes(dst, num, c.JobID)
+			case 3:
+				dst = appendVarint(dst, num, uint64(c.NextExecutionTime))
+			}
+		case RemoveScheduledJobsCommand:
+			switch num {
+			case 1:
+				dst = appendBytes(dst, num, c.Scheduler)
+			case 2:
+				dst = appendVarint(dst, num, uint64(c.StartTime))
+			case 3:
+				dst = appendVarint(dst, num, uint64(c.EndTime))
+			}
+		case DestroySchedulerCommand:
+			dst = appendBytes(dst, num, c.Scheduler)
+		case RewrittenDataFileCommand:
+			switch num {
+			case 1:
+				dst = appendVarint(dst, num, i32(c.SourceDataFileID))
+			case 2:
+				dst = appendVarint(dst, num, i32(c.RewriteType))
+			case 3:
+				dst = appendBool(dst, num, c.SkipIfSourceExists)
+			}
+		}
+	}
+	return dst
+}
+
+func appendDest(dst []byte, num protowire.Number, d *Destination) []byte {
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	start := len(dst)
+	if d.HasType {
+		dst = appendVarint(dst, 1, i32(int32(d.Type)))
+	}
+	if d.HasName {
+		dst = appendBytes(dst, 2, d.Name)
+	}
+	return insertLen(dst, start)
+}
+
+func appendTx(dst []byte, num protowire.Number, t *TxID) []byte {
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	start := len(dst)
+	switch t.Kind {
+	case LocalTx:
+		dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+		in := len(dst)
+		if t.HasConnectionID {
+			dst = appendBytes(dst, 1, t.ConnectionID)
+		}
+		if t.HasLocalID {
+			dst = appendVarint(dst, 1, uint64(t.LocalID))
+		}
+		dst = insertLen(dst, in)
+	case XATx:
+		dst = protowire.AppendTag(dst, 2, protowire.BytesType)
+		in := len(dst)
+		if t.xaFields&(1<<1) != 0 {
+			dst = appendVarint(dst, 1, i32(t.FormatID))
+		}
+		if t.xaFields&(1<<2) != 0 {
+			dst = appendBytes(dst, 2, t.BranchQualifier)
+		}
+		if t.xaFields&(1<<3) != 0 {
+			dst = appendBytes(dst, 3, t.GlobalID)
+		}
+		dst = insertLen(dst, in)
+	}
+	if t.HasPrev {
+		dst = protowire.AppendTag(dst, 3, protowire.BytesType)
+		in := len(dst)
+		if t.prevFields&(1<<1) != 0 {
+			dst = appendVarint(dst, 1, i32(t.PrevFile))
+		}
+		if t.prevFields&(1<<2) != 0 {
+			dst = appendVarint(dst, 2, i32(t.PrevOffset))
+		}
+		dst = insertLen(dst, in)
+	}
+	return insertLen(dst, start)
+}
+
+// NewLocalTx builds a local transaction id as the broker writes it.
+func NewLocalTx(connectionID []byte, id int64) TxID {
+	return TxID{Kind: LocalTx, ConnectionID: connectionID, LocalID: id, HasConnectionID: true, HasLocalID: true}
+}
+
+// NewXATx builds an XA transaction id as the broker writes it.
+func NewXATx(formatID int32, globalID, branch []byte) TxID {
+	return TxID{Kind: XATx, FormatID: formatID, GlobalID: globalID, BranchQualifier: branch, xaFields: 1<<1 | 1<<2 | 1<<3}
+}
+
+// NewDestination builds a destination as the broker writes it.
+func NewDestination(t DestType, name []byte) Destination {
+	return Destination{Type: t, Name: name, HasType: true, HasName: true}
+}
+
+// Set marks top-level field n present (for building commands to write).
+func (c *Command) Set(n int) { c.Fields |= 1 << n }

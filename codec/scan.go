@@ -1,0 +1,79 @@
+package codec
+
+// FileSummary is what reading one data file found besides its records.
+type FileSummary struct {
+	Info        FileInfo
+	Size        int64 // apparent size
+	Allocated   int64 // bytes on disk
+	End         int64 // logical end of the data
+	Records     int
+	Batches     int
+	Checksummed int
+	Damage      []*CorruptionError // reader and decoder damage, in offset order
+}
+
+// Clean reports whether nothing but a torn tail was found.
+func (s *FileSummary) Clean() bool {
+	for _, d := range s.Damage {
+		if !IsTail(d) {
+			return false
+		}
+	}
+	return true
+}
+
+// ScanFile reads every record of one data file in lenient mode, decodes it
+// into a reused Command and calls fn with it. Records that do not decode are
+// reported in the summary's Damage and not passed to fn. The Record and
+// Command are only valid during the call.
+func ScanFile(fi FileInfo, opts ReadOptions, fn func(Record, *Command) error) (FileSummary, error) {
+	sum := FileSummary{Info: fi}
+	df, err := fi.Open()
+	if err != nil {
+		return sum, err
+	}
+	defer df.Close()
+	sum.Size, sum.Allocated = df.Size, df.Allocated
+	opts.Lenient = true
+	r := NewReader(df, opts)
+	var c Command
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break // lenient: only io.EOF
+		}
+		if derr := DecodeRecord(fi.Path, rec, &c); derr != nil {
+			sum.Damage = append(sum.Damage, derr.(*CorruptionError))
+			continue
+		}
+		if fn != nil {
+			if err := fn(rec, &c); err != nil {
+				return sum, err
+			}
+		}
+	}
+	sum.End = r.End()
+	sum.Records = r.Records()
+	sum.Batches, sum.Checksummed = r.Batches()
+	sum.Damage = mergeDamage(r.Damage(), sum.Damage)
+	return sum, nil
+}
+
+// mergeDamage merges two offset-ordered lists.
+func mergeDamage(a, b []*CorruptionError) []*CorruptionError {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]*CorruptionError, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].Offset <= b[0].Offset {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
