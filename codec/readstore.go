@@ -1,0 +1,68 @@
+package codec
+
+// Visitor receives a store's commands in journal (replay) order.
+type Visitor interface {
+	// Command is called for every record that decodes, in journal order.
+	// rec and c are only valid during the call: copy what must be kept.
+	Command(rec Record, c *Command) error
+	// FileDone is called after the last command of each data file, with
+	// what reading it found (damage included).
+	FileDone(sum *FileSummary) error
+}
+
+type framedFile struct {
+	df      *DataFile
+	records []Record
+	sum     FileSummary
+}
+
+// ReadStore reads every data file of s and hands the decoded commands to v
+// in journal order. Framing and checksum verification run on up to workers
+// files in parallel; decoding and the visitor run sequentially. At most
+// 2×workers files are mapped at a time and only record locations are kept
+// per file, so memory does not grow with the store.
+func ReadStore(s *Store, opts ReadOptions, workers int, v Visitor) error {
+	return ReadFiles(s.Files, opts, workers, v)
+}
+
+// ReadFiles is ReadStore over a chosen list of files (in replay order).
+func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error {
+	opts.Lenient = true
+	return ScanOrdered(files, workers, func(fi FileInfo) (*framedFile, error) {
+		ff := &framedFile{sum: FileSummary{Info: fi}}
+		df, err := fi.Open()
+		if err != nil {
+			return nil, err
+		}
+		ff.df = df
+		ff.sum.Size, ff.sum.Allocated = df.Size, df.Allocated
+		r := NewReader(df, opts)
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				break
+			}
+			ff.records = append(ff.records, rec)
+		}
+		ff.sum.End = r.End()
+		ff.sum.Records = r.Records()
+		ff.sum.Batches, ff.sum.Checksummed = r.Batches()
+		ff.sum.Damage = r.Damage()
+		return ff, nil
+	}, func(fi FileInfo, ff *framedFile) error {
+		defer ff.df.Close()
+		var c Command
+		var decodeDamage []*CorruptionError
+		for _, rec := range ff.records {
+			if err := DecodeRecord(fi.Path, rec, &c); err != nil {
+				decodeDamage = append(decodeDamage, err.(*CorruptionError))
+				continue
+			}
+			if err := v.Command(rec, &c); err != nil {
+				return err
+			}
+		}
+		ff.sum.Damage = mergeDamage(ff.sum.Damage, decodeDamage)
+		return v.FileDone(&ff.sum)
+	})
+}
