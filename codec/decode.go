@@ -107,11 +107,11 @@ func walk(msg []byte, fn func(num protowire.Number, typ protowire.Type, v uint64
 	return nil
 }
 
-// fieldKinds lists, per entry type, the wire type of fields 1..9 (0 = no
-// such field).
+// fieldKinds lists, per entry type, the wire type of fields 1..9 plus one
+// (0 = no such field).
 const (
-	vt = protowire.VarintType
-	bt = protowire.BytesType
+	vt = protowire.VarintType + 1
+	bt = protowire.BytesType + 1
 )
 
 var fieldKinds = [NumEntryTypes][10]protowire.Type{
@@ -141,7 +141,7 @@ func decodeFields(t EntryType, body []byte, c *Command) error {
 			c.Unknown = true
 			return nil
 		}
-		if kinds[num] != typ {
+		if kinds[num] != typ+1 {
 			return errDecode("%s field %d has wire type %d", t, num, typ)
 		}
 		c.Fields |= 1 << num

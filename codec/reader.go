@@ -210,9 +210,6 @@ func (r *Reader) finish(pos int) (Record, bool, *CorruptionError) {
 // end of the data.
 func (r *Reader) damaged(pos int, err error, detail string) (Record, bool, *CorruptionError) {
 	start := pos
-	if r.batch >= 0 {
-		start = r.batch // the whole batch is suspect
-	}
 	r.batch = -1
 	next := r.findMagic(pos + 1)
 	if next < 0 {

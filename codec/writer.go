@@ -59,7 +59,8 @@ type JournalWriter struct {
 	batch []byte // user records of the open batch
 	bOff  int    // offset of the open batch
 	files []int32
-	buf   []byte
+	buf   []byte // batch being written
+	cbuf  []byte // command being encoded
 }
 
 // NewJournalWriter writes into dir, which must exist.
@@ -106,8 +107,8 @@ func (w *JournalWriter) Append(payload []byte) (Location, error) {
 
 // AppendCommand encodes c and appends it.
 func (w *JournalWriter) AppendCommand(c *Command) (Location, error) {
-	w.buf = AppendCommand(w.buf[:0], c)
-	return w.Append(w.buf)
+	w.cbuf = AppendCommand(w.cbuf[:0], c)
+	return w.Append(w.cbuf)
 }
 
 func (w *JournalWriter) flush() error {
