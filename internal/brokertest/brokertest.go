@@ -1,0 +1,223 @@
+// Package brokertest gives tests access to the real-broker fixtures under
+// testdata/stores and to the Java tools in brokerkit/ that run a real
+// ActiveMQ 5.17 KahaDB adapter on a store.
+package brokertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/kahafs/kahafs/internal/faults"
+)
+
+// RepoRoot is the repository root (found from this file's location).
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Inspection is what brokerkit's Inspect reports for a store: the state a
+// real broker recovers and what its first cleanup deletes.
+type Inspection struct {
+	MaxFileLength int                          `json:"maxFileLength"`
+	FilesBefore   []int32                      `json:"filesBefore"`
+	FilesAfter    []int32                      `json:"filesAfter"`
+	Deleted       []int32                      `json:"deleted"`
+	Created       []int32                      `json:"created"`
+	CleanupLines  []string                     `json:"cleanupLines"`
+	Destinations  []string                     `json:"destinations"`
+	Queues        map[string][]string          `json:"queues"`
+	QueueCounts   map[string]int               `json:"queueCounts"`
+	Subscriptions map[string]SubscriptionState `json:"subscriptions"`
+	Prepared      []PreparedTx                 `json:"prepared"`
+}
+
+// SubscriptionState is one durable subscription as the broker recovers it.
+// Map key in Inspection.Subscriptions: "topic://NAME|clientId:subName".
+type SubscriptionState struct {
+	ClientID         string   `json:"clientId"`
+	SubscriptionName string   `json:"subscriptionName"`
+	Selector         *string  `json:"selector"`
+	NoLocal          bool     `json:"noLocal"`
+	Count            int      `json:"count"`
+	Pending          []string `json:"pending"`
+}
+
+// PreparedTx is a prepared XA transaction as the broker recovers it.
+type PreparedTx struct {
+	XID             string   `json:"xid"`
+	Adds            []string `json:"adds"`
+	Acks            []string `json:"acks"`
+	AddDestinations []string `json:"addDestinations"`
+	AckDestinations []string `json:"ackDestinations"`
+}
+
+// Fixture is one generated store with what the broker reported.
+type Fixture struct {
+	Name     string
+	Dir      string // testdata/stores/NAME
+	StoreDir string // .../store
+	Expected Expected
+}
+
+// Expected is testdata/stores/NAME/expected.json.
+type Expected struct {
+	Scenario      string          `json:"scenario"`
+	Description   string          `json:"description"`
+	MaxFileLength int             `json:"journalMaxFileLength"`
+	Counts        map[string]int  `json:"counts"`
+	Inspect       *Inspection     `json:"inspect"`
+	Raw           json.RawMessage `json:"-"`
+	Extra         map[string]any  `json:"-"`
+}
+
+// Fixtures lists the committed fixtures; the test fails when there are none.
+func Fixtures(t testing.TB) []Fixture {
+	t.Helper()
+	root := filepath.Join(RepoRoot(), "testdata", "stores")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatalf("fixtures: %v", err)
+	}
+	var out []Fixture
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		raw, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+		if err != nil {
+			continue
+		}
+		f := Fixture{Name: e.Name(), Dir: dir, StoreDir: filepath.Join(dir, "store")}
+		if err := json.Unmarshal(raw, &f.Expected); err != nil {
+			t.Fatalf("fixture %s: expected.json: %v", e.Name(), err)
+		}
+		f.Expected.Raw = raw
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no fixtures under %s", root)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// CopyStore copies a fixture's store into a fresh temporary directory.
+func CopyStore(t testing.TB, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "store")
+	if err := faults.CopyDir(dst, src); err != nil {
+		t.Fatalf("copy store: %v", err)
+	}
+	return dst
+}
+
+var (
+	availOnce sync.Once
+	availWhy  string
+)
+
+// Available reports whether Java and the ActiveMQ jars are installed, and
+// builds brokerkit once. why names what is missing.
+func Available() (ok bool, why string) {
+	availOnce.Do(func() {
+		if _, err := exec.LookPath("java"); err != nil {
+			availWhy = "java is not installed"
+			return
+		}
+		if _, err := exec.LookPath("javac"); err != nil {
+			availWhy = "javac is not installed"
+			return
+		}
+		if _, err := os.Stat("/usr/share/activemq/lib"); err != nil {
+			availWhy = "ActiveMQ is not installed (apt-get install -y activemq)"
+			return
+		}
+		cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", "build.sh"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			availWhy = fmt.Sprintf("brokerkit/build.sh failed: %v\n%s", err, out)
+		}
+	})
+	return availWhy == "", availWhy
+}
+
+// Require skips the test when the broker tooling is missing. In CI
+// (CI=true) a missing broker is a failure, not a skip.
+func Require(t testing.TB) {
+	t.Helper()
+	if ok, why := Available(); !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("real-broker test cannot run in CI: %s", why)
+		}
+		t.Skipf("skipping real-broker test: %s", why)
+	}
+}
+
+// Run runs a brokerkit class with args and returns its combined output.
+func Run(t testing.TB, class string, args ...string) []byte {
+	t.Helper()
+	Require(t)
+	cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", "run.sh"), append([]string{class}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("brokerkit %s %v: %v\n%s", class, args, err, out)
+	}
+	return out
+}
+
+// Inspect runs a real broker adapter on storeDir (which it may modify: pass
+// a copy) and returns what it recovered and deleted.
+func Inspect(t testing.TB, storeDir string, maxFileLength int) *Inspection {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "inspect.json")
+	args := []string{storeDir, out}
+	if maxFileLength > 0 {
+		args = append(args, "--max-file-length", strconv.Itoa(maxFileLength))
+	}
+	Run(t, "Inspect", args...)
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("inspect output: %v", err)
+	}
+	var in Inspection
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatalf("inspect output: %v\n%s", err, raw)
+	}
+	return &in
+}
+
+// JournalRecord is one record as ActiveMQ's own Journal classes read it.
+type JournalRecord struct {
+	File   int32  `json:"file"`
+	Offset int32  `json:"offset"`
+	Size   int32  `json:"size"`
+	Type   string `json:"type"`
+}
+
+// Records lists the records of a store read by ActiveMQ's own journal code.
+func Records(t testing.TB, storeDir string) ([]JournalRecord, map[string]int) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "records.json")
+	Run(t, "Records", storeDir, out)
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("records output: %v", err)
+	}
+	var doc struct {
+		Records []JournalRecord `json:"records"`
+		Counts  map[string]int  `json:"counts"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("records output: %v", err)
+	}
+	return doc.Records, doc.Counts
+}
