@@ -79,10 +79,14 @@ type Expected struct {
 	Extra         map[string]any  `json:"-"`
 }
 
-// Fixtures lists the committed fixtures; the test fails when there are none.
+// Fixtures lists the committed fixtures (or those under $KAHAFS_FIXTURES);
+// the test fails when there are none.
 func Fixtures(t testing.TB) []Fixture {
 	t.Helper()
 	root := filepath.Join(RepoRoot(), "testdata", "stores")
+	if dir := os.Getenv("KAHAFS_FIXTURES"); dir != "" {
+		root = dir
+	}
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatalf("fixtures: %v", err)
