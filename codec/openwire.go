@@ -298,8 +298,8 @@ func ParseMessageSummary(b []byte, s *MessageSummary) error {
 	}
 	s.Arrival = r.i64()
 	s.UserID = r.str()
-	r.bool() // recievedByDFBridge
-	r.bool() // droppable
+	r.bool()      // recievedByDFBridge
+	r.bool()      // droppable
 	if r.bool() { // cluster
 		n := int(r.i16())
 		for i := 0; i < n && r.err == nil; i++ {

@@ -90,7 +90,7 @@ func (s *Stats) Clean() bool {
 }
 
 type fileStatsPart struct {
-	stats FileStats
+	stats  FileStats
 	dests  map[string]*TypeStats
 	order  []string
 	noDest TypeStats

@@ -225,3 +225,32 @@ func Records(t testing.TB, storeDir string) ([]JournalRecord, map[string]int) {
 	}
 	return doc.Records, doc.Counts
 }
+
+// CommittedRecords reads the fixture's records.json: every record as
+// ActiveMQ's own Journal classes listed it when the fixture was generated.
+func CommittedRecords(t testing.TB, fx Fixture) []JournalRecord {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(fx.Dir, "records.json"))
+	if err != nil {
+		t.Fatalf("fixture %s: %v", fx.Name, err)
+	}
+	var doc struct {
+		Records []JournalRecord `json:"records"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("fixture %s: records.json: %v", fx.Name, err)
+	}
+	return doc.Records
+}
+
+// RunScript runs a brokerkit shell script with args.
+func RunScript(t testing.TB, script string, args ...string) []byte {
+	t.Helper()
+	Require(t)
+	cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", script), args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("brokerkit/%s %v: %v\n%s", script, args, err, out)
+	}
+	return out
+}
