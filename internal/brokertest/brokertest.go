@@ -254,3 +254,49 @@ func RunScript(t testing.TB, script string, args ...string) []byte {
 	}
 	return out
 }
+
+// HoldStore opens storeDir with a real KahaDB adapter, as a running broker
+// does (it takes the store's lock), and keeps it open until the test ends
+// or release is called. It returns the JVM's pid.
+func HoldStore(t testing.TB, storeDir string) (pid int, release func()) {
+	t.Helper()
+	Require(t)
+	cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", "run.sh"), "HoldStore", storeDir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			stdin.Close()
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(release)
+	var line string
+	buf := make([]byte, 1)
+	for {
+		n, err := stdout.Read(buf)
+		if n == 1 {
+			if buf[0] == '\n' {
+				break
+			}
+			line += string(buf[:1])
+		}
+		if err != nil {
+			t.Fatalf("HoldStore: %v (read %q)", err, line)
+		}
+	}
+	if _, err := fmt.Sscanf(line, "HOLDING %d", &pid); err != nil {
+		t.Fatalf("HoldStore said %q", line)
+	}
+	return pid, release
+}
