@@ -1,0 +1,398 @@
+package compact
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kahafs/kahafs/codec"
+	"golang.org/x/sys/unix"
+)
+
+// Options configure a compaction.
+type Options struct {
+	// DryRun computes and reports what would be moved; nothing is written.
+	DryRun bool
+	// BackupDir is where the original store goes (default: next to the
+	// store, named STORE.backup-<timestamp>). Must be on the same file
+	// system as the store.
+	BackupDir string
+	// MaxFileLength of the new journal files (default 32 MiB, the broker's
+	// default journalMaxFileLength). Also used to read the original.
+	MaxFileLength int
+	// Force compacts a damaged store; what the damage dropped is reported.
+	Force bool
+	// Now gives the time used for the backup name (default time.Now).
+	Now func() time.Time
+	// Progress, when set, is told the current phase.
+	Progress func(phase string)
+	// crash, when set, is called at named points (fault-injection tests).
+	crash func(point string)
+}
+
+// Counts of what a compaction moved.
+type Counts struct {
+	Subscriptions      int `json:"subscriptions"`
+	Messages           int `json:"messages"`
+	Acks               int `json:"acks"`
+	EmptyDestinations  int `json:"emptyDestinations"`
+	Transactions       int `json:"preparedTransactions"`
+	TransactionRecords int `json:"transactionRecords"`
+	Records            int `json:"records"`
+}
+
+// FilesBytes sizes a journal.
+type FilesBytes struct {
+	Files int   `json:"files"`
+	Bytes int64 `json:"bytes"`
+}
+
+// Phase is the wall time of one step.
+type Phase struct {
+	Name    string        `json:"name"`
+	Seconds float64       `json:"seconds"`
+	elapsed time.Duration `json:"-"`
+}
+
+// Report says what a compaction did (or, dry, would do).
+type Report struct {
+	Store    string     `json:"store"`
+	Backup   string     `json:"backup,omitempty"`
+	DryRun   bool       `json:"dryRun"`
+	Before   FilesBytes `json:"before"`
+	After    FilesBytes `json:"after"`
+	Moved    Counts     `json:"moved"`
+	Dropped  []string   `json:"dropped,omitempty"`
+	Verified bool       `json:"verified"`
+	Resumed  string     `json:"resumed,omitempty"`
+	Phases   []Phase    `json:"phases"`
+	Seconds  float64    `json:"seconds"`
+	// RecordsPerSecond is moved records over the write phase.
+	RecordsPerSecond float64 `json:"recordsPerSecond"`
+}
+
+// ErrDamaged: the store has damage and Force was not given.
+var ErrDamaged = errors.New("store has damage; compacting it would drop what the damage hides (use --force to compact anyway)")
+
+// ErrVerify: the compacted journal does not replay to the original state.
+var ErrVerify = errors.New("verification failed: the compacted journal does not hold the same live state")
+
+const markerName = "kahafs-compact.json"
+
+// Compact compacts the store in dir. On any error before the swap the
+// original store is untouched and the new directory is removed.
+func Compact(dir string, opts Options) (*Report, error) {
+	start := time.Now()
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxFileLength <= 0 {
+		opts.MaxFileLength = codec.DefaultMaxFileLength
+	}
+	if opts.crash == nil {
+		opts.crash = func(string) {}
+	}
+	dir = filepath.Clean(dir)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	dir = abs
+	rep := &Report{Store: dir, DryRun: opts.DryRun}
+	phase := func(name string, t0 time.Time) {
+		d := time.Since(t0)
+		rep.Phases = append(rep.Phases, Phase{Name: name, Seconds: d.Seconds(), elapsed: d})
+		if opts.Progress != nil {
+			opts.Progress(name)
+		}
+	}
+	if _, err := codec.OpenStore(dir); err != nil {
+		return nil, err
+	}
+
+	t0 := time.Now()
+	lock, err := AcquireLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	opts.crash("locked")
+
+	if !opts.DryRun {
+		resumed, err := finishInterrupted(dir)
+		if err != nil {
+			return nil, err
+		}
+		rep.Resumed = resumed
+	}
+
+	st, g, err := load(dir, opts.MaxFileLength)
+	if err != nil {
+		return nil, err
+	}
+	rep.Before = journalSize(st)
+	if g.Damaged() {
+		if !opts.Force {
+			return nil, ErrDamaged
+		}
+		for _, f := range g.Files() {
+			for _, d := range f.Damage {
+				if !codec.IsTail(d) {
+					rep.Dropped = append(rep.Dropped, d.Error())
+				}
+			}
+		}
+	}
+	p, err := plan(st, g)
+	if err != nil {
+		return nil, err
+	}
+	rep.Moved = p.counts
+	phase("analyse", t0)
+	if opts.DryRun {
+		rep.After = FilesBytes{Files: estimateFiles(p.bytes, opts.MaxFileLength), Bytes: p.bytes}
+		rep.Seconds = time.Since(start).Seconds()
+		return rep, nil
+	}
+
+	parent := filepath.Dir(dir)
+	stamp := opts.Now().UTC().Format("20060102T150405Z")
+	backup := opts.BackupDir
+	if backup == "" {
+		backup = dir + ".backup-" + stamp
+	}
+	backup, err = filepath.Abs(backup)
+	if err != nil {
+		return nil, err
+	}
+	if err := sameFileSystem(parent, filepath.Dir(backup)); err != nil {
+		return nil, err
+	}
+	if _, err := os.Lstat(backup); err == nil {
+		return nil, fmt.Errorf("backup path %s already exists", backup)
+	}
+	tmp := filepath.Join(parent, "."+filepath.Base(dir)+".kahafs-compact-"+stamp)
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("new store directory: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	// The marker goes in first: a directory with it is a new store (to
+	// remove if unfinished), one without it is never ours to delete.
+	if err := writeMarker(tmp, marker{Original: dir, Backup: backup, Temp: tmp}); err != nil {
+		return nil, err
+	}
+	if err := codec.SyncDir(parent); err != nil {
+		return nil, err
+	}
+
+	t0 = time.Now()
+	written, err := p.write(st, tmp, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := copyExtras(dir, tmp); err != nil {
+		return nil, err
+	}
+	if err := codec.SyncDir(tmp); err != nil {
+		return nil, err
+	}
+	phase("write", t0)
+	if d := rep.Phases[len(rep.Phases)-1].elapsed; d > 0 {
+		rep.RecordsPerSecond = float64(written) / d.Seconds()
+	}
+	opts.crash("written")
+
+	t0 = time.Now()
+	nst, ng, err := load(tmp, opts.MaxFileLength)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
+	}
+	if err := verify(st, g, nst, ng); err != nil {
+		return nil, err
+	}
+	rep.Verified = true
+	rep.After = journalSize(nst)
+	phase("verify", t0)
+	opts.crash("verified")
+
+	// Keep a broker off the new store too, from before it has its name.
+	newLock, err := AcquireLock(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer newLock.Release()
+
+	t0 = time.Now()
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
+		return nil, fmt.Errorf("swap %s and %s: %w", tmp, dir, err)
+	}
+	ok = true // tmp now holds the original: never remove it
+	opts.crash("exchanged")
+	if err := codec.SyncDir(parent); err != nil {
+		return rep, err
+	}
+	if err := finishSwap(dir, marker{Original: dir, Backup: backup, Temp: tmp}, opts.crash); err != nil {
+		return rep, err
+	}
+	rep.Backup = backup
+	phase("swap", t0)
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// finishSwap moves the original (now at m.Temp) to the backup path and
+// removes the marker from the compacted store.
+func finishSwap(dir string, m marker, crash func(string)) error {
+	if err := os.Rename(m.Temp, m.Backup); err != nil {
+		return fmt.Errorf("move original store to backup %s: %w (it is safe at %s)", m.Backup, err, m.Temp)
+	}
+	crash("backed-up")
+	if err := codec.SyncDir(filepath.Dir(m.Temp)); err != nil {
+		return err
+	}
+	if filepath.Dir(m.Backup) != filepath.Dir(m.Temp) {
+		if err := codec.SyncDir(filepath.Dir(m.Backup)); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, markerName)); err != nil {
+		return fmt.Errorf("remove marker: %w", err)
+	}
+	return codec.SyncDir(dir)
+}
+
+// finishInterrupted completes or cleans up what an interrupted compaction
+// of dir left. It returns a description of what it did ("" for nothing).
+func finishInterrupted(dir string) (string, error) {
+	parent := filepath.Dir(dir)
+	prefix := "." + filepath.Base(dir) + ".kahafs-compact-"
+	var did []string
+	// The store itself carries the marker: the exchange happened.
+	if m, err := readMarker(dir); err == nil {
+		if _, err := os.Stat(m.Temp); err == nil {
+			if err := finishSwap(dir, m, func(string) {}); err != nil {
+				return "", err
+			}
+			did = append(did, "finished an interrupted swap: original moved to "+m.Backup)
+		} else if err := os.Remove(filepath.Join(dir, markerName)); err != nil {
+			return "", err
+		} else {
+			did = append(did, "removed the marker of a finished compaction")
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		if _, err := readMarker(p); err != nil {
+			// No marker: this could be an original store; never delete it.
+			did = append(did, "left "+p+" alone (no compaction marker: not ours to delete)")
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return "", err
+		}
+		did = append(did, "removed the unfinished new store "+p)
+	}
+	return strings.Join(did, "; "), nil
+}
+
+func journalSize(st *codec.Store) FilesBytes {
+	var fb FilesBytes
+	for _, f := range st.Files {
+		fb.Files++
+		fb.Bytes += f.Size
+	}
+	return fb
+}
+
+func estimateFiles(bytes int64, max int) int {
+	if bytes == 0 {
+		return 0
+	}
+	return int((bytes + int64(max) - 1) / int64(max))
+}
+
+func sameFileSystem(a, b string) error {
+	var sa, sb syscall.Stat_t
+	if err := syscall.Stat(a, &sa); err != nil {
+		return fmt.Errorf("stat %s: %w", a, err)
+	}
+	if err := syscall.Stat(b, &sb); err != nil {
+		return fmt.Errorf("backup directory %s: %w", b, err)
+	}
+	if sa.Dev != sb.Dev {
+		return fmt.Errorf("backup directory %s is on another file system than %s: the swap must be a rename", b, a)
+	}
+	return nil
+}
+
+// copyExtras copies regular files of the store other than the journal and
+// the index (the lock file, a scheduler template, ...) into the new store.
+func copyExtras(src, dst string) error {
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if _, ok := codec.ParseDataFileName(name); ok || !e.Type().IsRegular() {
+			continue
+		}
+		switch name {
+		case "db.data", "db.redo", "db.free", markerName:
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return err
+		}
+		if err := writeFileSync(filepath.Join(dst, name), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFileSync(p string, b []byte) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,245 @@
+package compact
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/refgraph"
+)
+
+// load replays the store in dir as a broker restarted on it would.
+func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) {
+	st, err := codec.OpenStore(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := refgraph.Options{Files: st.Files, MaxFileLength: int64(maxFileLength)}
+	if st.HasIndex {
+		m, err := codec.ReadIndexMetadata(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+		opts.Index = m
+	}
+	b := refgraph.NewBuilder(opts)
+	if err := codec.ReadStore(st, codec.ReadOptions{}, 0, b); err != nil {
+		return nil, nil, err
+	}
+	g, err := b.Build()
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, g, nil
+}
+
+type itemKind uint8
+
+const (
+	itemSubscription itemKind = iota // re-encode the sub command at loc, retroactive off
+	itemMessage                      // the ADD/UPDATE at loc as a plain ADD
+	itemAck                          // a durable ack built from dest, id, sub
+	itemEmptyDest                    // an ack of a message that does not exist
+	itemVerbatim                     // the record at loc as it is
+)
+
+type item struct {
+	kind itemKind
+	loc  codec.Location
+	dest *refgraph.Destination
+	id   string
+	sub  string
+}
+
+type compactPlan struct {
+	items  []item
+	counts Counts
+	bytes  int64 // estimated journal bytes
+}
+
+const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
+
+// plan lists the records of the compacted journal (see the package doc).
+func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
+	p := &compactPlan{}
+	add := func(it item, est int64) {
+		p.items = append(p.items, it)
+		p.bytes += est
+	}
+	var queues []*refgraph.Destination
+	for _, d := range g.Destinations() {
+		if !d.IsTopic() {
+			queues = append(queues, d)
+			continue
+		}
+		for _, s := range d.Subscriptions {
+			add(item{kind: itemSubscription, loc: s.Loc, dest: d}, int64(s.Loc.Size))
+			p.counts.Subscriptions++
+		}
+		msgs := bySeq(d.Messages)
+		for _, m := range msgs {
+			add(item{kind: itemMessage, loc: m.Loc, dest: d}, int64(m.Loc.Size))
+			p.counts.Messages++
+		}
+		for _, s := range d.Subscriptions {
+			keep := map[int64]bool{}
+			for i := 0; i < s.NumPending(); i++ {
+				keep[s.PendingAt(i).Seq] = true
+			}
+			for _, m := range msgs {
+				if !keep[m.Seq] {
+					add(item{kind: itemAck, dest: d, id: m.ID, sub: s.Key}, int64(40+len(d.Name)+len(m.ID)+len(s.Key)))
+					p.counts.Acks++
+				}
+			}
+		}
+		if len(d.Subscriptions) == 0 && len(msgs) == 0 {
+			add(item{kind: itemEmptyDest, dest: d}, 64)
+			p.counts.EmptyDestinations++
+		}
+	}
+	for _, d := range queues {
+		msgs := bySeq(d.Messages)
+		for _, m := range msgs {
+			add(item{kind: itemMessage, loc: m.Loc, dest: d}, int64(m.Loc.Size))
+			p.counts.Messages++
+		}
+		if len(msgs) == 0 {
+			add(item{kind: itemEmptyDest, dest: d}, 64)
+			p.counts.EmptyDestinations++
+		}
+	}
+	for _, t := range g.PreparedTransactions() {
+		p.counts.Transactions++
+		for _, loc := range t.Commands {
+			add(item{kind: itemVerbatim, loc: loc}, int64(loc.Size))
+			p.counts.TransactionRecords++
+		}
+	}
+	p.counts.Records = len(p.items)
+	p.bytes += int64(len(p.items)/100+1) * codec.BatchHeaderSize
+	return p, nil
+}
+
+func bySeq(ms []refgraph.Message) []*refgraph.Message {
+	out := make([]*refgraph.Message, len(ms))
+	for i := range ms {
+		out[i] = &ms[i]
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+// recordSource reads records of the original store by location, keeping a
+// few data files mapped.
+type recordSource struct {
+	st    *codec.Store
+	open  map[int32]*codec.DataFile
+	order []int32
+}
+
+const mappedFiles = 8
+
+func (r *recordSource) payload(loc codec.Location) ([]byte, error) {
+	df := r.open[loc.File]
+	if df == nil {
+		fi, ok := r.st.File(loc.File)
+		if !ok {
+			return nil, fmt.Errorf("record %v: %w", loc, codec.ErrMissingFile)
+		}
+		var err error
+		if df, err = fi.Open(); err != nil {
+			return nil, err
+		}
+		if len(r.order) >= mappedFiles {
+			old := r.order[0]
+			r.order = r.order[1:]
+			r.open[old].Close()
+			delete(r.open, old)
+		}
+		r.open[loc.File] = df
+		r.order = append(r.order, loc.File)
+	}
+	b := df.Bytes()
+	end := int64(loc.Offset) + int64(loc.Size)
+	if loc.Offset < 0 || loc.Size < codec.RecordHeaderSize+1 || end > int64(len(b)) {
+		return nil, &codec.CorruptionError{File: df.Path, FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrTruncated, Detail: "record location outside the file"}
+	}
+	return b[int(loc.Offset)+codec.RecordHeaderSize : end], nil
+}
+
+func (r *recordSource) close() {
+	for _, df := range r.open {
+		df.Close()
+	}
+	r.open = nil
+}
+
+// write writes the planned records into dir and returns how many.
+func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, error) {
+	src := &recordSource{st: st, open: map[int32]*codec.DataFile{}}
+	defer src.close()
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength})
+	var c codec.Command
+	n := 0
+	for i, it := range p.items {
+		if i == len(p.items)/2 {
+			opts.crash("writing")
+		}
+		switch it.kind {
+		case itemVerbatim:
+			pl, err := src.payload(it.loc)
+			if err != nil {
+				return n, err
+			}
+			if _, err := w.Append(pl); err != nil {
+				return n, err
+			}
+		case itemSubscription, itemMessage:
+			pl, err := src.payload(it.loc)
+			if err != nil {
+				return n, err
+			}
+			if err := codec.DecodeCommand(pl, &c); err != nil {
+				return n, fmt.Errorf("record %v: %w", it.loc, err)
+			}
+			if it.kind == itemSubscription {
+				if c.Type != codec.SubscriptionCommand {
+					return n, fmt.Errorf("record %v: %s is not a subscription command", it.loc, c.Type)
+				}
+				c.Retroactive = false
+			} else {
+				if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
+					return n, fmt.Errorf("record %v: %s is not a message", it.loc, c.Type)
+				}
+				c.Type, c.Update, c.HasInner = codec.AddMessageCommand, false, false
+				c.Tx = codec.TxID{}
+				c.Fields &^= 1 << 1
+			}
+			if _, err := w.AppendCommand(&c); err != nil {
+				return n, err
+			}
+		case itemAck, itemEmptyDest:
+			c = codec.Command{Type: codec.RemoveMessageCommand, Dest: codec.NewDestination(it.dest.Type, []byte(it.dest.Name))}
+			c.Set(2)
+			c.Set(3)
+			if it.kind == itemAck {
+				c.MessageID, c.SubscriptionKey, c.Ack = []byte(it.id), []byte(it.sub), []byte{}
+				c.Set(4)
+				c.Set(5)
+			} else {
+				c.MessageID = []byte(emptyDestinationID)
+			}
+			if _, err := w.AppendCommand(&c); err != nil {
+				return n, err
+			}
+		}
+		n++
+	}
+	if err := w.Close(); err != nil {
+		return n, err
+	}
+	return n, nil
+}
