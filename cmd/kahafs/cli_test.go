@@ -171,3 +171,32 @@ func TestDamagedStoreExitStatus(t *testing.T) {
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stderr, "not a directory")
 }
+
+func TestCompactCLI(t *testing.T) {
+	fx := brokertest.Fixtures(t)[0]
+	dir := brokertest.CopyStore(t, fx.StoreDir)
+	out, stderr, code := runCLI(t, "compact", "--dry-run", "--json", "--max-file-length", "16384", dir)
+	require.Equal(t, exitOK, code, stderr)
+	var rep struct {
+		DryRun bool `json:"dryRun"`
+		Moved  struct {
+			Records int `json:"records"`
+		} `json:"moved"`
+		Before struct {
+			Files int `json:"files"`
+		} `json:"before"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.True(t, rep.DryRun)
+	assert.Positive(t, rep.Moved.Records)
+	assert.Positive(t, rep.Before.Files)
+
+	out, stderr, code = runCLI(t, "compact", "--max-file-length", "16384", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "Messages moved:")
+	assert.Contains(t, out, "Original kept at: "+dir+".backup-")
+
+	_, stderr, code = runCLI(t, "compact", t.TempDir())
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "not a KahaDB store")
+}

@@ -1,0 +1,86 @@
+package compact
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// benchStore writes a store of n pending queue messages (256-byte bodies),
+// n/2 acked ones and a topic with two durable subscriptions that each got
+// half of n/4 messages.
+func benchStore(b *testing.B, n int) string {
+	b.Helper()
+	dir := filepath.Join(b.TempDir(), "store")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{NoSync: true})
+	body := make([]byte, 256)
+	q := codec.NewDestination(codec.Queue, []byte("ORDERS"))
+	tp := codec.NewDestination(codec.Topic, []byte("EVENTS"))
+	app := func(c *codec.Command) {
+		if _, err := w.AppendCommand(c); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, sub := range []string{"c1:s1", "c2:s2"} {
+		c := &codec.Command{Type: codec.SubscriptionCommand, Dest: tp, SubscriptionKey: []byte(sub), SubscriptionInfo: []byte{0, 0, 0, 1, 55}}
+		c.Fields = 1<<1 | 1<<2 | 1<<3 | 1<<4
+		app(c)
+	}
+	for i := 0; i < n+n/2; i++ {
+		id := []byte(fmt.Sprintf("ID:bench-1:1:1:1:%d", i))
+		c := &codec.Command{Type: codec.AddMessageCommand, Dest: q, MessageID: id, Message: body, Priority: 4}
+		c.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6
+		app(c)
+		if i%3 == 2 {
+			r := &codec.Command{Type: codec.RemoveMessageCommand, Dest: q, MessageID: id, Ack: body[:64]}
+			r.Fields = 1<<2 | 1<<3 | 1<<4
+			app(r)
+		}
+	}
+	for i := 0; i < n/4; i++ {
+		id := []byte(fmt.Sprintf("ID:bench-2:1:1:1:%d", i))
+		c := &codec.Command{Type: codec.AddMessageCommand, Dest: tp, MessageID: id, Message: body, Priority: 4}
+		c.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6
+		app(c)
+		r := &codec.Command{Type: codec.RemoveMessageCommand, Dest: tp, MessageID: id, Ack: []byte{}, SubscriptionKey: []byte([]string{"c1:s1", "c2:s2"}[i%2])}
+		r.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5
+		app(r)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+// BenchmarkCompact reports moved records per second for the whole
+// compaction (analysis, write with fsync per file, verification, swap).
+func BenchmarkCompact(b *testing.B) {
+	const n = 300000
+	src := benchStore(b, n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := filepath.Join(b.TempDir(), "store")
+		if err := os.Rename(src, dir); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		rep, err := Compact(dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(rep.Moved.Records)/rep.Seconds, "records/s")
+		b.ReportMetric(rep.RecordsPerSecond, "write-records/s")
+		b.ReportMetric(float64(rep.Moved.Records), "records")
+		src = rep.Backup
+		os.RemoveAll(dir)
+		b.StartTimer()
+	}
+}
