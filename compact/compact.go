@@ -34,6 +34,9 @@ type Options struct {
 	Progress func(phase string)
 	// crash, when set, is called at named points (fault-injection tests).
 	crash func(point string)
+	// fault, when set, may fail the operation at a named point
+	// ("exchange", "backup"), as a failing rename would.
+	fault func(point string) error
 }
 
 // Counts of what a compaction moved.
@@ -97,6 +100,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 	}
 	if opts.crash == nil {
 		opts.crash = func(string) {}
+	}
+	if opts.fault == nil {
+		opts.fault = func(string) error { return nil }
 	}
 	dir = filepath.Clean(dir)
 	abs, err := filepath.Abs(dir)
@@ -234,6 +240,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 	defer newLock.Release()
 
 	t0 = time.Now()
+	if err := opts.fault("exchange"); err != nil {
+		return nil, fmt.Errorf("swap %s and %s: %w", tmp, dir, err)
+	}
 	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
 		return nil, fmt.Errorf("swap %s and %s: %w", tmp, dir, err)
 	}
@@ -241,6 +250,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 	opts.crash("exchanged")
 	if err := codec.SyncDir(parent); err != nil {
 		return rep, err
+	}
+	if err := opts.fault("backup"); err != nil {
+		return rep, fmt.Errorf("move original store to backup %s: %w (it is safe at %s; rerun compact to finish)", backup, err, tmp)
 	}
 	if err := finishSwap(dir, marker{Original: dir, Backup: backup, Temp: tmp}, opts.crash); err != nil {
 		return rep, err
