@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/adler32"
 	"io"
 )
 
@@ -170,7 +169,7 @@ func (r *Reader) step() (Record, bool, *CorruptionError) {
 		if sum != 0 {
 			r.summed++
 			if !r.opts.SkipChecksums {
-				if got := adler32.Checksum(d[pos+BatchHeaderSize : end]); uint64(got) != sum {
+				if got := adler32Sum(d[pos+BatchHeaderSize : end]); uint64(got) != sum {
 					return r.damaged(pos, ErrChecksum, fmt.Sprintf("stored %#x, computed %#x", sum, got))
 				}
 			}

@@ -3,7 +3,6 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/adler32"
 	"os"
 	"path/filepath"
 )
@@ -30,7 +29,7 @@ func AppendBatch(dst, records []byte, checksum bool) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(records)))
 	var sum uint64
 	if checksum {
-		sum = uint64(adler32.Checksum(records))
+		sum = uint64(adler32Sum(records))
 	}
 	dst = binary.BigEndian.AppendUint64(dst, sum)
 	return append(dst, records...)

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// Step names, in the order they run.
+const (
+	stepCat     = "cat"
+	stepHolders = "holders"
+	stepStats   = "stats"
+	stepMount   = "mount"
+	stepGrep    = "grep"
+	stepCompact = "compact"
+	stepBroker  = "broker"
+)
+
+var allSteps = []string{stepCat, stepHolders, stepStats, stepMount, stepGrep, stepCompact, stepBroker}
+
+// result is one row of the report.
+type result struct {
+	step    string
+	command string        // as shown in the table (STORE, MNT for the paths)
+	wall    time.Duration // 0 when skipped or failed
+	rss     int64         // peak RSS of the child in bytes, 0 when unknown
+	skipped string        // why the step did not run
+	err     error
+	notes   []string
+	rate    float64 // compact: moved records per second of wall time
+}
+
+func (r *result) note(format string, a ...any) { r.notes = append(r.notes, fmt.Sprintf(format, a...)) }
+
+func (r *result) ok() bool { return r.skipped == "" && r.err == nil && r.wall > 0 }
+
+// bench holds what the steps share.
+type bench struct {
+	root    string
+	o       options
+	cs      *cachedStore
+	files   []string // data files, replay order
+	bytes   int64
+	bin     string // the kahafs binary
+	work    string // scratch directory (copies, mount point)
+	cmds    map[string]bool
+	results []*result
+	holders *holdersSummary
+	log     io.Writer
+}
+
+func newBench(root string, cs *cachedStore, o options, log io.Writer) (*bench, error) {
+	b := &bench{root: root, o: o, cs: cs, log: log}
+	st, err := codec.OpenStore(cs.store)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range st.Files {
+		b.files = append(b.files, f.Path)
+		b.bytes += f.Size
+	}
+	if b.work, err = os.MkdirTemp(o.cache, "work-"); err != nil {
+		return nil, err
+	}
+	b.bin = filepath.Join(b.work, "kahafs")
+	if err := b.build(); err != nil {
+		b.close()
+		return nil, err
+	}
+	b.cmds, err = kahafsCommands(b.bin)
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *bench) close() { os.RemoveAll(b.work) }
+
+func (b *bench) logf(format string, a ...any) { fmt.Fprintf(b.log, "bench: "+format+"\n", a...) }
+
+// build compiles kahafs from this checkout.
+func (b *bench) build() error {
+	cmd := exec.Command("go", "build", "-o", b.bin, "./cmd/kahafs")
+	cmd.Dir = b.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/kahafs: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// kahafsCommands lists the subcommands `kahafs help` names.
+func kahafsCommands(bin string) (map[string]bool, error) {
+	out, err := exec.Command(bin, "help").Output()
+	if err != nil {
+		return nil, fmt.Errorf("kahafs help: %w", err)
+	}
+	cmds := map[string]bool{}
+	in := false
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "Available Commands:"):
+			in = true
+		case in && strings.TrimSpace(line) == "":
+			in = false
+		case in:
+			cmds[strings.Fields(line)[0]] = true
+		}
+	}
+	return cmds, nil
+}
+
+func (b *bench) wants(step string) bool {
+	for _, s := range strings.Split(b.o.steps, ",") {
+		if strings.TrimSpace(s) == step {
+			return true
+		}
+	}
+	return false
+}
+
+// runSteps runs the chosen steps in order; a failing step is reported in
+// its row and the others still run.
+func (b *bench) runSteps() {
+	type stepFn struct {
+		name string
+		fn   func() []*result
+	}
+	for _, s := range []stepFn{
+		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepStats, b.statsStep},
+		{stepMount, b.mountAndGrep}, {stepCompact, b.compactStep}, {stepBroker, b.brokerStep},
+	} {
+		if !b.wants(s.name) && !(s.name == stepMount && b.wants(stepGrep)) {
+			continue
+		}
+		b.logf("step %s ...", s.name)
+		for _, r := range s.fn() {
+			if r.err != nil {
+				b.logf("step %s failed: %v", r.step, r.err)
+			}
+			b.results = append(b.results, r)
+		}
+	}
+}
+
+// needs returns a skipped result when kahafs has no such subcommand yet.
+func (b *bench) needs(r *result, sub string) bool {
+	if b.cmds[sub] {
+		return true
+	}
+	r.skipped = fmt.Sprintf("`kahafs %s` does not exist yet (not in `kahafs help`)", sub)
+	return false
+}
+
+// child is a finished child process.
+type child struct {
+	wall   time.Duration
+	rss    int64 // bytes
+	status int
+	stderr string // the end of it
+}
+
+// runChild runs name args with stdout to out (nil: /dev/null), timing it
+// and reading the child's peak RSS. A non-zero exit status is an error
+// unless it is in okStatus.
+func (b *bench) runChild(out io.Writer, env []string, name string, args []string, okStatus ...int) (child, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.o.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout = out
+	tail := &tailBuffer{max: 4096}
+	cmd.Stderr = tail
+	cmd.Env = append(os.Environ(), env...)
+	start := time.Now()
+	err := cmd.Run()
+	c := child{wall: time.Since(start), stderr: tail.String()}
+	if cmd.ProcessState != nil {
+		c.rss = maxRSS(cmd.ProcessState)
+		c.status = cmd.ProcessState.ExitCode()
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil && contains(okStatus, c.status) {
+		err = nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("%s %s: %v: %s", filepath.Base(name), strings.Join(args, " "), err, c.stderr)
+	}
+	return c, nil
+}
+
+func contains(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// maxRSS is the peak resident set of a finished child (Linux reports KiB).
+func maxRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024
+	}
+	return 0
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }
+
+func devNull() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_WRONLY, 0) }
+
+// cat reads the data files once to warm the page cache, then times a second
+// read: the speed of reading the bytes at all.
+func (b *bench) cat() []*result {
+	r := &result{step: stepCat, command: "`cat STORE/db-*.log > /dev/null`"}
+	null, err := devNull()
+	if err != nil {
+		r.err = err
+		return []*result{r}
+	}
+	defer null.Close()
+	if _, err := b.runChild(null, nil, "cat", b.files); err != nil {
+		r.err = err
+		return []*result{r}
+	}
+	c, err := b.runChild(null, nil, "cat", b.files)
+	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.note("page cache warm (read once before)")
+	return []*result{r}
+}
+
+func (b *bench) fileLengthArg() string { return strconv.Itoa(b.cs.man.Config.FileLength) }
+
+// holdersStep times the full analysis with JSON output.
+func (b *bench) holdersStep() []*result {
+	r := &result{step: stepHolders, command: "`kahafs holders STORE --json`"}
+	if !b.needs(r, "holders") {
+		return []*result{r}
+	}
+	out := filepath.Join(b.work, "holders.json")
+	f, err := os.Create(out)
+	if err != nil {
+		r.err = err
+		return []*result{r}
+	}
+	c, err := b.runChild(f, nil, b.bin, []string{"holders", b.cs.store, "--json", "--max-file-length", b.fileLengthArg()})
+	f.Close()
+	r.wall, r.rss, r.err = c.wall, c.rss, err
+	if err == nil {
+		b.holders, err = readHolders(out)
+		if err != nil {
+			r.note("output not understood: %v", err)
+		} else {
+			r.note("%d of %d files pinned", b.holders.pinned, b.holders.files)
+		}
+	}
+	return []*result{r}
+}
+
+// holdersSummary is what the report uses of `holders --json`.
+type holdersSummary struct {
+	files, pinned int
+	gc            []int32
+}
+
+func readHolders(path string) (*holdersSummary, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Files []struct {
+			Pinned bool `json:"pinned"`
+		} `json:"files"`
+		GCCandidates []int32 `json:"gcCandidates"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	h := &holdersSummary{files: len(doc.Files), gc: doc.GCCandidates}
+	for _, f := range doc.Files {
+		if f.Pinned {
+			h.pinned++
+		}
+	}
+	return h, nil
+}
+
+// statsStep times `kahafs stats`.
+func (b *bench) statsStep() []*result {
+	r := &result{step: stepStats, command: "`kahafs stats STORE`"}
+	if !b.needs(r, "stats") {
+		return []*result{r}
+	}
+	c, err := b.runChild(nil, nil, b.bin, []string{"stats", b.cs.store})
+	r.wall, r.rss, r.err = c.wall, c.rss, err
+	return []*result{r}
+}

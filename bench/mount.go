@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// mountAndGrep mounts the store in the background, times the first
+// successful listing of the mount point, greps the whole tree for a pending
+// message's id, and unmounts.
+func (b *bench) mountAndGrep() []*result {
+	m := &result{step: stepMount, command: "`kahafs mount STORE MNT` until `ls MNT` answers"}
+	g := &result{step: stepGrep, command: "`grep -r -F ID MNT`"}
+	if !b.needs(m, "mount") {
+		g.skipped = m.skipped
+		return []*result{m, g}
+	}
+	mnt := filepath.Join(b.work, "mnt")
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		m.err = err
+		return []*result{m, g}
+	}
+	srv, err := b.startMount(mnt)
+	if err != nil {
+		m.err = err
+		g.skipped = "the mount did not come up"
+		return []*result{m, g}
+	}
+	m.wall = srv.ready
+	m.note("RSS at first answer %s", mibOrUnknown(srv.hwmAtReady))
+	if b.wants(stepGrep) {
+		b.grep(g, mnt)
+	} else {
+		g.skipped = "not selected"
+	}
+	m.rss, m.err = srv.stop(mnt)
+	m.note("peak RSS over the whole mount, grep included")
+	return []*result{m, g}
+}
+
+// mountServer is a running `kahafs mount`.
+type mountServer struct {
+	cmd        *exec.Cmd
+	stderr     *lockedTail
+	exited     chan struct{}
+	waitErr    error
+	ready      time.Duration
+	hwmAtReady int64
+}
+
+func (b *bench) startMount(mnt string) (*mountServer, error) {
+	s := &mountServer{stderr: &lockedTail{t: tailBuffer{max: 4096}}, exited: make(chan struct{})}
+	s.cmd = exec.Command(b.bin, "mount", "--max-file-length", b.fileLengthArg(), b.cs.store, mnt)
+	s.cmd.Stderr = s.stderr
+	start := time.Now()
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { s.waitErr = s.cmd.Wait(); close(s.exited) }()
+	if err := s.waitListing(mnt, b.o.timeout); err != nil {
+		s.kill(mnt)
+		return nil, err
+	}
+	s.ready = time.Since(start)
+	s.hwmAtReady = vmHWM(s.cmd.Process.Pid)
+	return s, nil
+}
+
+// waitListing polls the mount point until a listing shows entries (the
+// mount point itself is an empty directory).
+func (s *mountServer) waitListing(mnt string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("kahafs mount exited before answering: %v: %s", s.waitErr, s.stderr)
+		default:
+		}
+		if ents, err := os.ReadDir(mnt); err == nil && len(ents) > 0 {
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return fmt.Errorf("kahafs mount did not answer within %v: %s", timeout, s.stderr)
+}
+
+// stop asks the server to unmount (SIGTERM) and returns its peak RSS.
+func (s *mountServer) stop(mnt string) (int64, error) {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(time.Minute):
+		s.kill(mnt)
+		return 0, fmt.Errorf("kahafs mount did not exit within a minute of SIGTERM: %s", s.stderr)
+	}
+	rss := maxRSS(s.cmd.ProcessState)
+	var ee *exec.ExitError
+	if s.waitErr != nil && !errors.As(s.waitErr, &ee) {
+		return rss, s.waitErr
+	}
+	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+		return rss, fmt.Errorf("kahafs mount exited with status %d: %s", code, s.stderr)
+	}
+	return rss, nil
+}
+
+// kill ends a server that does not answer and detaches its mount.
+func (s *mountServer) kill(mnt string) {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	_ = exec.Command("fusermount", "-u", "-z", mnt).Run()
+}
+
+// grep reads the whole mounted tree looking for one pending message's id.
+func (b *bench) grep(r *result, mnt string) {
+	id := b.cs.man.SampleID
+	if _, err := exec.LookPath("grep"); err != nil || id == "" {
+		r.skipped = "no grep, or no pending message to look for"
+		return
+	}
+	var lines countWriter
+	c, err := b.runChild(&lines, nil, "grep", []string{"-r", "-F", "-o", "-e", id, mnt}, 1, 2)
+	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.note("%d matches of a pending message's id", lines.n)
+	if c.status == 2 {
+		r.note("grep reported errors: %s", firstLine(c.stderr))
+	}
+}
+
+// countWriter counts lines.
+type countWriter struct{ n int }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += bytes.Count(p, []byte{'\n'})
+	return len(p), nil
+}
+
+type lockedTail struct {
+	mu sync.Mutex
+	t  tailBuffer
+}
+
+func (l *lockedTail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t.Write(p)
+}
+
+func (l *lockedTail) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.t.String()
+}
+
+// vmHWM is a running process's peak resident set so far (0 if unknown).
+func vmHWM(pid int) int64 {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func mibOrUnknown(n int64) string {
+	if n <= 0 {
+		return "unknown"
+	}
+	return mib(n)
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Issue 7's targets, printed next to the measured ratios.
+const (
+	targetHoldersMBps = 1500    // holders throughput
+	targetBrokerRatio = 10      // broker rebuild time / holders time
+	targetMountRatio  = 1.2     // first mount answer / holders time
+	targetCompactRate = 100_000 // moved records per second
+	rssBase           = 64 << 20
+	rssPerPending     = 100
+)
+
+// Markers of the generated section of BENCHMARKS.md.
+const (
+	resultsBegin = "<!-- bench:results:begin -->"
+	resultsEnd   = "<!-- bench:results:end -->"
+)
+
+// report renders the run as markdown: context, table, ratios.
+func (b *bench) report() string {
+	var sb strings.Builder
+	b.writeContext(&sb)
+	sb.WriteString("\n| step | command | wall | MB/s | peak RSS | × cat | notes |\n|---|---|---:|---:|---:|---:|---|\n")
+	for _, r := range b.results {
+		sb.WriteString(b.row(r))
+	}
+	sb.WriteString("\nRatios and issue 7's targets:\n\n")
+	for _, line := range b.ratios() {
+		sb.WriteString("- " + line + "\n")
+	}
+	return sb.String()
+}
+
+func (b *bench) writeContext(sb *strings.Builder) {
+	m := b.cs.man
+	fmt.Fprintf(sb, "Run of %s UTC: %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04"), machine())
+	fmt.Fprintf(sb, "Store: %s in %d files of %s (`-size %s -file-length %s -batch %s -seed %d`), %s records, "+
+		"%s messages (%s bytes of bodies), %s pending at the end; generated in %.0f s.\n",
+		mib(b.bytes), len(b.files), mib(int64(m.Config.FileLength)), b.o.size, b.o.fileLength, b.o.batchSize,
+		m.Config.Seed, thousands(m.Records), thousands(m.Messages), mib(m.BodyBytes), thousands(m.Pending), m.Seconds)
+}
+
+func (b *bench) row(r *result) string {
+	if r.skipped != "" {
+		return fmt.Sprintf("| %s | %s | — | — | — | — | skipped: %s |\n", r.step, r.command, r.skipped)
+	}
+	if r.err != nil {
+		return fmt.Sprintf("| %s | %s | — | — | — | — | FAILED: %s |\n", r.step, r.command, cell(r.err.Error()))
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |\n", r.step, r.command, seconds(r.wall),
+		thousands(int64(b.mbps(r))), mibOrUnknown(r.rss), b.vsCat(r), cell(strings.Join(r.notes, "; ")))
+}
+
+func (b *bench) mbps(r *result) float64 { return float64(b.bytes) / 1e6 / r.wall.Seconds() }
+
+func (b *bench) vsCat(r *result) string {
+	c := b.result(stepCat)
+	if c == nil || r.step == stepCat {
+		return "1"
+	}
+	return fmt.Sprintf("%.1f", r.wall.Seconds()/c.wall.Seconds())
+}
+
+// result returns the successful result of a step, or nil.
+func (b *bench) result(step string) *result {
+	for _, r := range b.results {
+		if r.step == step && r.ok() {
+			return r
+		}
+	}
+	return nil
+}
+
+// ratios compares the steps with each other and with the targets.
+func (b *bench) ratios() []string {
+	var out []string
+	cat, h := b.result(stepCat), b.result(stepHolders)
+	if h == nil {
+		return []string{"`kahafs holders` did not run: no ratios."}
+	}
+	if cat != nil {
+		out = append(out, fmt.Sprintf("`holders` takes %.1f× the time of `cat`: %s MB/s against %s MB/s (target ≥ %s MB/s).",
+			h.wall.Seconds()/cat.wall.Seconds(), thousands(int64(b.mbps(h))), thousands(int64(b.mbps(cat))),
+			thousands(targetHoldersMBps)))
+	}
+	if br := b.result(stepBroker); br != nil {
+		out = append(out, fmt.Sprintf("The broker's index rebuild takes %.1f× the time of `holders` (target ≥ %d×).",
+			br.wall.Seconds()/h.wall.Seconds(), targetBrokerRatio))
+	}
+	if m := b.result(stepMount); m != nil {
+		out = append(out, fmt.Sprintf("The mount answers its first `ls` in %.2f× the time of `holders` (target ≤ %.1f×).",
+			m.wall.Seconds()/h.wall.Seconds(), targetMountRatio))
+	}
+	p := b.cs.man.Pending
+	out = append(out, fmt.Sprintf("Peak RSS of `holders` %s; budget 64 MiB + 100 B × %s pending messages = %s.",
+		mibOrUnknown(h.rss), thousands(p), mib(rssBase+rssPerPending*p)))
+	if c := b.result(stepCompact); c != nil && c.rate > 0 {
+		out = append(out, fmt.Sprintf("Compaction moves %s records/s over its whole run (target ≥ %s/s).",
+			thousands(int64(c.rate)), thousands(targetCompactRate)))
+	}
+	return out
+}
+
+// machine describes where the run happened.
+func machine() string {
+	parts := []string{fmt.Sprintf("%s × %d", cpuModel(), runtime.NumCPU()), memTotal() + " RAM"}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		parts = append(parts, "Linux "+unix.ByteSliceToString(u.Release[:]))
+	}
+	parts = append(parts, runtime.Version(), "kahafs "+gitRevision())
+	return strings.Join(parts, ", ")
+}
+
+func cpuModel() string {
+	raw, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func memTotal() string {
+	raw, _ := os.ReadFile("/proc/meminfo")
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(v), &kb)
+			return fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return "? GiB"
+}
+
+func gitRevision() string {
+	rev, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "(unknown revision)"
+	}
+	s := strings.TrimSpace(string(rev))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		s += "+changes"
+	}
+	return s
+}
+
+func seconds(d time.Duration) string {
+	if d < 10*time.Second {
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// thousands prints n with thin separators: 1,234,567.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// cell makes text safe inside a table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// writeResults replaces the generated section of BENCHMARKS.md.
+func writeResults(path, report string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	doc := string(raw)
+	i, j := strings.Index(doc, resultsBegin), strings.Index(doc, resultsEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s has no %s ... %s section", path, resultsBegin, resultsEnd)
+	}
+	doc = doc[:i+len(resultsBegin)] + "\n" + report + doc[j:]
+	return os.WriteFile(path, []byte(doc), 0o644)
+}

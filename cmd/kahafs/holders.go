@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/refgraph"
+	"github.com/spf13/cobra"
+)
+
+type holdersFlags struct {
+	json          bool
+	maxFileLength int64
+	running       bool
+	noIndex       bool
+	noVerify      bool
+}
+
+func newHoldersCmd() *cobra.Command {
+	var f holdersFlags
+	cmd := &cobra.Command{
+		Use:   "holders STORE",
+		Short: "Explain why every data file is kept, and which files the next cleanup deletes",
+		Long: `holders replays the journal the way ActiveMQ 5.17 does and prints, for every
+data file (db-N.log), whether the broker's next cleanup deletes it ("free") or
+keeps it ("pinned"), naming what holds it: pending messages of a destination,
+a durable subscription, a transaction in progress, acks that refer to kept
+files, the broker's write position.
+
+The prediction is the first cleanup of a broker started on the store as it is
+(index included); with --running, the next periodic cleanup of a broker that
+is running on it now. --max-file-length must match the broker's
+journalMaxFileLength when it is not the default.
+
+With --json the output is one JSON document:
+  {"files":[{"id":7,"name":"db-7.log","pinned":true,"reasons":[{"kind":…}]}…],
+   "gcCandidates":[…]}
+"pinned" is false exactly for the ids in gcCandidates.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runHolders(cmd, args[0], f)
+		},
+	}
+	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+	cmd.Flags().Int64Var(&f.maxFileLength, "max-file-length", codec.DefaultMaxFileLength, "the broker's journalMaxFileLength")
+	cmd.Flags().BoolVar(&f.running, "running", false, "predict the next cleanup of a broker running on the store")
+	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data (as a broker does whose index was deleted)")
+	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
+	return cmd
+}
+
+// loadGraph replays a store into a graph, with its index metadata unless
+// told not to. Index problems are reported on w: the broker then rebuilds
+// its index by replaying the whole journal, and so does the replay.
+func loadGraph(dir string, w io.Writer, f holdersFlags) (*codec.Store, *refgraph.Graph, error) {
+	st, err := codec.OpenStore(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := refgraph.Options{Files: st.Files, MaxFileLength: f.maxFileLength, Running: f.running}
+	if st.HasIndex && !f.noIndex {
+		idx, err := codec.ReadIndexMetadata(dir)
+		switch {
+		case err == nil:
+			opts.Index = idx
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			fmt.Fprintf(w, "note: %v; a broker rebuilds such an index from the whole journal, and so does this replay\n", err)
+		}
+	}
+	b := refgraph.NewBuilder(opts)
+	if err := codec.ReadStore(st, codec.ReadOptions{SkipChecksums: f.noVerify}, 0, b); err != nil {
+		return nil, nil, err
+	}
+	g, err := b.Build()
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, g, nil
+}
+
+func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
+	st, g, err := loadGraph(dir, cmd.ErrOrStderr(), f)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	if f.json {
+		err = writeHoldersJSON(out, st, g)
+	} else {
+		writeHoldersText(out, g)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range g.Warnings() {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+	}
+	damaged := false
+	for _, file := range g.Files() {
+		if reportDamage(cmd.ErrOrStderr(), file.Damage) {
+			damaged = true
+		}
+	}
+	if damaged {
+		return errDamaged
+	}
+	return nil
+}
+
+// holdersFile is one element of the JSON "files" array.
+type holdersFile struct {
+	ID       int32             `json:"id"`
+	Name     string            `json:"name"`
+	Pinned   bool              `json:"pinned"`
+	Commands int               `json:"commands"`
+	Reasons  []refgraph.Reason `json:"reasons"`
+	Notes    []refgraph.Reason `json:"notes,omitempty"`
+}
+
+type holdersDoc struct {
+	Store        string        `json:"store"`
+	Files        []holdersFile `json:"files"`
+	GCCandidates []int32       `json:"gcCandidates"`
+	LastUpdate   string        `json:"lastUpdate,omitempty"`
+	Warnings     []string      `json:"warnings,omitempty"`
+}
+
+func holdersJSON(st *codec.Store, g *refgraph.Graph) holdersDoc {
+	doc := holdersDoc{Store: st.Dir, Files: []holdersFile{}, GCCandidates: append([]int32{}, g.GCCandidates()...),
+		Warnings: g.Warnings()}
+	if s := g.Summary(); s.HasCleanupLastUpdate {
+		doc.LastUpdate = s.CleanupLastUpdate.String()
+	}
+	for _, f := range g.Files() {
+		hf := holdersFile{ID: f.ID, Name: f.Name, Pinned: f.Pinned, Commands: f.Commands,
+			Reasons: f.Reasons, Notes: f.Notes}
+		if hf.Reasons == nil {
+			hf.Reasons = []refgraph.Reason{}
+		}
+		doc.Files = append(doc.Files, hf)
+	}
+	return doc
+}
+
+func writeHoldersJSON(w io.Writer, st *codec.Store, g *refgraph.Graph) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(holdersJSON(st, g))
+}
+
+// writeHoldersText prints one line per data file.
+func writeHoldersText(w io.Writer, g *refgraph.Graph) {
+	width := 0
+	for _, f := range g.Files() {
+		width = max(width, len(f.Name))
+	}
+	for _, f := range g.Files() {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "%-*s ", width, f.Name)
+		if f.Pinned {
+			sb.WriteString("pinned: ")
+			for i, r := range f.Reasons {
+				if i > 0 {
+					sb.WriteString("; ")
+				}
+				sb.WriteString(r.Text)
+			}
+		} else {
+			sb.WriteString("free: the broker deletes it at its next cleanup")
+		}
+		for _, n := range f.Notes {
+			sb.WriteString(" (note: ")
+			sb.WriteString(n.Text)
+			sb.WriteString(")")
+		}
+		sb.WriteByte('\n')
+		io.WriteString(w, sb.String())
+	}
+}

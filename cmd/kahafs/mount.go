@@ -1,0 +1,232 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/fsnode"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+)
+
+type mountFlags struct {
+	allowOther    bool
+	maxFileLength int64
+	running       bool
+	noIndex       bool
+	refresh       time.Duration
+	noVerify      bool
+	debug         bool
+}
+
+func newMountCmd() *cobra.Command {
+	var f mountFlags
+	cmd := &cobra.Command{
+		Use:   "mount STORE MOUNTPOINT",
+		Short: "Serve the store read-only as a tree of files (FUSE)",
+		Long: `mount reads the KahaDB store in STORE and serves it at MOUNTPOINT as a
+read-only tree: by-file/ (every command of every data file as JSON, holders),
+by-destination/ (queues, topics, durable subscriptions and their pending
+messages in delivery order), by-transaction/, pinned, free, summary.json and a
+README that explains the tree and the escaping of names.
+
+mount stays in the foreground: it prints "ready" on stderr once the tree can
+be used, re-reads the store on SIGHUP (and every --refresh interval when the
+data files changed), and unmounts on SIGINT or SIGTERM (a second signal
+detaches a busy mount lazily). Nothing in STORE is written; a running broker's
+store can be mounted (a half-written tail is the end of the data).
+
+Only the mounting user can see the tree unless --allow-other is given (which
+needs user_allow_other in /etc/fuse.conf for non-root users).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMount(cmd, args[0], args[1], f)
+		},
+	}
+	cmd.Flags().BoolVar(&f.allowOther, "allow-other", false, "let other users see the mount (FUSE allow_other)")
+	cmd.Flags().DurationVar(&f.refresh, "refresh", 0, "re-read the store this often when its data files changed (0: only on SIGHUP)")
+	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
+	cmd.Flags().Int64Var(&f.maxFileLength, "max-file-length", codec.DefaultMaxFileLength, "the broker's journalMaxFileLength (as for holders)")
+	cmd.Flags().BoolVar(&f.running, "running", false, "pinned/free: the next cleanup of a broker running on the store (as for holders)")
+	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data, as a broker whose index was deleted (as for holders)")
+	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
+	return cmd
+}
+
+func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error {
+	stderr := cmd.ErrOrStderr()
+	logger := log.New(stderr, "kahafs: ", log.LstdFlags)
+	// Fail before reading a large store when the mount cannot work.
+	if err := fsnode.CheckFUSE(); err != nil {
+		return err
+	}
+	if _, err := fsnode.CheckMountpoint(mountpoint, store); err != nil {
+		return err
+	}
+	// Signals are caught from here on, so that a signal sent as soon as
+	// "ready" is printed is never the default (killing) action.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	bar := newProgressBar(stderr)
+	start := time.Now()
+	fsys, err := fsnode.Open(store, fsnode.Options{
+		AllowOther:    f.allowOther,
+		SkipChecksums: f.noVerify,
+		MaxFileLength: f.maxFileLength,
+		Running:       f.running,
+		NoIndex:       f.noIndex,
+		Logger:        logger,
+		Progress:      bar.update,
+		Debug:         f.debug,
+	})
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if err := fsys.Mount(mountpoint); err != nil {
+		return err
+	}
+	s := fsys.Snapshot()
+	fmt.Fprintf(stderr, "ready: %s mounted at %s (%d data files, %d commands, read in %s)\n",
+		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond))
+
+	gone := make(chan struct{})
+	go func() {
+		fsys.Wait()
+		close(gone)
+	}()
+	var tick <-chan time.Time
+	if f.refresh > 0 {
+		t := time.NewTicker(f.refresh)
+		defer t.Stop()
+		tick = t.C
+	}
+	refresh := func(force bool) {
+		took := time.Now()
+		changed, err := fsys.Refresh(force)
+		switch {
+		case err != nil:
+			logger.Printf("refresh failed, still showing snapshot %d: %v", fsys.Snapshot().Gen, err)
+		case changed:
+			s := fsys.Snapshot()
+			fmt.Fprintf(stderr, "refreshed: snapshot %d (%d data files, %d commands, read in %s)\n",
+				s.Gen, s.Files(), s.Commands(), time.Since(took).Round(time.Millisecond))
+		}
+	}
+	stopping := false
+	mnt := fsys.Mountpoint()
+	for {
+		select {
+		case <-gone:
+			fmt.Fprintf(stderr, "unmounted %s\n", mnt)
+			return nil
+		case <-tick:
+			refresh(false)
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				refresh(true)
+				continue
+			}
+			if stopping {
+				// Second signal: detach now, serve the processes still
+				// inside until they leave.
+				if err := lazyUnmount(mnt); err != nil {
+					logger.Printf("lazy unmount: %v", err)
+					continue
+				}
+				fmt.Fprintf(stderr, "detached %s; exiting once no process uses it\n", mnt)
+				continue
+			}
+			stopping = true
+			if err := fsys.Unmount(); err != nil {
+				logger.Printf("%v; send the signal again to detach lazily", err)
+				continue
+			}
+		}
+	}
+}
+
+// lazyUnmount detaches a busy mount (fusermount3 -u -z).
+func lazyUnmount(mnt string) error {
+	bin, err := exec.LookPath("fusermount3")
+	if err != nil {
+		if bin, err = exec.LookPath("fusermount"); err != nil {
+			return errors.New("fusermount3 not found in PATH")
+		}
+	}
+	out, err := exec.Command(bin, "-u", "-z", mnt).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s -u -z %s: %v: %s", bin, mnt, err, out)
+	}
+	return nil
+}
+
+// progressBar draws reading progress on a terminal; on anything else it
+// draws nothing.
+type progressBar struct {
+	w     io.Writer
+	tty   bool
+	last  time.Time
+	drawn bool
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	p := &progressBar{w: w}
+	if f, ok := w.(*os.File); ok {
+		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progressBar) update(done, total int64) {
+	if !p.tty || total <= 0 {
+		return
+	}
+	now := time.Now()
+	if done < total && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	const width = 30
+	n := int(done * width / total)
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = ' '
+		if i < n {
+			bar[i] = '#'
+		}
+	}
+	fmt.Fprintf(p.w, "\rreading store [%s] %3d%% %s / %s", bar, done*100/total, progressSize(done), progressSize(total))
+	p.drawn = true
+}
+
+func (p *progressBar) finish() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func progressSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,271 @@
+package codec
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/adler32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Index page file layout (db.data, db.redo). Part of the on-disk format of
+// KahaDB's PageFile (5.17).
+const (
+	indexHeaderSize      = 4096 // two copies of a properties text, 2 KiB each
+	indexDefaultPageSize = 4096
+	pageHeaderSize       = 21 // type byte, txId int64, next int64, checksum int32
+	redoHeaderSize       = 4096
+	pageTypeFree         = 0
+	pageTypePart         = 1
+	pageTypeEnd          = 2
+)
+
+// ErrIndex: db.data (or db.redo) cannot be read as a KahaDB page file.
+var ErrIndex = errors.New("index: malformed page file")
+
+// IndexMetadata is what a broker restarted on the store learns from its
+// index before replaying (§9.3): page 0 of db.data, after the redo file's
+// last complete batch has been applied the way PageFile.load does.
+// Locations are nil when the index does not have them.
+type IndexMetadata struct {
+	PageSize      int
+	CleanShutdown bool  // header property cleanShutdown
+	LastTxID      int64 // header property lastTxId
+
+	State            int32
+	DestinationsPage int64
+	// LastUpdate: the last journal location the index reflects.
+	LastUpdate *Location
+	// FirstInProgressTx: first operation of the transactions in progress
+	// at the last checkpoint; replay restarts there.
+	FirstInProgressTx *Location
+	// ProducerAudit: the KahaProducerAuditCommand the broker reloads.
+	ProducerAudit *Location
+	Version       int32
+	// AckMap: the KahaAckMessageFileMapCommand the broker reloads.
+	AckMap          *Location
+	OpenWireVersion int32
+	// FromRedo: page 0 was taken from db.redo's last batch.
+	FromRedo bool
+}
+
+// ReadIndexMetadata reads db.data (and db.redo when present) in dir. A
+// missing db.data is reported with an error wrapping fs.ErrNotExist.
+func ReadIndexMetadata(dir string) (*IndexMetadata, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "db.data"))
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	redo, err := os.ReadFile(filepath.Join(dir, "db.redo"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	return ParseIndexMetadata(data, redo)
+}
+
+// ParseIndexMetadata decodes the metadata page of a page file given the
+// bytes of db.data and of db.redo (nil when absent). An empty db.data
+// (a broker that never checkpointed) yields zero metadata without error.
+func ParseIndexMetadata(data, redo []byte) (*IndexMetadata, error) {
+	m := &IndexMetadata{PageSize: indexDefaultPageSize}
+	if len(data) == 0 {
+		return m, nil
+	}
+	props := parseProperties(data[:min(len(data), indexHeaderSize/2)])
+	if v, ok := props["pageSize"]; ok {
+		if n, err := strconv.Atoi(v); err == nil && n >= pageHeaderSize+64 && n <= 1<<20 {
+			m.PageSize = n
+		}
+	}
+	m.CleanShutdown = props["cleanShutdown"] == "true"
+	if v, ok := props["lastTxId"]; ok {
+		m.LastTxID, _ = strconv.ParseInt(v, 10, 64)
+	}
+	page := pageAt(data, 0, m.PageSize)
+	if rp := redoPage(redo, 0, m.PageSize); rp != nil {
+		page, m.FromRedo = rp, true
+	}
+	if page == nil {
+		return m, nil // no page 0 yet
+	}
+	payload, err := pagePayload(page, m.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	if payload == nil {
+		return m, nil
+	}
+	if err := m.decode(payload); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// pageAt returns page id's bytes in db.data, nil if the file is shorter.
+func pageAt(data []byte, id int64, pageSize int) []byte {
+	off := int64(indexHeaderSize) + id*int64(pageSize)
+	if off < 0 || off+int64(pageSize) > int64(len(data)) {
+		return nil
+	}
+	return data[off : off+int64(pageSize)]
+}
+
+// redoPage returns page id from the redo file's batch when the batch is
+// complete and its Adler-32 matches (PageFile.redoRecoveryUpdates), else nil.
+func redoPage(redo []byte, id int64, pageSize int) []byte {
+	if len(redo) < redoHeaderSize {
+		return nil
+	}
+	sum := binary.BigEndian.Uint64(redo[8:16])
+	n := int(int32(binary.BigEndian.Uint32(redo[16:20])))
+	if n <= 0 {
+		return nil
+	}
+	rec := 8 + pageSize
+	if int64(redoHeaderSize)+int64(n)*int64(rec) > int64(len(redo)) {
+		return nil
+	}
+	h := adler32.New()
+	var found []byte
+	for i := 0; i < n; i++ {
+		off := redoHeaderSize + i*rec
+		pid := int64(binary.BigEndian.Uint64(redo[off : off+8]))
+		pg := redo[off+8 : off+rec]
+		h.Write(pg)
+		if pid == id {
+			found = pg // the last copy wins, as the broker's LinkedHashMap
+		}
+	}
+	if uint64(h.Sum32()) != sum {
+		return nil
+	}
+	return found
+}
+
+// pagePayload returns the payload of a single-page (end) page, nil for a
+// free page. Multi-page chains are not followed (page 0 never needs it).
+func pagePayload(page []byte, pageSize int) ([]byte, error) {
+	switch page[0] {
+	case pageTypeFree:
+		return nil, nil
+	case pageTypeEnd:
+		n := int64(binary.BigEndian.Uint64(page[9:17]))
+		if n < pageHeaderSize || n > int64(pageSize) {
+			return nil, fmt.Errorf("%w: page 0 length %d", ErrIndex, n)
+		}
+		return page[pageHeaderSize:n], nil
+	case pageTypePart:
+		return nil, fmt.Errorf("%w: metadata spans several pages", ErrIndex)
+	}
+	return nil, fmt.Errorf("%w: page 0 type %d", ErrIndex, page[0])
+}
+
+// decode reads MessageDatabase.Metadata.read: fields after version are
+// optional (older indexes end earlier).
+func (m *IndexMetadata) decode(p []byte) error {
+	r := &beReader{b: p}
+	m.State = r.i32()
+	m.DestinationsPage = r.i64()
+	m.LastUpdate = r.loc()
+	m.FirstInProgressTx = r.loc()
+	m.ProducerAudit = r.loc()
+	if r.err != nil {
+		return fmt.Errorf("%w: metadata: %v", ErrIndex, r.err)
+	}
+	if r.left() >= 4 {
+		m.Version = r.i32()
+	}
+	if r.left() >= 1 {
+		m.AckMap = r.loc()
+	}
+	if r.left() >= 4 {
+		m.OpenWireVersion = r.i32()
+	}
+	if r.err != nil {
+		return fmt.Errorf("%w: metadata: %v", ErrIndex, r.err)
+	}
+	return nil
+}
+
+type beReader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *beReader) left() int { return len(r.b) - r.off }
+
+func (r *beReader) need(n int) bool {
+	if r.err != nil {
+		return false
+	}
+	if r.left() < n {
+		r.err = fmt.Errorf("short data at %d (need %d)", r.off, n)
+		return false
+	}
+	return true
+}
+
+func (r *beReader) u8() byte {
+	if !r.need(1) {
+		return 0
+	}
+	v := r.b[r.off]
+	r.off++
+	return v
+}
+
+func (r *beReader) i32() int32 {
+	if !r.need(4) {
+		return 0
+	}
+	v := int32(binary.BigEndian.Uint32(r.b[r.off:]))
+	r.off += 4
+	return v
+}
+
+func (r *beReader) i64() int64 {
+	if !r.need(8) {
+		return 0
+	}
+	v := int64(binary.BigEndian.Uint64(r.b[r.off:]))
+	r.off += 8
+	return v
+}
+
+// loc reads an optional location: bool present, then int file, int offset.
+func (r *beReader) loc() *Location {
+	if r.u8() == 0 {
+		return nil
+	}
+	f, o := r.i32(), r.i32()
+	if r.err != nil {
+		return nil
+	}
+	return &Location{File: f, Offset: o}
+}
+
+// parseProperties reads the key=value lines of a Java properties text
+// (comments and the padding after it ignored).
+func parseProperties(b []byte) map[string]string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	out := map[string]string{}
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' || line[0] == '!' {
+			continue
+		}
+		k, v, ok := bytes.Cut(line, []byte{'='})
+		if !ok {
+			continue
+		}
+		out[string(bytes.TrimSpace(k))] = string(bytes.TrimSpace(v))
+	}
+	return out
+}

@@ -1,0 +1,197 @@
+package fsnode
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/refgraph"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// replay builds the replay graph of a store the way `kahafs holders` does,
+// independently of the mount.
+func replay(t testing.TB, dir string, maxFileLength int64) *refgraph.Graph {
+	t.Helper()
+	st, err := codec.OpenStore(dir)
+	require.NoError(t, err)
+	gb := newGraphBuilder(st, &mountState{logger: quietOpts(t).Logger}, Options{MaxFileLength: maxFileLength})
+	require.NoError(t, codec.ReadStore(st, codec.ReadOptions{}, 0, gb))
+	g, err := gb.finish()
+	require.NoError(t, err)
+	return g
+}
+
+// pendingIDs reads the message ids of a pending/ directory, in listing
+// order, checking the names carry positions 1, 2, ...
+func pendingIDs(t testing.TB, dir string) []string {
+	t.Helper()
+	ids := []string{}
+	for i, n := range names(t, dir) {
+		var m struct {
+			ID string `json:"messageId"`
+		}
+		readJSON(t, filepath.Join(dir, n), &m)
+		assert.Equal(t, pendingName(i, m.ID), n)
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// TestFixtures mounts every real-broker fixture and checks the tree
+// against what the broker itself recovered (expected.json) and against
+// the replay graph.
+func TestFixtures(t *testing.T) {
+	for _, fx := range brokertest.Fixtures(t) {
+		t.Run(fx.Name, func(t *testing.T) {
+			before := storeState(t, fx.StoreDir)
+			opts := quietOpts(t)
+			opts.MaxFileLength = int64(fx.Expected.MaxFileLength)
+			fsys, mnt := mountStore(t, fx.StoreDir, opts)
+			g := replay(t, fx.StoreDir, int64(fx.Expected.MaxFileLength))
+
+			// pinned and free: one db-N.log a line, as the replay says.
+			var pinned, free []string
+			for _, f := range g.Files() {
+				if f.Pinned {
+					pinned = append(pinned, f.Name)
+				} else {
+					free = append(free, f.Name)
+				}
+			}
+			assert.Equal(t, lines(pinned), readString(t, filepath.Join(mnt, "pinned")))
+			assert.Equal(t, lines(free), readString(t, filepath.Join(mnt, "free")))
+			gcNames := []string{}
+			for _, id := range g.GCCandidates() {
+				gcNames = append(gcNames, codec.DataFileName(id))
+			}
+			assert.Equal(t, lines(gcNames), readString(t, filepath.Join(mnt, "free")), "free = gcCandidates")
+
+			// by-file: a directory per data file, holders agree, one JSON
+			// file per command.
+			st, err := codec.OpenStore(fx.StoreDir)
+			require.NoError(t, err)
+			jsonFiles := 0
+			for _, fi := range st.Files {
+				fdir := filepath.Join(mnt, "by-file", fi.Name)
+				holders := strings.Split(strings.TrimSuffix(readString(t, filepath.Join(fdir, "holders")), "\n"), "\n")
+				gf, ok := g.File(fi.ID)
+				require.True(t, ok, fi.Name)
+				if gf.Pinned {
+					assert.Equal(t, "pinned", holders[0], fi.Name)
+					assert.NotEmpty(t, gf.Reasons, fi.Name)
+				} else {
+					assert.True(t, strings.HasPrefix(holders[0], "free"), "%s: %q", fi.Name, holders[0])
+				}
+				assert.Len(t, holders, 1+len(gf.Reasons)+len(gf.Notes), fi.Name)
+				for i, r := range gf.Reasons {
+					assert.True(t, strings.HasPrefix(holders[1+i], string(r.Kind)+": "), "%s: %q", fi.Name, holders[1+i])
+				}
+				var hj holderFileJSON
+				readJSON(t, filepath.Join(fdir, "holders.json"), &hj)
+				assert.Equal(t, gf.Pinned, hj.Pinned)
+				assert.Equal(t, len(gf.Reasons), len(hj.Reasons))
+				for _, n := range names(t, fdir) {
+					if strings.HasSuffix(n, ".json") && n[0] >= '0' && n[0] <= '9' {
+						jsonFiles++
+					}
+				}
+			}
+			assert.Equal(t, len(dumpLines(t, fx.StoreDir)), jsonFiles, "one JSON file per command")
+			if fx.Expected.Counts != nil {
+				total := 0
+				for _, n := range fx.Expected.Counts {
+					total += n
+				}
+				assert.Equal(t, total, jsonFiles, "the broker's own record count")
+			}
+
+			in := fx.Expected.Inspect
+			require.NotNil(t, in, "expected.json has the broker's inspection")
+			// Queues: exactly the broker's, each with the broker's pending
+			// messages in order.
+			queues := names(t, filepath.Join(mnt, "by-destination", "queue"))
+			var wantQueues []string
+			for q, ids := range in.Queues {
+				wantQueues = append(wantQueues, EscapeName(q))
+				got := pendingIDs(t, filepath.Join(mnt, "by-destination", "queue", EscapeName(q), "pending"))
+				assert.Equal(t, nonNil(ids), got, "queue %s", q)
+			}
+			sort.Strings(wantQueues)
+			assert.Equal(t, nonNil(wantQueues), nonNil(queues), "queues")
+			// Durable subscriptions.
+			for key, sub := range in.Subscriptions {
+				dest, subKey, ok := strings.Cut(key, "|")
+				require.True(t, ok, key)
+				topic := strings.TrimPrefix(dest, "topic://")
+				sdir := filepath.Join(mnt, "by-destination", "topic", EscapeName(topic), "subscriptions", EscapeName(subKey))
+				got := pendingIDs(t, filepath.Join(sdir, "pending"))
+				assert.Equal(t, nonNil(sub.Pending), got, "subscription %s", key)
+				var info struct {
+					ClientID string `json:"clientId"`
+					Name     string `json:"subscriptionName"`
+					Count    int    `json:"count"`
+				}
+				readJSON(t, filepath.Join(sdir, "info.json"), &info)
+				assert.Equal(t, sub.ClientID, info.ClientID)
+				assert.Equal(t, sub.SubscriptionName, info.Name)
+				assert.Equal(t, sub.Count, info.Count, "subscription %s count", key)
+			}
+			// Prepared transactions show "prepared".
+			for _, p := range in.Prepared {
+				assert.Equal(t, "prepared\n", readString(t, filepath.Join(mnt, "by-transaction", EscapeName(p.XID), "state")), p.XID)
+			}
+			prepared := 0
+			for _, n := range names(t, filepath.Join(mnt, "by-transaction")) {
+				if readString(t, filepath.Join(mnt, "by-transaction", n, "state")) == "prepared\n" {
+					prepared++
+				}
+			}
+			assert.Equal(t, len(in.Prepared), prepared, "no other transaction is prepared")
+
+			// 8 readers at once see the same tree.
+			var wg sync.WaitGroup
+			res := make([]map[string]string, 8)
+			for r := range res {
+				wg.Add(1)
+				go func(r int) {
+					defer wg.Done()
+					res[r] = walkTree(t, mnt)
+				}(r)
+			}
+			wg.Wait()
+			for r := 1; r < len(res); r++ {
+				assert.Equal(t, res[0], res[r], "reader %d", r)
+			}
+			assert.Equal(t, fsys.Snapshot().Commands(), int64(jsonFiles))
+			assert.Equal(t, before, storeState(t, fx.StoreDir), "the store is never written")
+		})
+	}
+}
+
+func readString(t testing.TB, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err, p)
+	return string(b)
+}
+
+func lines(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return strings.Join(ss, "\n") + "\n"
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,402 @@
+package fsnode
+
+import (
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/kahafs/kahafs/codec"
+)
+
+// Errors a mount can fail with before anything is served. They wrap the
+// underlying cause and name the path involved.
+var (
+	// ErrNoFUSE: /dev/fuse or the fusermount3 helper is missing.
+	ErrNoFUSE = errors.New("FUSE is not available")
+	// ErrMountpoint: the mountpoint is missing, not a directory, already a
+	// mount point, or would hide the store.
+	ErrMountpoint = errors.New("cannot mount there")
+)
+
+// Options configure an FS.
+type Options struct {
+	// AllowOther lets other users see the mount (FUSE allow_other; needs
+	// user_allow_other in /etc/fuse.conf unless root). Off by default:
+	// only the mounting user can enter the tree.
+	AllowOther bool
+	// UID and GID own every node; zero means the calling process's.
+	UID, GID uint32
+	// SkipChecksums reads without verifying batch checksums.
+	SkipChecksums bool
+	// MaxFileLength is the broker's journalMaxFileLength, which the
+	// prediction of its next cleanup depends on; zero means the broker's
+	// default (32 MiB).
+	MaxFileLength int64
+	// Running predicts the next periodic cleanup of a broker running on
+	// the store now, instead of the first cleanup of a broker started on
+	// it (as `kahafs holders --running`).
+	Running bool
+	// NoIndex ignores db.data, as a broker whose index was deleted does
+	// (as `kahafs holders --no-index`).
+	NoIndex bool
+	// Logger receives errors that reach the kernel as EIO/ENOENT and
+	// refresh failures; nil means log.Default().
+	Logger *log.Logger
+	// Progress, if set, is called while a store is read with the bytes of
+	// the data files read so far and in total.
+	Progress func(done, total int64)
+	// Debug logs every FUSE request.
+	Debug bool
+	// CacheTimeout is how long the kernel keeps names and attributes
+	// (content never changes within a snapshot; a refresh invalidates the
+	// top-level names). Zero means one hour.
+	CacheTimeout time.Duration
+}
+
+// mountState is what every node of every snapshot shares.
+type mountState struct {
+	logger   *log.Logger
+	uid, gid uint32
+}
+
+func (m *mountState) logf(format string, args ...any) { m.logger.Printf(format, args...) }
+
+// FS is a store served as a tree. Open reads the store; Mount serves it;
+// Refresh re-reads it.
+type FS struct {
+	dir  string
+	opts Options
+	m    *mountState
+	root *rootDir
+
+	cur atomic.Pointer[Snapshot] // the snapshot new walks start in
+
+	mu     sync.Mutex // serializes Refresh, Mount and Unmount; guards the fields below
+	gen    uint64
+	print  fingerprint
+	server *fuse.Server
+	mnt    string
+}
+
+// Open reads the store in dir (a KahaDB directory) into a first snapshot.
+func Open(dir string, opts Options) (*FS, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := &mountState{logger: opts.Logger, uid: opts.UID, gid: opts.GID}
+	if m.logger == nil {
+		m.logger = log.Default()
+	}
+	if m.uid == 0 && m.gid == 0 {
+		m.uid, m.gid = uint32(os.Getuid()), uint32(os.Getgid())
+	}
+	f := &FS{dir: abs, opts: opts, m: m}
+	f.root = &rootDir{fsys: f}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.reload(true); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Snapshot returns the snapshot new walks of the tree start in.
+func (f *FS) Snapshot() *Snapshot { return f.cur.Load() }
+
+// Dir is the store directory (absolute).
+func (f *FS) Dir() string { return f.dir }
+
+// Refresh re-reads the store when its data files changed (or always, with
+// force) and points the tree at the new snapshot: the kernel forgets the
+// top-level names, so the next walk sees the new content. On error the old
+// snapshot stays. It reports whether a new snapshot was taken.
+func (f *FS) Refresh(force bool) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !force {
+		p, err := takeFingerprint(f.dir)
+		if err == nil && p.equal(f.print) {
+			return false, nil
+		}
+	}
+	if err := f.reload(false); err != nil {
+		return false, err
+	}
+	if f.server != nil {
+		for _, m := range rootMembers {
+			// ENOENT: the kernel had not cached the name; nothing to do.
+			_ = f.root.NotifyEntry(m.name)
+		}
+	}
+	return true, nil
+}
+
+// reload reads the store into a new snapshot and publishes it. f.mu held.
+func (f *FS) reload(first bool) error {
+	// The broker may delete a data file between the listing and the
+	// reading (its cleanup runs every 30 s): list again and retry.
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		var p fingerprint
+		p, err = takeFingerprint(f.dir)
+		if err != nil && !first {
+			return err
+		}
+		var s *Snapshot
+		s, err = load(f.dir, f.gen+1, f.m, f.opts)
+		if err == nil {
+			f.gen++
+			f.print = p
+			f.cur.Store(s)
+			return nil
+		}
+		if !errors.Is(err, codec.ErrMissingFile) {
+			return err
+		}
+	}
+	return err
+}
+
+// Mount serves the tree at mountpoint and returns once the kernel has it.
+func (f *FS) Mount(mountpoint string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.server != nil {
+		return fmt.Errorf("%w: already mounted at %s", ErrMountpoint, f.mnt)
+	}
+	if err := CheckFUSE(); err != nil {
+		return err
+	}
+	mnt, err := CheckMountpoint(mountpoint, f.dir)
+	if err != nil {
+		return err
+	}
+	timeout := f.opts.CacheTimeout
+	if timeout <= 0 {
+		timeout = time.Hour
+	}
+	fsName := "kahafs"
+	if !strings.ContainsAny(f.dir, ",\\ \t\n") {
+		fsName = f.dir
+	}
+	opts := &fs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther: f.opts.AllowOther,
+			// "ro": the kernel answers every write with EROFS before
+			// asking us.
+			Options: []string{"ro"},
+			FsName:  fsName,
+			Name:    "kahafs",
+			// READDIRPLUS only when the listing's entries get stat'ed
+			// (`ls -l`): their attributes then come in bulk, while a
+			// plain `ls` of a million commands renders none of them.
+			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
+			// No extended attributes: the kernel stops asking after the
+			// first ENOSYS instead of two round trips per `ls -l` entry.
+			DisableXAttrs: true,
+			Debug:         f.opts.Debug,
+			Logger:        f.m.logger,
+		},
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		UID:             f.m.uid,
+		GID:             f.m.gid,
+		Logger:          f.m.logger,
+	}
+	server, err := fs.Mount(mnt, f.root, opts)
+	if err != nil {
+		return fmt.Errorf("mount %s at %s: %w", f.dir, mnt, err)
+	}
+	f.server, f.mnt = server, mnt
+	return nil
+}
+
+// Mountpoint is where the tree is mounted ("" when it is not).
+func (f *FS) Mountpoint() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mnt
+}
+
+// Unmount removes the mount. It fails (and the tree stays) while a process
+// has a file open or its working directory in the tree.
+func (f *FS) Unmount() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.server == nil {
+		return nil
+	}
+	if err := f.server.Unmount(); err != nil {
+		return fmt.Errorf("unmount %s: %w (is a process using it? `fusermount3 -u -z %s` detaches it lazily)", f.mnt, err, f.mnt)
+	}
+	f.server, f.mnt = nil, ""
+	return nil
+}
+
+// Wait returns when the mount is gone (unmounted by Unmount or from
+// outside, e.g. `fusermount3 -u`).
+func (f *FS) Wait() {
+	f.mu.Lock()
+	s := f.server
+	f.mu.Unlock()
+	if s != nil {
+		s.Wait()
+	}
+}
+
+// CheckFUSE reports ErrNoFUSE when the kernel device or the mount helper
+// is missing, saying which.
+func CheckFUSE() error { return checkFUSE("/dev/fuse", exec.LookPath) }
+
+func checkFUSE(dev string, lookPath func(string) (string, error)) error {
+	if _, err := os.Stat(dev); err != nil {
+		return fmt.Errorf("%w: %s: %v (load the fuse kernel module, or give the container the device)", ErrNoFUSE, dev, err)
+	}
+	// go-fuse looks in PATH, then in /bin.
+	for _, name := range []string{"fusermount3", "/bin/fusermount3", "fusermount", "/bin/fusermount"} {
+		if _, err := lookPath(name); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: fusermount3 not found in PATH or /bin (install the fuse3 package)", ErrNoFUSE)
+}
+
+// CheckMountpoint returns the absolute mountpoint after checking that it
+// is an existing directory, not already a mount point, and not the store
+// or a directory above it (the tree would hide the store from its own
+// refreshes).
+func CheckMountpoint(mountpoint, store string) (string, error) {
+	abs, err := filepath.Abs(mountpoint)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%w: mountpoint %s does not exist (create it with mkdir)", ErrMountpoint, abs)
+		}
+		return "", fmt.Errorf("%w: mountpoint %s: %v", ErrMountpoint, abs, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%w: mountpoint %s is not a directory", ErrMountpoint, abs)
+	}
+	if mounted, err := isMountPoint(abs); err == nil && mounted {
+		return "", fmt.Errorf("%w: mountpoint %s is busy: something is already mounted there (unmount it with `fusermount3 -u %s`)", ErrMountpoint, abs, abs)
+	}
+	if realStore, err := filepath.EvalSymlinks(store); err == nil {
+		store = realStore
+	}
+	realMnt := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		realMnt = r
+	}
+	if rel, err := filepath.Rel(realMnt, store); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+		return "", fmt.Errorf("%w: mountpoint %s would hide the store %s", ErrMountpoint, abs, store)
+	}
+	return abs, nil
+}
+
+// isMountPoint reports whether dir is listed as a mount point in
+// /proc/self/mountinfo (a stale FUSE mount cannot even be stat'ed, so the
+// device comparison alone is not enough).
+func isMountPoint(dir string) (bool, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		var st, pst syscall.Stat_t
+		if err := syscall.Stat(dir, &st); err != nil {
+			return false, err
+		}
+		if err := syscall.Stat(filepath.Dir(dir), &pst); err != nil {
+			return false, err
+		}
+		return st.Dev != pst.Dev, nil
+	}
+	real := dir
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		real = r
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 4 && unescapeMountinfo(fields[4]) == real {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// unescapeMountinfo undoes the octal escapes (\040 for space, ...) of
+// /proc/self/mountinfo paths.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			v := 0
+			ok := true
+			for _, c := range s[i+1 : i+4] {
+				if c < '0' || c > '7' {
+					ok = false
+					break
+				}
+				v = v*8 + int(c-'0')
+			}
+			if ok {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// fingerprint identifies the state of a store's data files: names, sizes
+// and modification times. A broker that writes changes the mtime of its
+// current file; one that rotates or cleans up changes the list.
+type fingerprint []string
+
+func takeFingerprint(dir string) (fingerprint, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var p fingerprint
+	for _, e := range ents {
+		if _, ok := codec.ParseDataFileName(e.Name()); !ok && e.Name() != "db.data" {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		p = append(p, fmt.Sprintf("%s %d %d", e.Name(), info.Size(), info.ModTime().UnixNano()))
+	}
+	return p, nil
+}
+
+func (p fingerprint) equal(o fingerprint) bool {
+	if len(p) != len(o) || p == nil {
+		return false
+	}
+	for i := range p {
+		if p[i] != o[i] {
+			return false
+		}
+	}
+	return true
+}

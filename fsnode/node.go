@@ -1,0 +1,344 @@
+package fsnode
+
+import (
+	"context"
+	"sync"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// roNode is embedded by every node type. It answers every call that would
+// change the tree with EROFS. The mount is also made with the kernel's
+// "ro" option, so these only matter if that is ever dropped; go-fuse's
+// defaults would otherwise report success for unlink and rmdir.
+type roNode struct {
+	fs.Inode
+}
+
+func readOnly() syscall.Errno { return toErrno(nil, "", errReadOnly) }
+
+// noEntry answers a lookup of a name that is not in a directory.
+func noEntry() syscall.Errno { return toErrno(nil, "", errNoEntry) }
+
+var _ fs.NodeSetattrer = (*roNode)(nil)
+
+func (*roNode) Setattr(context.Context, fs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
+	return readOnly()
+}
+
+var _ fs.NodeMkdirer = (*roNode)(nil)
+
+func (*roNode) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, readOnly()
+}
+
+var _ fs.NodeMknoder = (*roNode)(nil)
+
+func (*roNode) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, readOnly()
+}
+
+var _ fs.NodeCreater = (*roNode)(nil)
+
+func (*roNode) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, readOnly()
+}
+
+var _ fs.NodeUnlinker = (*roNode)(nil)
+
+func (*roNode) Unlink(context.Context, string) syscall.Errno { return readOnly() }
+
+var _ fs.NodeRmdirer = (*roNode)(nil)
+
+func (*roNode) Rmdir(context.Context, string) syscall.Errno { return readOnly() }
+
+var _ fs.NodeRenamer = (*roNode)(nil)
+
+func (*roNode) Rename(context.Context, string, fs.InodeEmbedder, string, uint32) syscall.Errno {
+	return readOnly()
+}
+
+var _ fs.NodeLinker = (*roNode)(nil)
+
+func (*roNode) Link(context.Context, fs.InodeEmbedder, string, *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, readOnly()
+}
+
+var _ fs.NodeSymlinker = (*roNode)(nil)
+
+func (*roNode) Symlink(context.Context, string, string, *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	return nil, readOnly()
+}
+
+var _ fs.NodeSetxattrer = (*roNode)(nil)
+
+func (*roNode) Setxattr(context.Context, string, []byte, uint32) syscall.Errno { return readOnly() }
+
+var _ fs.NodeRemovexattrer = (*roNode)(nil)
+
+func (*roNode) Removexattr(context.Context, string) syscall.Errno { return readOnly() }
+
+var _ fs.NodeWriter = (*roNode)(nil)
+
+func (*roNode) Write(context.Context, fs.FileHandle, []byte, int64) (uint32, syscall.Errno) {
+	return 0, readOnly()
+}
+
+var _ fs.NodeAllocater = (*roNode)(nil)
+
+func (*roNode) Allocate(context.Context, fs.FileHandle, uint64, uint64, uint32) syscall.Errno {
+	return readOnly()
+}
+
+// writeFlags are open flags that ask for change.
+const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
+
+// Modes of everything in the tree: nobody writes, the kernel's
+// default_permissions are not used (FUSE only lets the mounting user in
+// unless --allow-other).
+const (
+	dirMode  = syscall.S_IFDIR | 0o555
+	fileMode = syscall.S_IFREG | 0o444
+)
+
+// attr fills the attributes every node shares: owner, times (when the
+// snapshot was read: the content is as of then), link count.
+func (s *Snapshot) attr(out *fuse.Attr, mode uint32, size int64) {
+	out.Mode = mode
+	out.Size = uint64(size)
+	out.Blocks = (uint64(size) + 511) / 512
+	out.Blksize = 4096
+	out.Nlink = 1 // directories too: "subdirectory count unknown" for find
+	if s.m != nil {
+		out.Uid, out.Gid = s.m.uid, s.m.gid
+	}
+	sec, nsec := uint64(s.Read.Unix()), uint32(s.Read.Nanosecond())
+	out.Atime, out.Mtime, out.Ctime = sec, sec, sec
+	out.Atimensec, out.Mtimensec, out.Ctimensec = nsec, nsec, nsec
+}
+
+// dirNode is the part every directory type shares: its snapshot, and
+// Getattr.
+type dirNode struct {
+	roNode
+	snap *Snapshot
+}
+
+var _ fs.NodeGetattrer = (*dirNode)(nil)
+
+func (d *dirNode) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	d.snap.attr(&out.Attr, dirMode, 0)
+	return 0
+}
+
+// newDir adds a directory node of the snapshot's generation.
+func newDir(ctx context.Context, parent *fs.Inode, s *Snapshot, ops fs.InodeEmbedder, ino uint64, out *fuse.EntryOut) *fs.Inode {
+	s.attr(&out.Attr, dirMode, 0)
+	return parent.NewInode(ctx, ops, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino, Gen: s.Gen})
+}
+
+// textFile is a small file whose content is rendered from the snapshot
+// once, the first time its size or content is asked for, then kept
+// (guarded by once).
+type textFile struct {
+	roNode
+	snap   *Snapshot
+	name   string // for error messages
+	render func() ([]byte, error)
+
+	once sync.Once
+	data []byte
+	err  error
+}
+
+func (f *textFile) content() ([]byte, error) {
+	f.once.Do(func() { f.data, f.err = f.render() })
+	return f.data, f.err
+}
+
+// newTextFile adds a textFile node; its content is rendered now, because
+// the lookup answer carries its exact size.
+func newTextFile(ctx context.Context, parent *fs.Inode, s *Snapshot, name string, ino uint64, render func() ([]byte, error), out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	f := &textFile{snap: s, name: name, render: render}
+	data, err := f.content()
+	if err != nil {
+		return nil, s.errno("render "+name, err)
+	}
+	s.attr(&out.Attr, fileMode, int64(len(data)))
+	return parent.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino, Gen: s.Gen}), 0
+}
+
+var _ fs.NodeGetattrer = (*textFile)(nil)
+
+func (f *textFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	data, err := f.content()
+	if err != nil {
+		return f.snap.errno("render "+f.name, err)
+	}
+	f.snap.attr(&out.Attr, fileMode, int64(len(data)))
+	return 0
+}
+
+var _ fs.NodeOpener = (*textFile)(nil)
+
+func (f *textFile) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&writeFlags != 0 {
+		return nil, 0, readOnly()
+	}
+	if _, err := f.content(); err != nil {
+		return nil, 0, f.snap.errno("render "+f.name, err)
+	}
+	return nil, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+}
+
+var _ fs.NodeReader = (*textFile)(nil)
+
+func (f *textFile) Read(_ context.Context, _ fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	data, err := f.content()
+	if err != nil {
+		return nil, f.snap.errno("read "+f.name, err)
+	}
+	return fuse.ReadResultData(sliceAt(data, off, len(dest))), 0
+}
+
+func sliceAt(data []byte, off int64, n int) []byte {
+	if off >= int64(len(data)) || off < 0 {
+		return nil
+	}
+	end := off + int64(n)
+	if end > int64(len(data)) {
+		end = int64(len(data))
+	}
+	return data[off:end]
+}
+
+// commandFile is one journal command as JSON. Only its size is kept; the
+// content is taken from the snapshot's recent renders when the file is
+// opened right after its lookup, else rendered again (from the data file,
+// through the snapshot's descriptor), and held by the open handle. With
+// FOPEN_KEEP_CACHE the kernel's page cache answers repeated reads.
+type commandFile struct {
+	roNode
+	f    *dataFile
+	e    recEntry
+	size int64
+}
+
+// contentHandle is an open commandFile.
+type contentHandle struct {
+	data []byte
+}
+
+// newCommandFile adds the node of the command e of f. The command is
+// rendered now, for its exact size; the open that usually follows the
+// lookup (cat, grep) finds the content in the snapshot's recent renders.
+func newCommandFile(ctx context.Context, parent *fs.Inode, f *dataFile, e recEntry, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	s := f.snap
+	b, err := f.appendCommand(make([]byte, 0, int(e.size)*2+256), e)
+	if err != nil {
+		return nil, s.errno("render command", err)
+	}
+	loc := e.loc(f.info.ID)
+	s.recent.put(loc, b)
+	n := &commandFile{f: f, e: e, size: int64(len(b))}
+	s.attr(&out.Attr, fileMode, n.size)
+	return parent.NewInode(ctx, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, loc), Gen: s.Gen}), 0
+}
+
+var _ fs.NodeGetattrer = (*commandFile)(nil)
+
+func (n *commandFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.f.snap.attr(&out.Attr, fileMode, n.size)
+	return 0
+}
+
+var _ fs.NodeOpener = (*commandFile)(nil)
+
+func (n *commandFile) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if flags&writeFlags != 0 {
+		return nil, 0, readOnly()
+	}
+	data, ok := n.f.snap.recent.take(n.e.loc(n.f.info.ID))
+	var err error
+	if !ok {
+		data, err = n.f.appendCommand(make([]byte, 0, n.size), n.e)
+	}
+	if err == nil && int64(len(data)) != n.size {
+		err = errChanged
+	}
+	if err != nil {
+		return nil, 0, n.f.snap.errno("open command", err)
+	}
+	// Nothing to flush at close: FOPEN_NOFLUSH spares the round trip.
+	return &contentHandle{data: data}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+}
+
+var _ fs.NodeReader = (*commandFile)(nil)
+
+func (n *commandFile) Read(_ context.Context, fh fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, ok := fh.(*contentHandle)
+	if !ok {
+		data, err := n.f.appendCommand(nil, n.e)
+		if err != nil {
+			return nil, n.f.snap.errno("read command", err)
+		}
+		h = &contentHandle{data: data}
+	}
+	return fuse.ReadResultData(sliceAt(h.data, off, len(dest))), 0
+}
+
+// listStream lists n entries computed on demand by at; it supports seeking
+// (the kernel resumes a listing by offset), so a directory of a million
+// entries is never built as a whole. Entry i has offset i+1.
+type listStream struct {
+	n   int
+	pos int
+	at  func(i int) fuse.DirEntry
+}
+
+var _ fs.DirStream = (*listStream)(nil)
+var _ fs.FileSeekdirer = (*listStream)(nil)
+
+func (l *listStream) HasNext() bool { return l.pos < l.n }
+
+func (l *listStream) Next() (fuse.DirEntry, syscall.Errno) {
+	e := l.at(l.pos)
+	l.pos++
+	e.Off = uint64(l.pos)
+	return e, 0
+}
+
+func (l *listStream) Seekdir(_ context.Context, off uint64) syscall.Errno {
+	if off > uint64(l.n) {
+		off = uint64(l.n)
+	}
+	l.pos = int(off)
+	return 0
+}
+
+func (l *listStream) Close() {}
+
+// member is a fixed entry of a directory.
+type member struct {
+	name string
+	dir  bool
+	ino  uint64
+}
+
+func (m member) dirEntry() fuse.DirEntry {
+	mode := uint32(syscall.S_IFREG)
+	if m.dir {
+		mode = syscall.S_IFDIR
+	}
+	return fuse.DirEntry{Name: m.name, Mode: mode, Ino: m.ino}
+}
+
+// errno maps an error through the mount's one mapping, logging it.
+func (s *Snapshot) errno(op string, err error) syscall.Errno {
+	if s.m == nil {
+		return toErrno(nil, op, err)
+	}
+	return toErrno(s.m.logger, op, err)
+}

@@ -1,0 +1,266 @@
+package fsnode
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/refgraph"
+)
+
+// A Snapshot is everything the tree shows about a store, read once and
+// never changed: the data files with what reading them found, and the
+// replay graph. A refresh builds a new Snapshot; nodes keep the one they
+// were made from, so a walk that started before a refresh stays
+// consistent.
+//
+// What is lazy, and guarded how:
+//   - a data file's record index (dataFile.index, sync.Once), built the
+//     first time its directory is listed or one of its commands is looked
+//     up, by scanning that file again up to the end the snapshot saw;
+//   - a data file's descriptor for reading commands (dataFile.open,
+//     sync.Once), kept for the life of the Snapshot so that a file the
+//     broker deletes later can still be read;
+//   - rendered small files (README, summary.json, ...) in their nodes.
+//
+// Everything else is written by build before the Snapshot is published
+// and only read afterwards.
+type Snapshot struct {
+	Gen   uint64 // generation: 1 for the first snapshot, +1 per refresh
+	Store *codec.Store
+	Read  time.Time // when reading started
+
+	files    []*dataFile // replay (id) order
+	commands int64       // decoded commands, all files
+	bytes    int64       // apparent size, all files
+	opts     codec.ReadOptions
+	m        *mountState
+	graph    *refgraph.Graph
+
+	dt     destTypes     // by-destination groups, lazy
+	tn     txNames       // by-transaction names, lazy
+	recent recentRenders // commands rendered by lookups, for the next open
+}
+
+// recentRenders keeps the last commands rendered by a lookup so that the
+// open that usually follows takes the content instead of rendering it a
+// second time. At most recentSize entries; a miss only costs a render.
+type recentRenders struct {
+	mu   sync.Mutex // guards the fields below
+	data map[codec.Location][]byte
+	ring [recentSize]codec.Location
+	n    int
+}
+
+const recentSize = 64
+
+func (r *recentRenders) put(loc codec.Location, b []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.data == nil {
+		r.data = make(map[codec.Location][]byte, recentSize)
+	}
+	slot := &r.ring[r.n%recentSize]
+	if r.n >= recentSize {
+		delete(r.data, *slot)
+	}
+	*slot = loc
+	r.data[loc] = b
+	r.n++
+}
+
+// take removes and returns the content rendered for loc, if still there.
+func (r *recentRenders) take(loc codec.Location) ([]byte, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, ok := r.data[loc]
+	if ok {
+		delete(r.data, loc)
+	}
+	return b, ok
+}
+
+// dataFile is one db-N.log as the snapshot saw it.
+type dataFile struct {
+	snap   *Snapshot
+	info   codec.FileInfo
+	sum    codec.FileSummary // End, Records, Batches, Damage, ...
+	byType [codec.NumEntryTypes]int64
+	count  int64 // decoded commands (sum of byType)
+
+	indexOnce sync.Once
+	idx       []recEntry // decoded commands in offset order (INVARIANT: len == count unless the file changed)
+	idxErr    error
+
+	openOnce sync.Once
+	fd       *os.File
+	openErr  error
+}
+
+// recEntry locates one decoded command of a file.
+type recEntry struct {
+	off, size, batch int32
+	typ              codec.EntryType
+}
+
+func (e recEntry) loc(file int32) codec.Location {
+	return codec.Location{File: file, Offset: e.off, Size: e.size}
+}
+
+// buildVisitor collects per-file command counts while ReadStore replays
+// the store, and passes every call on to next (the replay graph builder).
+type buildVisitor struct {
+	files    []*dataFile
+	i        int
+	next     codec.Visitor
+	progress func(done, total int64)
+	done     int64
+	total    int64
+}
+
+func (v *buildVisitor) Command(rec codec.Record, c *codec.Command) error {
+	f := v.cur(rec.Loc.File)
+	if f == nil {
+		return fmt.Errorf("record %v outside the files being read", rec.Loc)
+	}
+	f.byType[c.Type]++
+	f.count++
+	if v.next != nil {
+		return v.next.Command(rec, c)
+	}
+	return nil
+}
+
+func (v *buildVisitor) FileDone(sum *codec.FileSummary) error {
+	f := v.cur(sum.Info.ID)
+	if f == nil {
+		return fmt.Errorf("summary of %s outside the files being read", sum.Info.Name)
+	}
+	f.sum = *sum
+	v.i++
+	v.done += sum.Size
+	if v.progress != nil {
+		v.progress(v.done, v.total)
+	}
+	if v.next != nil {
+		return v.next.FileDone(sum)
+	}
+	return nil
+}
+
+// cur returns the file being read (files arrive in order).
+func (v *buildVisitor) cur(id int32) *dataFile {
+	if v.i < len(v.files) && v.files[v.i].info.ID == id {
+		return v.files[v.i]
+	}
+	return nil
+}
+
+// open returns the descriptor commands are read through.
+func (f *dataFile) open() (*os.File, error) {
+	f.openOnce.Do(func() {
+		fd, err := os.Open(f.info.Path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				err = &codec.CorruptionError{File: f.info.Path, FileID: f.info.ID, Err: codec.ErrMissingFile, Detail: "deleted since the store was read"}
+			}
+			f.openErr = err
+			return
+		}
+		f.fd = fd
+	})
+	return f.fd, f.openErr
+}
+
+// index returns the file's decoded commands in offset order, scanning the
+// file the first time. Records past the end the snapshot saw (written by a
+// running broker since) are left out, so the listing agrees with the rest
+// of the snapshot.
+func (f *dataFile) index() ([]recEntry, error) {
+	f.indexOnce.Do(func() {
+		idx := make([]recEntry, 0, f.count)
+		end := f.sum.End
+		_, err := codec.ScanFile(f.info, f.snap.opts, func(rec codec.Record, c *codec.Command) error {
+			if int64(rec.Loc.Offset) >= end {
+				return nil
+			}
+			idx = append(idx, recEntry{off: rec.Loc.Offset, size: rec.Loc.Size, batch: rec.Batch, typ: c.Type})
+			return nil
+		})
+		if err != nil {
+			f.idxErr = err
+			return
+		}
+		if int64(len(idx)) != f.count && f.snap.m != nil {
+			f.snap.m.logf("%s: %d commands now, %d when the store was read: %v", f.info.Name, len(idx), f.count, errChanged)
+		}
+		f.idx = idx
+	})
+	return f.idx, f.idxErr
+}
+
+// find returns the index entry of the command at offset off.
+func (f *dataFile) find(off int32) (recEntry, bool, error) {
+	idx, err := f.index()
+	if err != nil {
+		return recEntry{}, false, err
+	}
+	i := sort.Search(len(idx), func(i int) bool { return idx[i].off >= off })
+	if i < len(idx) && idx[i].off == off {
+		return idx[i], true, nil
+	}
+	return recEntry{}, false, nil
+}
+
+// appendCommand renders the command at e as one line of JSON, the same
+// line `kahafs dump --json` prints for it.
+func (f *dataFile) appendCommand(dst []byte, e recEntry) ([]byte, error) {
+	fd, err := f.open()
+	if err != nil {
+		return dst, err
+	}
+	data := make([]byte, e.size)
+	if n, err := fd.ReadAt(data, int64(e.off)); n < len(data) {
+		if err == nil || err == io.EOF {
+			err = errChanged
+		}
+		return dst, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, err)
+	}
+	if int32(binary.BigEndian.Uint32(data)) != e.size || data[4] != codec.RecordTypeUser {
+		return dst, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
+	}
+	rec := codec.Record{Loc: e.loc(f.info.ID), Batch: e.batch, Data: data}
+	var c codec.Command
+	if err := codec.DecodeRecord(f.info.Path, rec, &c); err != nil {
+		return dst, err
+	}
+	if c.Type != e.typ {
+		return dst, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
+	}
+	dst = codec.AppendCommandJSON(dst, rec, &c, codec.JSONOptions{OpenWire: true})
+	return append(dst, '\n'), nil
+}
+
+// file returns the data file with the given id.
+func (s *Snapshot) file(id int32) *dataFile {
+	i := sort.Search(len(s.files), func(i int) bool { return s.files[i].info.ID >= id })
+	if i < len(s.files) && s.files[i].info.ID == id {
+		return s.files[i]
+	}
+	return nil
+}
+
+// Files is the number of data files.
+func (s *Snapshot) Files() int { return len(s.files) }
+
+// Commands is the number of decoded commands in all data files.
+func (s *Snapshot) Commands() int64 { return s.commands }
+
+// Graph is the replay graph of the snapshot.
+func (s *Snapshot) Graph() *refgraph.Graph { return s.graph }

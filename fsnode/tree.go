@@ -1,0 +1,244 @@
+package fsnode
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/kahafs/kahafs/codec"
+)
+
+// The root: fixed members, each looked up in the current snapshot. A
+// refresh swaps the snapshot and invalidates these names in the kernel, so
+// the next walk starts in the new snapshot while open files and working
+// directories keep the one they began with.
+type rootDir struct {
+	roNode
+	fsys *FS
+}
+
+// Names at the root (a contract: scripts read these paths).
+const (
+	nameReadme        = "README"
+	nameSummary       = "summary.json"
+	namePinned        = "pinned"
+	nameFree          = "free"
+	nameByFile        = "by-file"
+	nameByDestination = "by-destination"
+	nameByTransaction = "by-transaction"
+)
+
+var rootMembers = []member{
+	{nameReadme, false, inoReadme},
+	{nameSummary, false, inoSummary},
+	{namePinned, false, inoPinned},
+	{nameFree, false, inoFree},
+	{nameByFile, true, inoByFile},
+	{nameByDestination, true, inoByDestination},
+	{nameByTransaction, true, inoByTransaction},
+}
+
+var _ fs.NodeGetattrer = (*rootDir)(nil)
+
+func (r *rootDir) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	r.fsys.Snapshot().attr(&out.Attr, dirMode, 0)
+	return 0
+}
+
+var _ fs.NodeReaddirer = (*rootDir)(nil)
+
+func (r *rootDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
+	return membersStream(rootMembers), 0
+}
+
+func membersStream(ms []member) *listStream {
+	return &listStream{n: len(ms), at: func(i int) fuse.DirEntry { return ms[i].dirEntry() }}
+}
+
+var _ fs.NodeLookuper = (*rootDir)(nil)
+
+func (r *rootDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	s := r.fsys.Snapshot()
+	p := r.EmbeddedInode()
+	switch name {
+	case nameReadme:
+		return newTextFile(ctx, p, s, name, inoReadme, s.renderReadme, out)
+	case nameSummary:
+		return newTextFile(ctx, p, s, name, inoSummary, s.renderSummary, out)
+	case namePinned:
+		return newTextFile(ctx, p, s, name, inoPinned, func() ([]byte, error) { return s.renderFileList(true), nil }, out)
+	case nameFree:
+		return newTextFile(ctx, p, s, name, inoFree, func() ([]byte, error) { return s.renderFileList(false), nil }, out)
+	case nameByFile:
+		return newDir(ctx, p, s, &byFileDir{dirNode{snap: s}}, inoByFile, out), 0
+	case nameByDestination:
+		return newDir(ctx, p, s, &byDestinationDir{dirNode{snap: s}}, inoByDestination, out), 0
+	case nameByTransaction:
+		return newDir(ctx, p, s, &byTransactionDir{dirNode{snap: s}}, inoByTransaction, out), 0
+	}
+	return nil, noEntry()
+}
+
+var _ fs.NodeStatfser = (*rootDir)(nil)
+
+func (r *rootDir) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
+	s := r.fsys.Snapshot()
+	out.Bsize = 4096
+	out.Frsize = 4096
+	out.Blocks = uint64(s.bytes+4095) / 4096
+	out.Files = uint64(s.commands)
+	out.NameLen = MaxNameLen
+	return 0
+}
+
+// by-file: one directory per data file, in id order.
+type byFileDir struct{ dirNode }
+
+var _ fs.NodeReaddirer = (*byFileDir)(nil)
+
+func (d *byFileDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
+	files := d.snap.files
+	return &listStream{n: len(files), at: func(i int) fuse.DirEntry {
+		f := files[i]
+		return fuse.DirEntry{Name: f.info.Name, Mode: syscall.S_IFDIR, Ino: inoAt(kindDataDir, f.info.ID, 0)}
+	}}, 0
+}
+
+var _ fs.NodeLookuper = (*byFileDir)(nil)
+
+func (d *byFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	id, ok := codec.ParseDataFileName(name)
+	if !ok {
+		return nil, noEntry()
+	}
+	f := d.snap.file(id)
+	if f == nil || f.info.Name != name {
+		return nil, noEntry()
+	}
+	return newDir(ctx, d.EmbeddedInode(), d.snap, &dataFileDir{dirNode: dirNode{snap: d.snap}, f: f}, inoAt(kindDataDir, id, 0), out), 0
+}
+
+// by-file/db-N.log: holders, holders.json, info.json, then one JSON file
+// per command in journal order. The commands are listed from the file's
+// record index and looked up by parsing the name back to an offset.
+type dataFileDir struct {
+	dirNode
+	f *dataFile
+}
+
+const (
+	nameHolders     = "holders"
+	nameHoldersJSON = "holders.json"
+	nameInfo        = "info.json"
+)
+
+func (d *dataFileDir) members() []member {
+	id := d.f.info.ID
+	return []member{
+		{nameHolders, false, inoAt(kindDataMember, id, memberHolders)},
+		{nameHoldersJSON, false, inoAt(kindDataMember, id, memberHoldersJSON)},
+		{nameInfo, false, inoAt(kindDataMember, id, memberInfo)},
+	}
+}
+
+var _ fs.NodeReaddirer = (*dataFileDir)(nil)
+
+func (d *dataFileDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
+	idx, err := d.f.index()
+	if err != nil {
+		return nil, d.snap.errno("list "+d.f.info.Name, err)
+	}
+	ms := d.members()
+	id := d.f.info.ID
+	return &listStream{n: len(ms) + len(idx), at: func(i int) fuse.DirEntry {
+		if i < len(ms) {
+			return ms[i].dirEntry()
+		}
+		e := idx[i-len(ms)]
+		return fuse.DirEntry{Name: commandName(e), Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, e.loc(id))}
+	}}, 0
+}
+
+var _ fs.NodeLookuper = (*dataFileDir)(nil)
+
+func (d *dataFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	s, f, p := d.snap, d.f, d.EmbeddedInode()
+	id := f.info.ID
+	switch name {
+	case nameHolders:
+		return newTextFile(ctx, p, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberHolders), func() ([]byte, error) { return s.renderHolders(f), nil }, out)
+	case nameHoldersJSON:
+		return newTextFile(ctx, p, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberHoldersJSON), func() ([]byte, error) { return s.renderHoldersJSON(f) }, out)
+	case nameInfo:
+		return newTextFile(ctx, p, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberInfo), func() ([]byte, error) { return s.renderInfo(f) }, out)
+	}
+	off, typ, ok := parseCommandName(name)
+	if !ok {
+		return nil, noEntry()
+	}
+	e, found, err := f.find(off)
+	if err != nil {
+		return nil, s.errno("lookup "+f.info.Name+"/"+name, err)
+	}
+	if !found || e.typ != typ {
+		return nil, noEntry()
+	}
+	return newCommandFile(ctx, p, f, e, out)
+}
+
+// Command file names: the offset in 10 digits (any int32 offset, so that
+// `ls` lists them in journal order), the command type, ".json".
+const offsetDigits = 10
+
+func commandName(e recEntry) string {
+	return padInt(int64(e.off), offsetDigits) + "-" + e.typ.String() + ".json"
+}
+
+// padInt writes v in decimal, zero-padded to width digits.
+func padInt(v int64, width int) string {
+	s := strconv.FormatInt(v, 10)
+	if len(s) >= width {
+		return s
+	}
+	return strings.Repeat("0", width-len(s)) + s
+}
+
+// parseCommandName is the inverse of commandName; only the exact spelling
+// commandName produces is accepted.
+func parseCommandName(name string) (int32, codec.EntryType, bool) {
+	const suffix = ".json"
+	if len(name) < offsetDigits+2+len(suffix) || name[offsetDigits] != '-' || name[len(name)-len(suffix):] != suffix {
+		return 0, 0, false
+	}
+	off, ok := parseDigits(name[:offsetDigits])
+	if !ok || off > 1<<31-1 {
+		return 0, 0, false
+	}
+	typ, ok := codec.ParseEntryType(name[offsetDigits+1 : len(name)-len(suffix)])
+	if !ok {
+		return 0, 0, false
+	}
+	return int32(off), typ, true
+}
+
+// parseDigits parses a fixed-width run of decimal digits.
+func parseDigits(s string) (int64, bool) {
+	var v int64
+	if s == "" {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+		if v > 1<<40 {
+			return 0, false
+		}
+	}
+	return v, true
+}

@@ -1,0 +1,163 @@
+package fsnode
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestToErrno(t *testing.T) {
+	var logged bytes.Buffer
+	logger := log.New(&logged, "", 0)
+	corrupt := &codec.CorruptionError{File: "db-3.log", FileID: 3, Offset: 100, Err: codec.ErrDecode}
+	cases := []struct {
+		err    error
+		want   syscall.Errno
+		logged bool
+	}{
+		{nil, 0, false},
+		{errReadOnly, syscall.EROFS, false},
+		{fmt.Errorf("x: %w", errNoEntry), syscall.ENOENT, false},
+		{ErrBadName, syscall.ENOENT, false},
+		{&codec.CorruptionError{File: "db-9.log", Err: codec.ErrMissingFile}, syscall.ENOENT, true},
+		{fmt.Errorf("open: %w", fs.ErrNotExist), syscall.ENOENT, true},
+		{corrupt, syscall.EIO, true},
+		{errChanged, syscall.EIO, true},
+		{errors.New("something else"), syscall.EIO, true},
+		{syscall.EACCES, syscall.EACCES, true},
+		{syscall.ENOSYS, syscall.EIO, true}, // never ENOSYS: the kernel would stop asking
+	}
+	for _, tc := range cases {
+		logged.Reset()
+		got := toErrno(logger, "op", tc.err)
+		assert.Equal(t, tc.want, got, "%v", tc.err)
+		assert.Equal(t, tc.logged, logged.Len() > 0, "%v logged: %q", tc.err, logged.String())
+		if tc.logged {
+			assert.Contains(t, logged.String(), tc.err.Error())
+		}
+	}
+	assert.Contains(t, func() string { logged.Reset(); toErrno(logger, "read x", corrupt); return logged.String() }(), "db-3.log: offset 100")
+}
+
+func TestInoNumbers(t *testing.T) {
+	seen := map[uint64]string{}
+	add := func(ino uint64, what string) {
+		t.Helper()
+		assert.NotContains(t, []uint64{0, 1, ^uint64(0)}, ino, what)
+		if prev, ok := seen[ino]; ok {
+			t.Errorf("%s and %s share inode %d", what, prev, ino)
+		}
+		seen[ino] = what
+	}
+	for _, m := range rootMembers {
+		add(m.ino, m.name)
+	}
+	for _, file := range []int32{1, 2, 1000, maxFileID} {
+		add(inoAt(kindDataDir, file, 0), fmt.Sprint("dir ", file))
+		for _, m := range []uint64{memberHolders, memberHoldersJSON, memberInfo} {
+			add(inoAt(kindDataMember, file, m), fmt.Sprint("member ", file, m))
+		}
+		for _, off := range []int32{0, 28, 1 << 20, 1<<31 - 1} {
+			loc := codec.Location{File: file, Offset: off}
+			add(inoLoc(kindCommand, loc), "command "+loc.String())
+			add(inoLoc(kindTxDir, loc), "tx "+loc.String())
+			add(inoLoc(kindTxState, loc), "state "+loc.String())
+			add(inoLoc(kindTxInfo, loc), "info "+loc.String())
+		}
+	}
+	add(inoPath("by-destination", "0:Q"), "hashed")
+	// Ids past 2^28 still get a number, from the hashed range.
+	big := inoLoc(kindCommand, codec.Location{File: maxFileID + 1, Offset: 28})
+	assert.Equal(t, uint64(kindHashed), big>>kindShift)
+	// Stable: the same input, the same number.
+	assert.Equal(t, inoLoc(kindCommand, codec.Location{File: 7, Offset: 99}), inoLoc(kindCommand, codec.Location{File: 7, Offset: 99, Size: 5}))
+}
+
+func TestNameIndexDuplicates(t *testing.T) {
+	raw := []string{"XID:b", "XID:a", "XID:b", strings.Repeat("x", 300), strings.Repeat("x", 300), "a/b", "XID:b"}
+	x := newNameIndex(len(raw), func(i int) string { return raw[i] })
+	got := map[string]int{}
+	for k := 0; k < x.len(); k++ {
+		i, name := x.entry(k)
+		checkComponent(t, raw[i], name)
+		_, dup := got[name]
+		require.False(t, dup, "name %q twice", name)
+		got[name] = i
+		j, ok := x.lookup(name)
+		require.True(t, ok, name)
+		assert.Equal(t, i, j, name)
+	}
+	assert.Len(t, got, len(raw))
+	// Duplicates keep their journal order: the first is plain, then %~2, %~3.
+	assert.Equal(t, 0, got["XID:b"])
+	assert.Equal(t, 2, got["XID:b%~2"])
+	assert.Equal(t, 6, got["XID:b%~3"])
+	assert.Equal(t, 5, got["a%2Fb"])
+	for _, bad := range []string{"XID:b%~1", "XID:b%~4", "XID:b%~02", "XID:c", "a/b", "%41", "XID:b%~"} {
+		_, ok := x.lookup(bad)
+		assert.False(t, ok, bad)
+	}
+}
+
+func TestPendingAndCommandNames(t *testing.T) {
+	e := recEntry{off: 28, typ: codec.AddMessageCommand}
+	n := commandName(e)
+	assert.Equal(t, "0000000028-KAHA_ADD_MESSAGE_COMMAND.json", n)
+	off, typ, ok := parseCommandName(n)
+	require.True(t, ok)
+	assert.Equal(t, int32(28), off)
+	assert.Equal(t, codec.AddMessageCommand, typ)
+	assert.Equal(t, "2147483647-KAHA_TRACE_COMMAND.json", commandName(recEntry{off: 1<<31 - 1}))
+	for _, bad := range []string{"28-KAHA_ADD_MESSAGE_COMMAND.json", "00000000028-KAHA_ADD_MESSAGE_COMMAND.json", "0000000028-KAHA_NOPE.json",
+		"0000000028-KAHA_ADD_MESSAGE_COMMAND", "9999999999-KAHA_TRACE_COMMAND.json", "00000000x8-KAHA_TRACE_COMMAND.json"} {
+		_, _, ok := parseCommandName(bad)
+		assert.False(t, ok, bad)
+	}
+	long := pendingName(41, strings.Repeat("ID:", 200))
+	assert.LessOrEqual(t, len(long), MaxNameLen)
+	assert.True(t, strings.HasPrefix(long, "0000000042-"))
+	assert.True(t, strings.HasSuffix(long, ".json"))
+	checkComponent(t, "", long)
+}
+
+func TestCheckFUSE(t *testing.T) {
+	found := func(string) (string, error) { return "/usr/bin/fusermount3", nil }
+	missing := func(string) (string, error) { return "", errors.New("not found") }
+	dev := filepath.Join(t.TempDir(), "fuse")
+	require.NoError(t, os.WriteFile(dev, nil, 0o600))
+
+	err := checkFUSE(filepath.Join(t.TempDir(), "nofuse"), found)
+	assert.ErrorIs(t, err, ErrNoFUSE)
+	assert.ErrorContains(t, err, "nofuse")
+	err = checkFUSE(dev, missing)
+	assert.ErrorIs(t, err, ErrNoFUSE)
+	assert.ErrorContains(t, err, "fusermount3 not found")
+	assert.NoError(t, checkFUSE(dev, found))
+}
+
+func TestRecentRenders(t *testing.T) {
+	var r recentRenders
+	loc := func(i int) codec.Location { return codec.Location{File: 1, Offset: int32(28 + i)} }
+	for i := 0; i < 3*recentSize; i++ {
+		r.put(loc(i), []byte{byte(i)})
+	}
+	assert.LessOrEqual(t, len(r.data), recentSize, "bounded")
+	_, ok := r.take(loc(0))
+	assert.False(t, ok, "evicted")
+	b, ok := r.take(loc(3*recentSize - 1))
+	require.True(t, ok)
+	assert.Equal(t, []byte{byte(3*recentSize - 1)}, b)
+	_, ok = r.take(loc(3*recentSize - 1))
+	assert.False(t, ok, "taken once")
+}

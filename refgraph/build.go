@@ -1,0 +1,586 @@
+package refgraph
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// Build finishes the replay: it settles the transactions as a restarted
+// broker would (Options.Running: as they are), materialises destinations
+// and subscriptions, emulates the broker's next cleanup and explains every
+// data file. The Builder is spent afterwards.
+func (b *Builder) Build() (*Graph, error) {
+	if b.built {
+		return nil, errBuilt
+	}
+	b.built = true
+	g := &Graph{fileByID: map[int32]*File{}, destByK: map[string]*Destination{}}
+	sort.Slice(b.files, func(i, j int) bool { return b.files[i].ID < b.files[j].ID })
+	for _, f := range b.files {
+		for _, d := range f.Damage {
+			if !codec.IsTail(d) {
+				g.damaged = true
+			}
+		}
+	}
+
+	// transactions still open at the end of the journal, in the order the
+	// broker met them
+	open := make([]*txState, 0, len(b.txs))
+	for _, t := range b.txs {
+		open = append(open, t)
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i].order < open[j].order })
+
+	cl := b.cleanupPoint(open)
+	b.materialize(g, open)
+	g.order = b.destOrder()
+	b.emulateGC(g, cl, open)
+	b.explain(g, cl, open)
+	b.listTransactions(g, open)
+
+	g.files = b.files
+	for _, f := range b.files {
+		g.fileByID[f.ID] = f
+	}
+	s := &g.summary
+	s.Files = len(b.files)
+	for _, f := range b.files {
+		if f.Pinned {
+			s.PinnedFiles++
+		} else {
+			s.FreeFiles++
+		}
+	}
+	s.Commands, s.SkippedCommands = b.commands, b.skipped
+	s.Committed, s.RolledBack = b.nCommit, b.nRollbk
+	s.LastUpdate, s.HasLastUpdate = b.lastUpdate, b.hasLastUpdate
+	s.CleanupLastUpdate, s.HasCleanupLastUpdate = cl.lastUpdate, cl.hasLastUpdate
+	s.RecoveryStart, s.HasRecoveryStart = b.phaseBStart, b.seenPhaseB && b.hasRecovery
+	s.UsedIndex = b.opts.Index != nil && b.hasRecovery
+	g.warnings = b.warnings
+	return g, nil
+}
+
+// cleanup is the state the predicted cleanup starts from.
+type cleanup struct {
+	lastUpdate    codec.Location
+	hasLastUpdate bool
+	newFile       int32 // a file the restart creates (0: none)
+	audit, ackMap codec.Location
+	hasAudit      bool
+	hasAckMap     bool
+	auditNew      bool // written by the cleanup's own checkpoint
+	ackMapNew     bool
+	rolledBack    []*txState // local transactions a restart rolls back
+}
+
+// cleanupPoint works out lastUpdate and the audit and ack-map locations of
+// the predicted cleanup. After a restart: recovery appends a rollback
+// record per in-flight local transaction and a "LOADED <date>" trace (the
+// trace is the last update), and the stop checkpoint writes a fresh
+// producer audit and ack map before collecting (§5.3, §6.1).
+func (b *Builder) cleanupPoint(open []*txState) cleanup {
+	var cl cleanup
+	if b.opts.Running {
+		cl.lastUpdate, cl.hasLastUpdate = b.lastUpdate, b.hasLastUpdate
+		cl.audit, cl.hasAudit = b.lastAudit, b.hasAudit
+		cl.ackMap, cl.hasAckMap = b.lastAckMap, b.hasAckMap
+		return cl
+	}
+	file := b.maxID
+	var end int64
+	if f, ok := b.fileIx[file]; ok {
+		end = f.End
+	}
+	if file == 0 {
+		file, end = 1, 0
+	}
+	appendRec := func(size int32) codec.Location {
+		if end > 0 && end+int64(size) >= b.opts.MaxFileLength {
+			file++
+			end = 0
+			cl.newFile = file
+		}
+		loc := codec.Location{File: file, Offset: int32(end + codec.BatchHeaderSize), Size: size}
+		end += codec.BatchHeaderSize + int64(size)
+		return loc
+	}
+	for _, t := range open {
+		if !t.xa && !t.prepared {
+			appendRec(t.rbSize)
+			cl.rolledBack = append(cl.rolledBack, t)
+		}
+	}
+	cl.lastUpdate, cl.hasLastUpdate = appendRec(b.opts.RestartTraceSize), true
+	// the stop checkpoint's audit and ack map come after the trace
+	auditSize := int32(375)
+	if b.hasAudit {
+		auditSize = b.lastAudit.Size
+	}
+	cl.audit, cl.hasAudit, cl.auditNew = appendRec(auditSize), true, true
+	ackSize := int32(91)
+	if b.hasAckMap {
+		ackSize = b.lastAckMap.Size
+	}
+	cl.ackMap, cl.hasAckMap, cl.ackMapNew = appendRec(ackSize), true, true
+	return cl
+}
+
+// inProgress lists the transactions whose operations the cleanup's
+// transaction range covers.
+func (b *Builder) inProgress(open []*txState) []*txState {
+	var out []*txState
+	for _, t := range open {
+		if len(t.ops) == 0 {
+			continue
+		}
+		if b.opts.Running || t.prepared {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// ---- destinations ----
+
+func (b *Builder) materialize(g *Graph, open []*txState) {
+	var all []*dest
+	for _, m := range b.dests {
+		for _, d := range m {
+			all = append(all, d)
+		}
+	}
+	for _, d := range all {
+		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key}
+		seqs := make([]int64, 0, len(d.entries))
+		for s := range d.entries {
+			seqs = append(seqs, s)
+		}
+		sort.Slice(seqs, func(i, j int) bool {
+			ei, ej := d.entries[seqs[i]], d.entries[seqs[j]]
+			if ei.class != ej.class {
+				return ei.class > ej.class
+			}
+			return seqs[i] < seqs[j]
+		})
+		gd.Messages = make([]Message, len(seqs))
+		index := make(map[int64]int32, len(seqs))
+		files := map[int32]bool{}
+		for i, s := range seqs {
+			e := d.entries[s]
+			gd.Messages[i] = Message{ID: b.ids.String(e.id), Loc: e.loc, Priority: e.prio,
+				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
+				Updated: e.flags&flagUpdated != 0}
+			index[s] = int32(i)
+			files[e.loc.File] = true
+		}
+		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes}
+		for f := range files {
+			gd.Stats.Files = append(gd.Stats.Files, f)
+		}
+		sortInt32(gd.Stats.Files)
+		for _, s := range d.subs {
+			gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}
+			if info, err := codec.ParseSubscriptionInfo(s.info); err == nil {
+				gs.ClientID, gs.SubscriptionName = info.ClientID, info.SubscriptionName
+				gs.Selector, gs.HasSelector, gs.NoLocal = info.Selector, info.HasSelector, info.NoLocal
+			} else {
+				b.warnf("subscription %s on %s: subscription info does not parse: %v", s.key, gd, err)
+				if c, n, ok := strings.Cut(s.key, ":"); ok {
+					gs.ClientID, gs.SubscriptionName = c, n
+				}
+			}
+			if s.hasPos {
+				if n := s.pos.count(); n > 0 {
+					gs.Count = n - 1
+				}
+			}
+			// §5.4: filtered delivery when some pending seq is below lastAck
+			if s.hasPos && !s.pos.empty() && s.pos.head() < s.lastAck {
+				for i, m := range gd.Messages {
+					if s.pos.contains(m.Seq) {
+						gs.pending = append(gs.pending, int32(i))
+					}
+				}
+			} else {
+				for i, m := range gd.Messages {
+					if m.Seq > s.lastAck {
+						gs.pending = append(gs.pending, int32(i))
+					}
+				}
+			}
+			gd.Subscriptions = append(gd.Subscriptions, gs)
+		}
+		g.dests = append(g.dests, gd)
+		g.destByK[gd.Key] = gd
+		_ = index
+	}
+	sort.Slice(g.dests, func(i, j int) bool { return g.dests[i].String() < g.dests[j].String() })
+
+	// messages acked inside prepared transactions stay until the outcome
+	for _, t := range open {
+		if !t.prepared {
+			continue
+		}
+		for _, op := range t.ops {
+			if op.add {
+				continue
+			}
+			gd, ok := g.destByK[strconv.Itoa(int(op.typ))+":"+op.name]
+			if !ok {
+				continue
+			}
+			id := b.ids.String(op.id)
+			for i := range gd.Messages {
+				if gd.Messages[i].ID == id {
+					gd.Messages[i].AckedInPreparedTx = t.id
+				}
+			}
+		}
+	}
+	s := &g.summary
+	for _, d := range g.dests {
+		s.Destinations++
+		if d.IsTopic() {
+			s.Topics++
+		} else {
+			s.Queues++
+		}
+		s.Subscriptions += len(d.Subscriptions)
+		s.Messages += d.Stats.Messages
+		s.MessageBytes += d.Stats.Bytes
+	}
+}
+
+// destOrder emulates the broker's storedDestinations HashMap: a restarted
+// broker first loads the index's destinations in ascending key order, then
+// replay creates and removes destinations (§6.5).
+func (b *Builder) destOrder() []string {
+	m := newJavaHashMap()
+	events := b.events
+	if b.hasRecovery {
+		live := map[string]bool{}
+		lu := b.opts.Index.LastUpdate
+		i := 0
+		for ; i < len(events); i++ {
+			e := events[i]
+			if lu == nil || lu.Less(e.loc) {
+				break
+			}
+			if e.create {
+				live[e.key] = true
+			} else {
+				delete(live, e.key)
+			}
+		}
+		keys := make([]string, 0, len(live))
+		for k := range live {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return javaLess(keys[i], keys[j]) })
+		for _, k := range keys {
+			m.put(k)
+		}
+		j := 0
+		if b.seenPhaseB {
+			for j < len(events) && events[j].loc.Less(b.phaseBStart) {
+				j++
+			}
+		} else {
+			j = len(events)
+		}
+		events = events[j:]
+	}
+	for _, e := range events {
+		if e.create {
+			m.put(e.key)
+		} else {
+			m.remove(e.key)
+		}
+	}
+	// a key the emulation lost track of (should not happen) goes last
+	order := m.keys()
+	for _, mm := range b.dests {
+		for _, d := range mm {
+			if !m.has(d.key) {
+				order = append(order, d.key)
+			}
+		}
+	}
+	// keep only live destinations
+	out := order[:0]
+	for _, k := range order {
+		if b.liveKey(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (b *Builder) liveKey(k string) bool {
+	t, name, ok := strings.Cut(k, ":")
+	if !ok {
+		return false
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n < 0 || n >= len(b.dests) {
+		return false
+	}
+	_, ok = b.dests[n][name]
+	return ok
+}
+
+func (b *Builder) destByKey(k string) *dest {
+	t, name, _ := strings.Cut(k, ":")
+	n, _ := strconv.Atoi(t)
+	return b.dests[n][name]
+}
+
+// ---- cleanup emulation (§6.2) ----
+
+// idSet is a small ordered set of file ids (TreeSet<Integer>).
+type idSet struct{ ids []int32 }
+
+func (s *idSet) has(id int32) bool {
+	i := sort.Search(len(s.ids), func(i int) bool { return s.ids[i] >= id })
+	return i < len(s.ids) && s.ids[i] == id
+}
+
+func (s *idSet) remove(id int32) {
+	i := sort.Search(len(s.ids), func(i int) bool { return s.ids[i] >= id })
+	if i < len(s.ids) && s.ids[i] == id {
+		s.ids = append(s.ids[:i], s.ids[i+1:]...)
+	}
+}
+
+func (s *idSet) String() string { return javaList(s.ids) }
+
+func javaList(ids []int32) string {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i, id := range ids {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(strconv.Itoa(int(id)))
+	}
+	sb.WriteByte(']')
+	return sb.String()
+}
+
+// ackMap is the ack-message-file map the cleanup sees.
+func (b *Builder) ackMap() map[int32][]int32 {
+	out := map[int32][]int32{}
+	add := func(m map[int32][]int32) {
+		for k, v := range m {
+			cur := out[k]
+			if cur == nil {
+				cur = []int32{}
+			}
+		next:
+			for _, r := range v {
+				for _, x := range cur {
+					if x == r {
+						continue next
+					}
+				}
+				cur = append(cur, r)
+			}
+			out[k] = cur
+		}
+	}
+	if b.ackLoadOK {
+		add(b.ackLoaded)
+	}
+	add(b.ackB)
+	return out
+}
+
+// gcState carries what the emulation decided, for the explanations.
+type gcState struct {
+	all        idSet
+	rewritten  map[*sub]bool
+	ackDropped map[int32]bool
+	acks       map[int32][]int32
+	txRange    [2]codec.Location
+	hasRange   bool
+	auditFirst bool // the audit's file was the smallest candidate
+}
+
+func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
+	st := &gcState{rewritten: map[*sub]bool{}, ackDropped: map[int32]bool{}, acks: b.ackMap()}
+	b.gcs = st
+	for _, f := range b.files {
+		st.all.ids = append(st.all.ids, f.ID)
+	}
+	if cl.newFile != 0 && !st.all.has(cl.newFile) {
+		st.all.ids = append(st.all.ids, cl.newFile)
+	}
+	cand := idSet{ids: append([]int32(nil), st.all.ids...)}
+	var log []string
+	logf := func(format string, args ...any) { log = append(log, fmt.Sprintf(format, args...)) }
+	lu := "null"
+	if cl.hasLastUpdate {
+		lu = cl.lastUpdate.String()
+	}
+	logf("Last update: %s, full gc candidates set: %s", lu, &cand)
+	if cl.hasLastUpdate {
+		keep := cand.ids[:0]
+		for _, id := range cand.ids {
+			if id < cl.lastUpdate.File {
+				keep = append(keep, id)
+			}
+		}
+		cand.ids = keep
+	}
+	if cl.hasAudit {
+		if len(cand.ids) > 0 && cand.ids[0] == cl.audit.File {
+			st.auditFirst = true
+			logf("rewriting producerSequenceIdTracker:%s", cl.audit)
+		}
+		cand.remove(cl.audit.File)
+		logf("gc candidates after producerSequenceIdTrackerLocation:%s, %s", cl.audit, &cand)
+	}
+	if cl.hasAckMap {
+		cand.remove(cl.ackMap.File)
+		logf("gc candidates after ackMessageFileMapLocation:%s, %s", cl.ackMap, &cand)
+	}
+	for _, t := range b.inProgress(open) {
+		first, last := t.ops[0].loc, t.ops[len(t.ops)-1].loc
+		if !st.hasRange || !st.txRange[0].Less(first) {
+			st.txRange[0] = first
+		}
+		if !st.hasRange || !last.Less(st.txRange[1]) {
+			st.txRange[1] = last
+		}
+		st.hasRange = true
+	}
+	if st.hasRange {
+		keep := cand.ids[:0]
+		for _, id := range cand.ids {
+			if id < st.txRange[0].File || id > st.txRange[1].File {
+				keep = append(keep, id)
+			}
+		}
+		cand.ids = keep
+		logf("gc candidates after in progress tx range:[%s, %s], %s", st.txRange[0], st.txRange[1], &cand)
+	} else {
+		logf("gc candidates after in progress tx range:[null, null], %s", &cand)
+	}
+	for _, key := range g.order {
+		if len(cand.ids) == 0 {
+			break
+		}
+		d := b.destByKey(key)
+		for _, e := range d.entries {
+			cand.remove(e.loc.File)
+		}
+		for _, s := range d.subs {
+			f := s.loc.File
+			if len(cand.ids) > 0 && cand.ids[0] == f && noPending(s) {
+				st.rewritten[s] = true
+				logf("Found candidate for rewrite: sub %s on %s from file %d", s.key, key, f)
+				continue
+			}
+			pc := int64(-1)
+			if s.hasPos {
+				pc = s.pos.count() - 1
+			}
+			logf("sub %s on %s in dataFile %d has pendingCount %d", s.key, key, f, pc)
+			cand.remove(f)
+		}
+		logf("gc candidates after dest:%s, %s", key, &cand)
+	}
+	logf("gc candidates: %s", &cand)
+	logf("ackMessageFileMap: %s", javaAckMap(st.acks))
+	for i := 0; i < len(cand.ids); {
+		c := cand.ids[i]
+		refs, ok := st.acks[c]
+		if ok {
+			drop := false
+			for _, r := range refs {
+				if st.all.has(r) && !cand.has(r) {
+					drop = true
+					break
+				}
+			}
+			if drop {
+				st.ackDropped[c] = true
+				logf("not removing data file: %d as contained ack(s) refer to referenced file: %s", c, javaList(refs))
+				cand.ids = append(cand.ids[:i], cand.ids[i+1:]...)
+				continue
+			}
+		}
+		i++
+	}
+	// Journal.removeDataFiles never deletes the file of the last append
+	// or newer ones; the last update's file is at least as new.
+	if len(cand.ids) > 0 {
+		logf("Cleanup removing the data files: %s", &cand)
+	}
+	g.gc = append([]int32{}, cand.ids...)
+	g.gcLog = log
+	for _, f := range b.files {
+		f.Pinned = !cand.has(f.ID)
+	}
+}
+
+// noPending is the broker's rewrite test: no ackPositions, or only the
+// next-message marker.
+func noPending(s *sub) bool {
+	return !s.hasPos || s.pos.empty() || (s.pos.ranges() == 1 && s.pos.r[0].first == s.pos.r[0].last)
+}
+
+func javaAckMap(m map[int32][]int32) string {
+	keys := make([]int32, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortInt32(keys)
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(strconv.Itoa(int(k)))
+		sb.WriteByte('=')
+		sb.WriteString(javaList(m[k]))
+	}
+	sb.WriteByte('}')
+	return sb.String()
+}
+
+// ---- transactions ----
+
+func (b *Builder) listTransactions(g *Graph, open []*txState) {
+	for _, t := range open {
+		tr := &Transaction{ID: t.id, Kind: LocalTx, State: InFlight, Commands: t.cmds}
+		if t.xa {
+			tr.Kind = XATx
+		}
+		if t.prepared {
+			tr.State = Prepared
+			g.summary.Prepared++
+		} else {
+			g.summary.InFlight++
+		}
+		for _, op := range t.ops {
+			o := TxOp{Add: op.add, Destination: op.typ.Scheme() + "://" + op.name, MessageID: b.ids.String(op.id),
+				Subscription: op.subKey, Loc: op.loc}
+			tr.Ops = append(tr.Ops, o)
+		}
+		g.txs = append(g.txs, tr)
+	}
+	done := b.done
+	if b.doneFull {
+		done = append(append([]*Transaction{}, b.done[b.doneNext:]...), b.done[:b.doneNext]...)
+	}
+	g.txs = append(g.txs, done...)
+	g.summary.CompletedTransactionsKept = len(done)
+}

@@ -1,0 +1,891 @@
+package refgraph
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// Options are the inputs of a replay besides the journal's records.
+type Options struct {
+	// Files lists every data file of the store (the broker's journal file
+	// map), in id order. The compaction-file rule (§5.2) and the cleanup
+	// candidates depend on it. When empty, the files announced through
+	// FileDone are used.
+	Files []codec.FileInfo
+	// Index is the metadata of db.data (codec.ReadIndexMetadata), nil when
+	// the store has no index: then the broker replays the whole journal.
+	// With an index the broker keeps the state of the records before its
+	// recovery position, reloads the ack map from the record the index
+	// names, and replays only from there (§5.3, §9.3).
+	Index *codec.IndexMetadata
+	// MaxFileLength is the broker's journalMaxFileLength (default 32 MiB).
+	MaxFileLength int64
+	// Running predicts the next periodic cleanup of a broker that is
+	// running on the store right now, instead of the first cleanup of a
+	// broker (re)started on the store as it is.
+	Running bool
+	// RestartTraceSize is the record size of the "LOADED <date>" trace a
+	// starting broker appends (default 44: a 3-letter time zone). With
+	// the rollback records of in-flight local transactions it decides
+	// whether the restart rotates to a new data file.
+	RestartTraceSize int32
+	// KeepCompleted bounds the committed and rolled-back transactions the
+	// graph lists (the most recent ones): 0 means 1000, < 0 all.
+	KeepCompleted int
+}
+
+// priority classes of the broker's order index.
+const (
+	classLO  = 0
+	classDEF = 1
+	classHI  = 2
+)
+
+func class(prio int32, supported bool) int8 {
+	if !supported {
+		return classDEF
+	}
+	switch {
+	case prio > 4:
+		return classHI
+	case prio < 4:
+		return classLO
+	}
+	return classDEF
+}
+
+// entry flags
+const (
+	flagPrioSupported = 1 << iota
+	flagUpdated
+)
+
+// entry is one message of a destination's order index.
+type entry struct {
+	id    msgKey
+	loc   codec.Location
+	prio  int32
+	size  int32
+	class int8
+	flags uint8
+}
+
+// sub is a durable subscription's state (subscriptions, subLocations,
+// subscriptionAcks and ackPositions of the broker's StoredDestination).
+type sub struct {
+	key     string
+	info    []byte
+	retro   bool
+	loc     codec.Location
+	lastAck int64
+	pos     seqSet
+	hasPos  bool
+}
+
+// dest is a StoredDestination.
+type dest struct {
+	typ     codec.DestType
+	name    string
+	key     string
+	topic   bool
+	nextSeq int64
+	entries map[int64]entry
+	ids     map[msgKey]int64
+	subs    []*sub // subLocations list order
+	count   int64
+	bytes   int64
+}
+
+func (d *dest) sub(key []byte) *sub {
+	for _, s := range d.subs {
+		if s.key == string(key) {
+			return s
+		}
+	}
+	return nil
+}
+
+func (d *dest) subByName(key string) *sub {
+	for _, s := range d.subs {
+		if s.key == key {
+			return s
+		}
+	}
+	return nil
+}
+
+// destEvent records a change of the broker's storedDestinations map.
+type destEvent struct {
+	key    string
+	create bool
+	loc    codec.Location
+}
+
+// txOp is a pending operation of a transaction.
+type txOp struct {
+	add       bool
+	typ       codec.DestType
+	name      string
+	id        msgKey
+	loc       codec.Location
+	prio      int32
+	supported bool
+	size      int32
+	subKey    string // durable ack
+	hasSub    bool
+	ackEmpty  bool
+}
+
+type txState struct {
+	id       string
+	xa       bool
+	rbSize   int32 // size of the rollback record a restart writes (local)
+	prepared bool
+	ops      []txOp
+	cmds     []codec.Location
+	order    int64
+}
+
+// Builder replays commands into a Graph. It implements codec.Visitor:
+// hand it to codec.ReadStore, then call Build. A Builder is not safe for
+// concurrent use and is spent by Build.
+type Builder struct {
+	opts    Options
+	present map[int32]bool
+	maxID   int32
+
+	files   []*File
+	fileIx  map[int32]*File
+	curFile *File
+
+	// recovery position of a restarted broker over its index
+	recovery    codec.Location
+	hasRecovery bool
+	afterLast   bool // recovery = first record after Index.LastUpdate
+	phaseB      bool
+	phaseBStart codec.Location
+	seenPhaseB  bool
+
+	dests  [4]map[string]*dest
+	events []destEvent
+	names  strTable
+	ids    *idTable
+
+	txs      map[string]*txState
+	txSeq    int64
+	done     []*Transaction // ring of completed transactions
+	doneNext int
+	doneFull bool
+	keep     int
+	nCommit  int64
+	nRollbk  int64
+
+	ackB       map[int32][]int32 // entries made by replayed commands
+	ackLoaded  map[int32][]int32 // from the index's ack-map record
+	ackLoadOK  bool
+	auditOK    bool
+	lastAudit  codec.Location
+	hasAudit   bool
+	lastAckMap codec.Location
+	hasAckMap  bool
+
+	lastUpdate    codec.Location
+	hasLastUpdate bool
+	lastRecord    codec.Location
+	commands      int64
+	skipped       int64
+
+	// compaction handling for the current file
+	skipping   bool
+	skipTo     int64
+	skipWarned bool
+	copyPhase  bool // phase A: still inside the forwarded acks
+
+	buf      []byte
+	warnings []string
+	built    bool
+	gcs      *gcState
+}
+
+// NewBuilder starts a replay.
+func NewBuilder(opts Options) *Builder {
+	if opts.MaxFileLength <= 0 {
+		opts.MaxFileLength = codec.DefaultMaxFileLength
+	}
+	if opts.RestartTraceSize <= 0 {
+		opts.RestartTraceSize = 44
+	}
+	b := &Builder{
+		opts:    opts,
+		present: map[int32]bool{},
+		fileIx:  map[int32]*File{},
+		names:   strTable{},
+		ids:     newIDTable(),
+		txs:     map[string]*txState{},
+		ackB:    map[int32][]int32{},
+	}
+	for i := range b.dests {
+		b.dests[i] = map[string]*dest{}
+	}
+	b.keep = opts.KeepCompleted
+	if b.keep == 0 {
+		b.keep = 1000
+	}
+	for _, fi := range opts.Files {
+		b.addFile(fi)
+	}
+	if m := opts.Index; m != nil {
+		switch {
+		case m.FirstInProgressTx != nil:
+			b.recovery, b.hasRecovery = *m.FirstInProgressTx, true
+		case m.LastUpdate != nil:
+			b.recovery, b.hasRecovery, b.afterLast = *m.LastUpdate, true, true
+		}
+	}
+	b.phaseB = !b.hasRecovery
+	return b
+}
+
+func (b *Builder) addFile(fi codec.FileInfo) *File {
+	if f, ok := b.fileIx[fi.ID]; ok {
+		return f
+	}
+	f := &File{ID: fi.ID, Name: fi.Name, Size: fi.Size}
+	if f.Name == "" {
+		f.Name = codec.DataFileName(fi.ID)
+	}
+	b.files = append(b.files, f)
+	b.fileIx[fi.ID] = f
+	b.present[fi.ID] = true
+	if fi.ID > b.maxID {
+		b.maxID = fi.ID
+	}
+	return f
+}
+
+func (b *Builder) warnf(format string, args ...any) {
+	if len(b.warnings) < 100 {
+		b.warnings = append(b.warnings, fmt.Sprintf(format, args...))
+	}
+}
+
+// errBuilt is returned when a spent Builder is fed again.
+var errBuilt = errors.New("refgraph: builder already built")
+
+// Command implements codec.Visitor.
+func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
+	if b.built {
+		return errBuilt
+	}
+	loc := rec.Loc
+	if b.curFile == nil || b.curFile.ID != loc.File {
+		b.startFile(loc.File)
+	}
+	f := b.curFile
+	f.Commands++
+	b.commands++
+	b.lastRecord = loc
+
+	if b.skipping {
+		switch {
+		case int64(loc.Offset) < b.skipTo:
+			f.Skipped++
+			b.skipped++
+			return nil
+		case int64(loc.Offset) == b.skipTo:
+			b.skipping = false
+		default:
+			if !b.skipWarned {
+				b.skipWarned = true
+				b.warnf("%s: the broker resumes replay at offset %d after the compaction marker, which is inside a record; it would fail to read there", f.Name, b.skipTo)
+			}
+			f.Skipped++
+			b.skipped++
+			return nil
+		}
+	}
+
+	if !b.phaseB {
+		if (b.afterLast && b.recovery.Less(loc)) || (!b.afterLast && !loc.Less(b.recovery)) {
+			b.enterPhaseB(loc)
+		}
+	}
+
+	if c.Type == codec.RewrittenDataFileCommand {
+		if f.Commands == 1 {
+			f.Compaction, f.Source = true, c.SourceDataFileID
+		}
+		if b.phaseB {
+			b.lastUpdate, b.hasLastUpdate = loc, true
+			if b.present[c.SourceDataFileID] && c.SkipIfSourceExists {
+				b.skipping = true
+				b.skipTo = b.opts.MaxFileLength + int64(loc.Size)
+			}
+		} else {
+			b.copyPhase = true
+		}
+		return nil
+	}
+	if !b.phaseB && f.Compaction {
+		// The broker that wrote an ack-compaction file never processed
+		// the forwarded acks and commits; records appended after them
+		// (a restart's trace, new traffic) it did.
+		if b.copyPhase && (c.Type == codec.RemoveMessageCommand || c.Type == codec.CommitCommand) {
+			f.Skipped++
+			b.skipped++
+			return nil
+		}
+		b.copyPhase = false
+	}
+	if b.phaseB {
+		// recovery sets lastUpdate to every record it processes
+		b.lastUpdate, b.hasLastUpdate = loc, true
+	}
+	b.process(loc, c)
+	return nil
+}
+
+func (b *Builder) startFile(id int32) {
+	f, ok := b.fileIx[id]
+	if !ok {
+		f = b.addFile(codec.FileInfo{ID: id})
+	}
+	b.curFile = f
+	b.skipping, b.skipWarned, b.copyPhase = false, false, false
+}
+
+// FileDone implements codec.Visitor.
+func (b *Builder) FileDone(sum *codec.FileSummary) error {
+	if b.built {
+		return errBuilt
+	}
+	f, ok := b.fileIx[sum.Info.ID]
+	if !ok {
+		f = b.addFile(sum.Info)
+	}
+	f.End = sum.End
+	if sum.Size > 0 {
+		f.Size = sum.Size
+	}
+	f.Damage = append(f.Damage, sum.Damage...)
+	if b.curFile == f {
+		b.curFile = nil
+	}
+	b.skipping = false
+	return nil
+}
+
+// enterPhaseB: from here on the restarted broker processes records itself.
+// Transactions are rebuilt from this point on (the index keeps none).
+func (b *Builder) enterPhaseB(loc codec.Location) {
+	b.phaseB = true
+	b.seenPhaseB = true
+	b.phaseBStart = loc
+	if len(b.txs) > 0 {
+		for _, t := range b.txs {
+			b.warnf("transaction %s has operations before the index's recovery position %s: a restarted broker does not know it", t.id, loc)
+			b.dropTx(t)
+		}
+	}
+}
+
+func (b *Builder) process(loc codec.Location, c *codec.Command) {
+	switch c.Type {
+	case codec.AddMessageCommand:
+		b.addCmd(loc, c)
+	case codec.UpdateMessageCommand:
+		b.updateCmd(loc, c)
+	case codec.RemoveMessageCommand:
+		b.removeCmd(loc, c)
+	case codec.SubscriptionCommand:
+		b.subscriptionCmd(loc, c)
+	case codec.RemoveDestinationCommand:
+		d, ok := b.getDest(c.Dest, loc, true)
+		if ok {
+			b.removeDest(d)
+		}
+	case codec.PrepareCommand:
+		b.prepareCmd(loc, c)
+	case codec.CommitCommand:
+		b.commitCmd(loc, c)
+	case codec.RollbackCommand:
+		b.rollbackCmd(loc, c)
+	case codec.TraceCommand:
+		b.setLastUpdate(loc)
+	case codec.ProducerAuditCommand:
+		b.setLastUpdate(loc)
+		b.lastAudit, b.hasAudit = loc, true
+		if m := b.opts.Index; m != nil && m.ProducerAudit != nil && sameLoc(*m.ProducerAudit, loc) {
+			b.auditOK = true
+		}
+	case codec.AckMessageFileMapCommand:
+		b.setLastUpdate(loc)
+		b.lastAckMap, b.hasAckMap = loc, true
+		if m := b.opts.Index; m != nil && m.AckMap != nil && sameLoc(*m.AckMap, loc) {
+			am, err := codec.ParseAckMap(c.Blob)
+			if err != nil {
+				b.warnf("ack map record at %s (named by the index) does not parse: %v", loc, err)
+			} else {
+				b.ackLoaded, b.ackLoadOK = am, true
+			}
+		}
+	}
+}
+
+func sameLoc(a, b codec.Location) bool { return a.File == b.File && a.Offset == b.Offset }
+
+func (b *Builder) setLastUpdate(loc codec.Location) { b.lastUpdate, b.hasLastUpdate = loc, true }
+
+// getDest returns the stored destination of kd, creating it when create.
+func (b *Builder) getDest(kd codec.Destination, loc codec.Location, create bool) (*dest, bool) {
+	t := kd.Type
+	if t < 0 || int(t) >= len(b.dests) {
+		b.warnf("%s: unknown destination type %d: the broker cannot process this command", loc, t)
+		return nil, false
+	}
+	if d, ok := b.dests[t][string(kd.Name)]; ok {
+		return d, true
+	}
+	if !create {
+		return nil, false
+	}
+	return b.newDest(t, b.names.get(kd.Name)), true
+}
+
+// destByName is getDest for an interned name (transaction operations).
+func (b *Builder) destByName(t codec.DestType, name string, loc codec.Location) (*dest, bool) {
+	if t < 0 || int(t) >= len(b.dests) {
+		b.warnf("%s: unknown destination type %d: the broker cannot process this command", loc, t)
+		return nil, false
+	}
+	if d, ok := b.dests[t][name]; ok {
+		return d, true
+	}
+	return b.newDest(t, name), true
+}
+
+func (b *Builder) newDest(t codec.DestType, name string) *dest {
+	d := &dest{typ: t, name: name, key: strconv.Itoa(int(t)) + ":" + name, topic: t.IsTopic(),
+		entries: map[int64]entry{}, ids: map[msgKey]int64{}}
+	b.dests[t][name] = d
+	b.events = append(b.events, destEvent{key: d.key, create: true, loc: b.lastRecord})
+	return d
+}
+
+func (b *Builder) removeDest(d *dest) {
+	for _, e := range d.entries {
+		b.ids.release(e.id)
+	}
+	delete(b.dests[d.typ], d.name)
+	b.events = append(b.events, destEvent{key: d.key, loc: b.lastRecord})
+}
+
+// ackRef is recordAckMessageReferenceLocation: ack file -> message file.
+// Only replayed commands count; the records before the recovery position
+// are in the index's ack map.
+func (b *Builder) ackRef(ackFile, msgFile int32) {
+	if !b.phaseB {
+		return
+	}
+	refs := b.ackB[ackFile]
+	for _, r := range refs {
+		if r == msgFile {
+			return
+		}
+	}
+	b.ackB[ackFile] = append(refs, msgFile)
+}
+
+// ---- messages ----
+
+func (b *Builder) addCmd(loc codec.Location, c *codec.Command) {
+	if c.Tx.Kind != codec.NoTx {
+		// recovery creates the destination of a transactional add
+		b.getDest(c.Dest, loc, true)
+		t := b.tx(c, loc, true)
+		t.ops = append(t.ops, txOp{add: true, typ: c.Dest.Type, name: b.names.get(c.Dest.Name),
+			id: b.ids.intern(c.MessageID), loc: loc, prio: c.Priority, supported: c.PrioritySupported,
+			size: int32(len(c.Message))})
+		return
+	}
+	d, ok := b.getDest(c.Dest, loc, true)
+	if !ok {
+		return
+	}
+	b.applyAdd(d, c.MessageID, msgKey{}, false, loc, c.Priority, c.PrioritySupported, int32(len(c.Message)))
+}
+
+// applyAdd is updateIndex(KahaAddMessageCommand). The id is given either
+// as bytes or as an already interned key (transaction op).
+func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc codec.Location, prio int32, supported bool, size int32) {
+	if d.topic && len(d.subs) == 0 {
+		return // topic without subscriptions: not stored
+	}
+	seq := d.nextSeq
+	d.nextSeq++
+	if !interned {
+		var ok bool
+		if k, ok = b.ids.lookup(idb); ok {
+			if _, dup := d.ids[k]; dup {
+				b.warnf("%s: duplicate message add rejected: %s://%s %s", loc, d.typ.Scheme(), d.name, b.ids.String(k))
+				return
+			}
+		}
+		k = b.ids.intern(idb)
+	} else {
+		if _, dup := d.ids[k]; dup {
+			b.warnf("%s: duplicate message add rejected: %s://%s %s", loc, d.typ.Scheme(), d.name, b.ids.String(k))
+			return
+		}
+		b.ids.ref(k)
+	}
+	var fl uint8
+	if supported {
+		fl |= flagPrioSupported
+	}
+	d.ids[k] = seq
+	d.entries[seq] = entry{id: k, loc: loc, prio: prio, size: size, class: class(prio, supported), flags: fl}
+	d.count++
+	d.bytes += int64(loc.Size)
+	if d.topic {
+		for _, s := range d.subs {
+			s.pos.addRange(seq, seq+1)
+			s.hasPos = true
+		}
+	}
+	b.setLastUpdate(loc)
+}
+
+func (b *Builder) updateCmd(loc codec.Location, c *codec.Command) {
+	d, ok := b.getDest(c.Dest, loc, true)
+	if !ok {
+		return
+	}
+	if k, ok := b.ids.lookup(c.MessageID); ok {
+		if seq, ok := d.ids[k]; ok {
+			e := d.entries[seq]
+			d.bytes += int64(loc.Size) - int64(e.loc.Size)
+			e.loc = loc
+			e.prio = c.Priority
+			e.size = int32(len(c.Message))
+			e.flags = flagUpdated
+			if c.PrioritySupported {
+				e.flags |= flagPrioSupported
+			}
+			if nc := class(c.Priority, c.PrioritySupported); nc != e.class {
+				b.warnf("%s: update moves %s to another priority class; the broker may keep the old entry too", loc, b.ids.String(k))
+				e.class = nc
+			}
+			d.entries[seq] = e
+			b.setLastUpdate(loc)
+			return
+		}
+	}
+	b.applyAdd(d, c.MessageID, msgKey{}, false, loc, c.Priority, c.PrioritySupported, int32(len(c.Message)))
+}
+
+func (b *Builder) removeCmd(loc codec.Location, c *codec.Command) {
+	hasSub := c.HasSubscriptionKey()
+	if c.Tx.Kind != codec.NoTx {
+		t := b.tx(c, loc, true)
+		op := txOp{typ: c.Dest.Type, name: b.names.get(c.Dest.Name), id: b.ids.intern(c.MessageID), loc: loc,
+			hasSub: hasSub, ackEmpty: len(c.Ack) == 0}
+		if hasSub {
+			op.subKey = b.names.get(c.SubscriptionKey)
+		}
+		t.ops = append(t.ops, op)
+		return
+	}
+	d, ok := b.getDest(c.Dest, loc, true)
+	if !ok {
+		return
+	}
+	k, ok := b.ids.lookup(c.MessageID)
+	if !ok {
+		return // no live message has this producer: not found
+	}
+	var s *sub
+	if hasSub {
+		s = d.sub(c.SubscriptionKey)
+	}
+	b.applyRemove(d, k, loc, s, hasSub, len(c.Ack) == 0)
+}
+
+// applyRemove is updateIndex(KahaRemoveMessageCommand).
+// s is the subscription of a durable ack (nil when unknown).
+func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, hasSub, ackEmpty bool) {
+	seq, ok := d.ids[k]
+	if !ok {
+		return
+	}
+	if !hasSub {
+		e, ok := d.entries[seq]
+		delete(d.ids, k)
+		if !ok {
+			return
+		}
+		b.deleteEntry(d, seq, e, false)
+		b.ackRef(loc.File, e.loc.File)
+		b.setLastUpdate(loc)
+		return
+	}
+	if !d.topic {
+		b.warnf("%s: durable-subscription ack on %s://%s: the broker fails on this command", loc, d.typ.Scheme(), d.name)
+		return
+	}
+	// At runtime an unmatched ack (empty ack bytes) does not move lastAck;
+	// on replay every ack does (§5.2).
+	if s != nil && (b.phaseB || !ackEmpty) {
+		s.lastAck = seq
+	}
+	e, ok := d.entries[seq]
+	if ok {
+		b.ackRef(loc.File, e.loc.File)
+	}
+	b.removeAckLocation(d, s, seq)
+	b.setLastUpdate(loc)
+}
+
+func (b *Builder) deleteEntry(d *dest, seq int64, e entry, dropID bool) {
+	delete(d.entries, seq)
+	if dropID {
+		delete(d.ids, e.id)
+	}
+	b.ids.release(e.id)
+	d.count--
+	d.bytes -= int64(e.loc.Size)
+}
+
+func (b *Builder) removeAckLocation(d *dest, s *sub, seq int64) {
+	if s == nil || !s.hasPos || s.pos.empty() {
+		return
+	}
+	s.pos.remove(seq)
+	if s.pos.empty() {
+		s.hasPos = false
+	}
+	if referenced(d, seq) {
+		return
+	}
+	if e, ok := d.entries[seq]; ok {
+		b.deleteEntry(d, seq, e, true)
+	}
+}
+
+func referenced(d *dest, seq int64) bool {
+	for _, s := range d.subs {
+		if s.hasPos && s.pos.contains(seq) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
+	d, ok := b.getDest(c.Dest, loc, true)
+	if !ok {
+		return
+	}
+	if !d.topic {
+		b.warnf("%s: subscription command for %s://%s, which is not a topic: the broker fails on it", loc, d.typ.Scheme(), d.name)
+		return
+	}
+	s := d.sub(c.SubscriptionKey)
+	if !c.IsSubscriptionDelete() {
+		if s != nil && sameLoc(s.loc, loc) {
+			return
+		}
+		if s == nil {
+			s = &sub{key: b.names.get(c.SubscriptionKey)}
+			d.subs = append(d.subs, s)
+		}
+		s.info = append(s.info[:0], c.SubscriptionInfo...)
+		s.loc = loc
+		s.retro = c.Retroactive
+		if !c.Retroactive {
+			s.lastAck = d.nextSeq - 1
+		} else {
+			s.lastAck = -1
+			var all seqSet
+			for _, o := range d.subs {
+				if o.hasPos {
+					for _, r := range o.pos.r {
+						all.addRange(r.first, r.last)
+					}
+				}
+			}
+			s.pos, s.hasPos = all, true
+		}
+		return
+	}
+	// delete
+	if s != nil {
+		for i, o := range d.subs {
+			if o == s {
+				d.subs = append(d.subs[:i], d.subs[i+1:]...)
+				break
+			}
+		}
+		if s.hasPos {
+			var unref []int64
+			s.pos.each(func(seq int64) {
+				if !referenced(d, seq) {
+					unref = append(unref, seq)
+				}
+			})
+			for _, seq := range unref {
+				if e, ok := d.entries[seq]; ok {
+					b.deleteEntry(d, seq, e, true)
+				}
+			}
+		}
+	}
+	if len(d.subs) == 0 {
+		b.removeDest(d)
+	}
+}
+
+// ---- transactions ----
+
+// txKey builds the lookup key of c's transaction into b.buf.
+func (b *Builder) txKey(c *codec.Command) []byte {
+	k := b.buf[:0]
+	if c.Tx.Kind == codec.LocalTx {
+		k = append(k, 'L')
+		k = append(k, c.Tx.ConnectionID...)
+		k = append(k, 0)
+		k = strconv.AppendInt(k, c.Tx.LocalID, 10)
+	} else {
+		k = append(k, 'X')
+		k = strconv.AppendInt(k, int64(c.Tx.FormatID), 10)
+		k = append(k, 0)
+		k = strconv.AppendInt(k, int64(len(c.Tx.GlobalID)), 10)
+		k = append(k, 0)
+		k = append(k, c.Tx.GlobalID...)
+		k = append(k, c.Tx.BranchQualifier...)
+	}
+	b.buf = k
+	return k
+}
+
+// tx returns the in-flight or prepared transaction of c (creating an
+// in-flight one when create) and records loc as one of its commands.
+func (b *Builder) tx(c *codec.Command, loc codec.Location, create bool) *txState {
+	k := b.txKey(c)
+	t, ok := b.txs[string(k)]
+	if !ok {
+		if !create {
+			return nil
+		}
+		b.txSeq++
+		t = &txState{id: c.Tx.String(), xa: c.Tx.Kind != codec.LocalTx, order: b.txSeq}
+		if !t.xa {
+			rb := codec.Command{Type: codec.RollbackCommand, Tx: c.Tx}
+			rb.Set(1)
+			t.rbSize = int32(len(codec.AppendCommand(nil, &rb)) + codec.RecordHeaderSize)
+		}
+		b.txs[string(k)] = t
+	}
+	t.cmds = append(t.cmds, loc)
+	return t
+}
+
+func (b *Builder) prepareCmd(loc codec.Location, c *codec.Command) {
+	t := b.txs[string(b.txKey(c))]
+	if t == nil || t.prepared {
+		return // the broker only prepares an in-flight transaction
+	}
+	t.prepared = true
+	t.cmds = append(t.cmds, loc)
+	for _, op := range t.ops {
+		b.ackRef(loc.File, op.loc.File)
+	}
+}
+
+func (b *Builder) commitCmd(loc codec.Location, c *codec.Command) {
+	k := b.txKey(c)
+	t := b.txs[string(k)]
+	if t == nil {
+		b.setLastUpdate(loc)
+		return
+	}
+	delete(b.txs, string(k))
+	t.cmds = append(t.cmds, loc)
+	for i := range t.ops {
+		op := &t.ops[i]
+		if d, ok := b.destByName(op.typ, op.name, op.loc); ok {
+			if op.add {
+				b.applyAdd(d, nil, op.id, true, op.loc, op.prio, op.supported, op.size)
+			} else {
+				var s *sub
+				if op.hasSub {
+					s = d.subByName(op.subKey)
+				}
+				b.applyRemove(d, op.id, op.loc, s, op.hasSub, op.ackEmpty)
+			}
+		}
+		b.ackRef(loc.File, op.loc.File)
+	}
+	b.setLastUpdate(loc)
+	b.nCommit++
+	b.finish(t, Committed)
+}
+
+func (b *Builder) rollbackCmd(loc codec.Location, c *codec.Command) {
+	k := b.txKey(c)
+	t := b.txs[string(k)]
+	if t == nil {
+		return
+	}
+	delete(b.txs, string(k))
+	t.cmds = append(t.cmds, loc)
+	if t.xa {
+		for _, op := range t.ops {
+			b.ackRef(loc.File, op.loc.File)
+		}
+	}
+	b.nRollbk++
+	b.finish(t, RolledBack)
+}
+
+// finish releases a finished transaction's operations and keeps a summary
+// of it in the ring of completed transactions.
+func (b *Builder) finish(t *txState, st TxState) {
+	for _, op := range t.ops {
+		b.ids.release(op.id)
+	}
+	t.ops = nil
+	if b.keep == 0 {
+		return
+	}
+	tr := &Transaction{ID: t.id, Kind: LocalTx, State: st, Commands: t.cmds}
+	if t.xa {
+		tr.Kind = XATx
+	}
+	if b.keep < 0 {
+		b.done = append(b.done, tr)
+		return
+	}
+	if len(b.done) < b.keep {
+		b.done = append(b.done, tr)
+		return
+	}
+	b.done[b.doneNext] = tr
+	b.doneNext = (b.doneNext + 1) % b.keep
+	b.doneFull = true
+}
+
+func (b *Builder) dropTx(t *txState) {
+	for k, o := range b.txs {
+		if o == t {
+			delete(b.txs, k)
+		}
+	}
+	for _, op := range t.ops {
+		b.ids.release(op.id)
+	}
+	t.ops = nil
+}

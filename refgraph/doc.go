@@ -1,0 +1,60 @@
+// Package refgraph replays a KahaDB journal the way ActiveMQ 5.17.2 does
+// and explains, for every data file, what keeps it: the "reference graph"
+// between data files and the destinations, subscriptions and transactions
+// that hold them, together with the exact set of files the broker deletes
+// at its next cleanup.
+//
+// The package is pure: records come in through codec.Visitor (Builder),
+// an immutable Graph comes out of Builder.Build. It reads no file, keeps no
+// message body (only ids, locations, priorities and sizes), and its memory
+// follows the live state (pending messages, open transactions), not the
+// journal's size: message ids are stored as an interned producer id plus a
+// number, and interned strings are released when nothing live uses them.
+//
+// # Replay model
+//
+// A broker restarted on a store with its index (db.data) does not replay
+// the whole journal: it keeps the state of the records before its recovery
+// position (the index's first in-progress transaction, else the record
+// after its last update), reloads the ack-message-file map from the record
+// the index names, and processes the records from the recovery position
+// on (KAHADB-FORMAT.md §5, §7.1, §9.3). The Builder mirrors this with two
+// phases:
+//
+//   - before the recovery position the records are applied with the
+//     semantics of the running broker that wrote them: an unmatched durable
+//     ack (empty ack bytes) does not move the subscription's lastAck, the
+//     forwarded acks of an ack-compaction file were never processed, and no
+//     ack-map entries are recorded (they are in the reloaded map);
+//   - from the recovery position on, with replay semantics: every ack moves
+//     lastAck, an ack-compaction file whose source still exists is skipped
+//     (the broker jumps to journalMaxFileLength), transactions are rebuilt
+//     from scratch.
+//
+// Without an index (Options.Index nil) everything is the second phase.
+//
+// # Cleanup emulation
+//
+// Build predicts the first cleanup of a broker started on the store (or,
+// with Options.Running, the next cleanup of the running broker) step by
+// step as MessageDatabase.checkpointUpdate does (§6.2): candidates = every
+// data file; minus the files at or after the last update (after a restart:
+// the LOADED trace, possibly in a new file); minus the producer audit and
+// ack map files; minus the in-progress transaction range; then every
+// destination in Java HashMap iteration order (§6.5, emulated including
+// table growth and the key order in which a restarted broker loads its
+// index), removing the files of its messages and of its subscriptions'
+// commands unless a subscription with nothing pending is rewritten because
+// its file is the oldest candidate; finally one ascending pass over the
+// ack map. Graph.GCLog renders the steps as the broker's TRACE lines.
+//
+// # Invariants (checked in tests)
+//
+//   - File.Pinned is false exactly for the ids in Graph.GCCandidates;
+//   - every pinned file has at least one Reason, a free file none;
+//   - every Reason names a concrete destination, subscription, transaction,
+//     location or file;
+//   - Destination.Messages are in order-index order (priority class HI,
+//     DEF, LO; sequence within a class) and Stats count exactly them;
+//   - a Graph is never modified after Build and may be read concurrently.
+package refgraph

@@ -1,0 +1,374 @@
+package refgraph
+
+import (
+	"sort"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// Graph is the result of replaying a store: destinations with their pending
+// messages, durable subscriptions, transactions, and for every data file the
+// holders that keep it (reasons) together with the broker's next cleanup.
+//
+// A Graph is immutable once Build returned it and safe for any number of
+// concurrent readers. Slices and pointers it hands out are shared: callers
+// must not modify them.
+type Graph struct {
+	files    []*File
+	fileByID map[int32]*File
+	dests    []*Destination // sorted by qualified name
+	destByK  map[string]*Destination
+	order    []string // destination keys in the broker's GC iteration order
+	txs      []*Transaction
+	gc       []int32
+	gcLog    []string
+	summary  Summary
+	damaged  bool
+	warnings []string
+}
+
+// File is one data file (db-N.log) and why it is kept.
+type File struct {
+	ID   int32
+	Name string
+	// Size is the apparent size on disk, End the logical end of its data.
+	Size, End int64
+	// Commands is the number of decoded commands in the file; Skipped how
+	// many of them the broker does not replay (ack-compaction file whose
+	// source still exists, §5.2).
+	Commands, Skipped int
+	// Compaction: the file starts with KAHA_REWRITTEN_DATA_FILE_COMMAND;
+	// Source is the file whose acks it carries.
+	Compaction bool
+	Source     int32
+	// Pinned is false exactly when the broker deletes the file at its next
+	// cleanup (the id is in Graph.GCCandidates).
+	Pinned bool
+	// Reasons lists the holders that keep the file, in the order of the
+	// broker's cleanup steps. Every pinned file has at least one. A free
+	// file has none.
+	Reasons []Reason
+	// Notes are remarks that do not pin the file: a subscription the
+	// broker rewrites to free it, or where a fixpoint reading of the
+	// references disagrees with the broker's single pass.
+	Notes []Reason
+	// Damage found while reading the file (torn tails included).
+	Damage []*codec.CorruptionError
+}
+
+// ReasonKind names a kind of holder. The values are part of the JSON
+// contract of `kahafs holders` (docs/holders.md).
+type ReasonKind string
+
+// Reason kinds, in the order the broker's cleanup evaluates them (§6.2).
+const (
+	// KindLastUpdate: the file is the one the broker's last update is in,
+	// or newer; the broker never deletes those (it writes to them).
+	KindLastUpdate ReasonKind = "last-update"
+	// KindProducerAudit: the file holds the producer audit record the
+	// broker's index points at.
+	KindProducerAudit ReasonKind = "producer-audit"
+	// KindAckMap: the file holds the ack-message-file-map record the
+	// broker's index points at.
+	KindAckMap ReasonKind = "ack-map"
+	// KindTransactionRange: the file lies between the first and the last
+	// operation of the transactions in progress (prepared XA after a
+	// restart), inclusive.
+	KindTransactionRange ReasonKind = "transaction-range"
+	// KindPendingMessages: the file holds messages a destination still
+	// has (the ADD or latest UPDATE record).
+	KindPendingMessages ReasonKind = "pending-messages"
+	// KindSubscription: the file holds the latest subscription command of
+	// a durable subscription.
+	KindSubscription ReasonKind = "subscription"
+	// KindAcks: the file holds acks (or commit/prepare records) for
+	// messages in files that are kept; deleting it would let a replay
+	// resurrect those messages.
+	KindAcks ReasonKind = "acks"
+
+	// Notes (File.Notes), never pins.
+
+	// KindSubscriptionRewrite: the broker appends a copy of this durable
+	// subscription's command to the journal so that the file can go.
+	KindSubscriptionRewrite ReasonKind = "subscription-rewrite"
+	// KindFixpointDiffers: the broker's single ascending pass over the
+	// ack references deletes this file although its acks refer to a file
+	// that is kept.
+	KindFixpointDiffers ReasonKind = "fixpoint-differs"
+	// KindCompactionSkipped: an ack-compaction file whose records the
+	// broker skips on replay because its source file still exists.
+	KindCompactionSkipped ReasonKind = "compaction-skipped"
+)
+
+// Reason is one holder of a data file. Kind says which fields are set.
+// Text names the holder in plain words.
+type Reason struct {
+	Kind ReasonKind `json:"kind"`
+	Text string     `json:"text"`
+	// Destination: qualified name (queue://NAME, topic://NAME).
+	Destination string `json:"destination,omitempty"`
+	// Subscription: durable subscription key clientId:subscriptionName,
+	// with its parts.
+	Subscription     string `json:"subscription,omitempty"`
+	ClientID         string `json:"clientId,omitempty"`
+	SubscriptionName string `json:"subscriptionName,omitempty"`
+	// Transactions: ids as the broker prints them.
+	Transactions []string `json:"transactions,omitempty"`
+	// Location of the holding record ("file:offset"), and Loc the same as
+	// a value.
+	Location string         `json:"location,omitempty"`
+	Loc      codec.Location `json:"-"`
+	// Range: the transaction range [first, last] ("file:offset").
+	Range []string `json:"range,omitempty"`
+	// Messages, Bytes: how many pending messages (and their record bytes)
+	// the holder keeps in this file; FirstMessageID/LastMessageID the
+	// first and last of them in delivery order.
+	Messages       int    `json:"messages,omitempty"`
+	Bytes          int64  `json:"bytes,omitempty"`
+	FirstMessageID string `json:"firstMessageId,omitempty"`
+	LastMessageID  string `json:"lastMessageId,omitempty"`
+	// Subscriptions: durable subscriptions that still need the messages.
+	Subscriptions []string `json:"subscriptions,omitempty"`
+	// Pending: the subscription's pending count as the broker reports it.
+	Pending *int64 `json:"pending,omitempty"`
+	// Files: data file ids the holder refers to (acks: the kept files
+	// whose messages the acks are for).
+	Files []int32 `json:"files,omitempty"`
+	// Rewrite: the broker rewrites this record at its next cleanup (the
+	// pin goes away at the cleanup after).
+	Rewrite bool `json:"rewrite,omitempty"`
+	// FixpointDiffers: a reading that ignores the broker's evaluation
+	// order would decide differently for this holder.
+	FixpointDiffers bool `json:"fixpointDiffers,omitempty"`
+}
+
+// Destination is a queue or topic of the store's index after replay.
+type Destination struct {
+	Type codec.DestType
+	Name string
+	// Key is the broker's index key "<type>:<name>".
+	Key string
+	// Messages are the messages the store holds for the destination, in
+	// the broker's order-index order (priority class HI, DEF, LO; by
+	// sequence within a class). For a queue this is the delivery order;
+	// for a topic every message still needed by at least one durable
+	// subscription. Messages acked only inside a prepared transaction are
+	// included (AckedInPreparedTx set).
+	Messages []Message
+	// Stats are what the broker keeps in its index for the destination
+	// (AMQ-7132): message count and record bytes.
+	Stats DestStats
+	// Subscriptions are the durable subscriptions of a topic, in the
+	// index's subscription-location list order.
+	Subscriptions []*Subscription
+}
+
+// IsTopic reports whether the destination is a topic.
+func (d *Destination) IsTopic() bool { return d.Type.IsTopic() }
+
+// String is the qualified name, e.g. queue://ORDERS.
+func (d *Destination) String() string { return d.Type.Scheme() + "://" + d.Name }
+
+// DestStats are per-destination statistics.
+type DestStats struct {
+	Messages int64
+	Bytes    int64 // sum of the holding records' sizes
+	// Files are the data files holding the destination's messages.
+	Files []int32
+}
+
+// Message is a message held by the store. Its body is not kept: read the
+// record at Loc to get it.
+type Message struct {
+	ID string
+	// Loc is the record holding the message: the ADD or its latest UPDATE.
+	Loc codec.Location
+	// Priority is the JMS priority of that record; PrioritySupported its
+	// prioritySupported flag (false puts every message in class DEF).
+	Priority          int32
+	PrioritySupported bool
+	// Size is the size of the OpenWire message (KahaAddMessageCommand.message).
+	Size int32
+	// Seq is the broker's sequence id in the destination's order index.
+	Seq int64
+	// Updated: Loc is a KAHA_UPDATE_MESSAGE_COMMAND.
+	Updated bool
+	// Tx is the transaction the message was committed in, "" if none.
+	Tx string
+	// AckedInPreparedTx is the prepared transaction that acks the message
+	// ("" if none); the broker keeps the message until its outcome.
+	AckedInPreparedTx string
+}
+
+// Subscription is a durable topic subscription.
+type Subscription struct {
+	Destination      *Destination
+	Key              string // clientId:subscriptionName, as in the journal
+	ClientID         string
+	SubscriptionName string
+	Selector         string
+	HasSelector      bool
+	NoLocal          bool
+	Retroactive      bool
+	// Loc is the subscription's latest KahaSubscriptionCommand.
+	Loc codec.Location
+	// Count is the pending count the broker reports (ackPositions size
+	// minus the next-message marker).
+	Count int64
+	// LastAck is the sequence of the last processed ack (-1: none).
+	LastAck int64
+	// pending: indexes into Destination.Messages, in delivery order.
+	pending []int32
+}
+
+// NumPending is the number of messages the broker delivers to the
+// subscription on recovery (may differ from Count, §5.4).
+func (s *Subscription) NumPending() int { return len(s.pending) }
+
+// PendingAt returns the i-th message delivered to the subscription.
+func (s *Subscription) PendingAt(i int) *Message { return &s.Destination.Messages[s.pending[i]] }
+
+// Pending returns the delivered messages in order (a new slice).
+func (s *Subscription) Pending() []*Message {
+	out := make([]*Message, len(s.pending))
+	for i, j := range s.pending {
+		out[i] = &s.Destination.Messages[j]
+	}
+	return out
+}
+
+// TxKind tells local from XA transactions.
+type TxKind string
+
+// Transaction kinds.
+const (
+	LocalTx TxKind = "local"
+	XATx    TxKind = "xa"
+)
+
+// TxState is the state of a transaction at the end of the journal.
+type TxState string
+
+// Transaction states.
+const (
+	// InFlight: operations but no outcome. A restarted broker rolls a
+	// local one back (and writes a rollback record) and discards an XA one.
+	InFlight TxState = "in-flight"
+	// Prepared: XA prepared; the broker keeps it until the transaction
+	// manager decides.
+	Prepared TxState = "prepared"
+	// Committed and RolledBack: finished.
+	Committed  TxState = "committed"
+	RolledBack TxState = "rolled-back"
+)
+
+// Transaction is a local or XA transaction seen in the journal.
+type Transaction struct {
+	ID    string // as the broker prints it: TX:<conn>:<n> or XID:[...]
+	Kind  TxKind
+	State TxState
+	// Commands are the locations of the transaction's records in journal
+	// order: its operations, then prepare / commit / rollback.
+	Commands []codec.Location
+	// Ops are the transaction's message operations (kept for in-flight
+	// and prepared transactions only; nil for finished ones).
+	Ops []TxOp
+}
+
+// TxOp is an operation of a transaction.
+type TxOp struct {
+	Add          bool // ADD, else REMOVE (ack)
+	Destination  string
+	MessageID    string
+	Subscription string // durable ack: subscription key
+	Loc          codec.Location
+}
+
+// Summary counts what the graph holds.
+type Summary struct {
+	Files, PinnedFiles, FreeFiles int
+	Commands, SkippedCommands     int64
+	Destinations, Queues, Topics  int
+	Subscriptions                 int
+	Messages, MessageBytes        int64 // held by destinations
+	InFlight, Prepared            int
+	Committed, RolledBack         int64
+	CompletedTransactionsKept     int
+	// LastUpdate is the location of the last update while replaying
+	// (HasLastUpdate false when none); CleanupLastUpdate the one the
+	// predicted cleanup uses (after a restart: the LOADED trace).
+	LastUpdate, CleanupLastUpdate       codec.Location
+	HasLastUpdate, HasCleanupLastUpdate bool
+	// RecoveryStart is where a restarted broker starts replaying over its
+	// index (HasRecoveryStart false: before the first record).
+	RecoveryStart    codec.Location
+	HasRecoveryStart bool
+	// UsedIndex: db.data metadata was supplied and used.
+	UsedIndex bool
+}
+
+// Files lists every data file in id order.
+func (g *Graph) Files() []*File { return g.files }
+
+// File returns the data file with the given id.
+func (g *Graph) File(id int32) (*File, bool) { f, ok := g.fileByID[id]; return f, ok }
+
+// Destinations lists the destinations sorted by qualified name.
+func (g *Graph) Destinations() []*Destination { return g.dests }
+
+// Destination returns the destination with the broker's key "<type>:<name>".
+func (g *Graph) Destination(key string) (*Destination, bool) {
+	d, ok := g.destByK[key]
+	return d, ok
+}
+
+// DestinationOrder lists destination keys in the order the broker's
+// cleanup visits them (Java HashMap iteration order, §6.5).
+func (g *Graph) DestinationOrder() []string { return g.order }
+
+// Subscriptions lists every durable subscription, by destination then in
+// the destination's list order.
+func (g *Graph) Subscriptions() []*Subscription {
+	var out []*Subscription
+	for _, d := range g.dests {
+		out = append(out, d.Subscriptions...)
+	}
+	return out
+}
+
+// Transactions lists in-flight and prepared transactions first (journal
+// order of their first command), then the finished transactions kept
+// (Options.KeepCompleted), in journal order of their outcome.
+func (g *Graph) Transactions() []*Transaction { return g.txs }
+
+// PreparedTransactions lists the prepared transactions.
+func (g *Graph) PreparedTransactions() []*Transaction {
+	var out []*Transaction
+	for _, t := range g.txs {
+		if t.State == Prepared {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// GCCandidates are the ids of the files the broker deletes at its next
+// cleanup, ascending.
+func (g *Graph) GCCandidates() []int32 { return g.gc }
+
+// GCLog is the broker's TRACE/DEBUG cleanup log as the emulation produced
+// it ("Last update: …, full gc candidates set: […]", …, "Cleanup removing
+// the data files: […]"), for comparison with a broker log.
+func (g *Graph) GCLog() []string { return g.gcLog }
+
+// Summary returns the counts.
+func (g *Graph) Summary() Summary { return g.summary }
+
+// Damaged reports whether some data file has damage beyond a torn tail.
+func (g *Graph) Damaged() bool { return g.damaged }
+
+// Warnings are inconsistencies met while replaying (a command the broker
+// would fail on, an index that disagrees with the journal), in plain words.
+func (g *Graph) Warnings() []string { return g.warnings }
+
+func sortInt32(s []int32) { sort.Slice(s, func(i, j int) bool { return s[i] < s[j] }) }
