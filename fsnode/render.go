@@ -81,8 +81,9 @@ from clients and may hold any bytes. Each becomes one path component:
     hex: "a/b" is a%%2Fb, "100%%" is 100%%25, a tab is %%09;
   - a "." at the start becomes %%2E, so ".", ".." and hidden names cannot occur;
   - the empty name is a lone %%;
-  - a name longer than %d bytes keeps its first bytes and ends in %%# and the
-    first 32 hex digits of the SHA-256 of the original name;
+  - a name whose escaped form is longer than %d bytes (less in pending/,
+    where the position and ".json" count too) keeps its first bytes and ends
+    in %%# and the first 32 hex digits of the SHA-256 of the original name;
   - a name equal to an earlier one of the same directory (a reused XID) gets
     %%~2, %%~3, ... appended.
 Every other character stays as it is. "%%" followed by anything but two
