@@ -57,6 +57,12 @@ type Options struct {
 	Progress func(done, total int64)
 	// Debug logs every FUSE request.
 	Debug bool
+	// Control, when set, adds a writable `control` file at the root (the
+	// --rw mount): a line written to it is split into words and handed to
+	// Control, in the background; reading the file shows its progress and
+	// last result. After a run that changed the store, the tree is read
+	// again. Nil: no control file, the mount is read-only throughout.
+	Control Controller
 	// CacheTimeout is how long the kernel keeps names and attributes
 	// (content never changes within a snapshot; a refresh invalidates the
 	// top-level names). Zero means one hour.
@@ -81,6 +87,8 @@ type FS struct {
 
 	cur atomic.Pointer[Snapshot] // the snapshot new walks start in
 
+	control *controlState // nil without Options.Control
+
 	mu     sync.Mutex // serializes Refresh, Mount and Unmount; guards the fields below
 	gen    uint64
 	print  fingerprint
@@ -103,6 +111,9 @@ func Open(dir string, opts Options) (*FS, error) {
 	}
 	f := &FS{dir: abs, opts: opts, m: m}
 	f.root = &rootDir{fsys: f}
+	if opts.Control != nil {
+		f.control = &controlState{run: opts.Control}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.reload(true); err != nil {
@@ -190,14 +201,19 @@ func (f *FS) Mount(mountpoint string) error {
 	if !strings.ContainsAny(f.dir, ",\\ \t\n") {
 		fsName = f.dir
 	}
+	// "ro": the kernel answers every write with EROFS before asking us.
+	// With a control file the mount is "rw" and every node but `control`
+	// answers EROFS itself.
+	mountOpts := []string{"ro"}
+	if f.control != nil {
+		mountOpts = nil
+	}
 	opts := &fs.Options{
 		MountOptions: fuse.MountOptions{
 			AllowOther: f.opts.AllowOther,
-			// "ro": the kernel answers every write with EROFS before
-			// asking us.
-			Options: []string{"ro"},
-			FsName:  fsName,
-			Name:    "kahafs",
+			Options:    mountOpts,
+			FsName:     fsName,
+			Name:       "kahafs",
 			// READDIRPLUS only when the listing's entries get stat'ed
 			// (`ls -l`): their attributes then come in bulk, while a
 			// plain `ls` of a million commands renders none of them.

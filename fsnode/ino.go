@@ -51,6 +51,7 @@ const (
 	inoByDestination
 	inoByTransaction
 	inoDestTypeBase // + codec.DestType
+	inoControl      = inoDestTypeBase + 16
 )
 
 // Members of a data file directory (kindDataMember).

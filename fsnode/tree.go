@@ -51,6 +51,9 @@ func (r *rootDir) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut)
 var _ fs.NodeReaddirer = (*rootDir)(nil)
 
 func (r *rootDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
+	if r.fsys.control != nil {
+		return membersStream(append(append([]member(nil), rootMembers...), member{nameControl, false, inoControl})), 0
+	}
 	return membersStream(rootMembers), 0
 }
 
@@ -78,6 +81,10 @@ func (r *rootDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 		return newDir(ctx, p, s, &byDestinationDir{dirNode{snap: s}}, inoByDestination, out), 0
 	case nameByTransaction:
 		return newDir(ctx, p, s, &byTransactionDir{dirNode{snap: s}}, inoByTransaction, out), 0
+	case nameControl:
+		if c := r.fsys.control; c != nil {
+			return c.lookup(ctx, p, r.fsys, out), 0
+		}
 	}
 	return nil, noEntry()
 }

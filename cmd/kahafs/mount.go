@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/fsnode"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -25,6 +27,7 @@ type mountFlags struct {
 	refresh       time.Duration
 	noVerify      bool
 	debug         bool
+	rw            bool
 }
 
 func newMountCmd() *cobra.Command {
@@ -45,7 +48,13 @@ detaches a busy mount lazily). Nothing in STORE is written; a running broker's
 store can be mounted (a half-written tail is the end of the data).
 
 Only the mounting user can see the tree unless --allow-other is given (which
-needs user_allow_other in /etc/fuse.conf for non-root users).`,
+needs user_allow_other in /etc/fuse.conf for non-root users).
+
+With --rw a file "control" appears at the root: writing "compact" (or
+"compact --dry-run") to it runs an offline compaction of STORE (see kahafs
+compact; the broker must be stopped); reading it shows the progress and the
+last result. After a compaction the tree shows the new store. Everything
+else stays read-only.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMount(cmd, args[0], args[1], f)
@@ -58,6 +67,7 @@ needs user_allow_other in /etc/fuse.conf for non-root users).`,
 	cmd.Flags().BoolVar(&f.running, "running", false, "pinned/free: the next cleanup of a broker running on the store (as for holders)")
 	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data, as a broker whose index was deleted (as for holders)")
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
+	cmd.Flags().BoolVar(&f.rw, "rw", false, "add the control file that runs compactions")
 	return cmd
 }
 
@@ -88,6 +98,7 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 		Logger:        logger,
 		Progress:      bar.update,
 		Debug:         f.debug,
+		Control:       mountController(store, f),
 	})
 	bar.finish()
 	if err != nil {
@@ -229,4 +240,21 @@ func progressSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// mountController wires the control file of a --rw mount to compaction.
+func mountController(store string, f mountFlags) fsnode.Controller {
+	if !f.rw {
+		return nil
+	}
+	return func(args []string, progress func(string)) (string, bool, error) {
+		dry := len(args) > 1 && args[1] == "--dry-run"
+		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: int(f.maxFileLength), Progress: progress})
+		if err != nil {
+			return "", false, err
+		}
+		var b strings.Builder
+		writeCompactReport(&b, rep)
+		return b.String(), !dry, nil
+	}
 }
