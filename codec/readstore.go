@@ -1,5 +1,7 @@
 package codec
 
+import "sync"
+
 // Visitor receives a store's commands in journal (replay) order.
 type Visitor interface {
 	// Command is called for every record that decodes, in journal order.
@@ -25,11 +27,16 @@ func ReadStore(s *Store, opts ReadOptions, workers int, v Visitor) error {
 	return ReadFiles(s.Files, opts, workers, v)
 }
 
+// recordSlices recycles the per-file record lists between files, so that
+// a store of many files does not regrow one per file.
+var recordSlices = sync.Pool{New: func() any { return new([]Record) }}
+
 // ReadFiles is ReadStore over a chosen list of files (in replay order).
 func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error {
 	opts.Lenient = true
 	return ScanOrdered(files, workers, func(fi FileInfo) (*framedFile, error) {
 		ff := &framedFile{sum: FileSummary{Info: fi}}
+		ff.records = (*recordSlices.Get().(*[]Record))[:0]
 		df, err := fi.Open()
 		if err != nil {
 			return nil, err
@@ -63,6 +70,9 @@ func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error
 			}
 		}
 		ff.sum.Damage = mergeDamage(ff.sum.Damage, decodeDamage)
+		recs := ff.records[:0]
+		ff.records = nil
+		recordSlices.Put(&recs)
 		return v.FileDone(&ff.sum)
 	})
 }
