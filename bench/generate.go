@@ -22,9 +22,11 @@ const (
 	rollbackShare = 0.10 // of local transactions: rolled back instead
 	localAckShare = 0.10 // of the queue acks due at a step: acked in one local transaction
 	maxLag        = 3000 // an ack is written 1..maxLag steps after its message
-	stuckRate     = 2e-5 // queue messages whose ack never comes
+	stuckRate     = 2e-5 // from stuckFrom on, queue messages whose ack never comes
+	stuckFrom     = 0.35
 	dlqShare      = 0.30 // of queue sends during a DLQ burst: to the DLQ (never consumed)
-	preparedAt    = 0.03 // progress at which an XA transaction is prepared and left in doubt
+	preparedAt    = 0.40 // progress at which an XA transaction is prepared and left in doubt
+	rewriteAt     = 0.30 // progress at which topics go quiet so the subscriptions get rewritten
 	offlineFrom   = 0.85 // progress from which one durable subscription stops acking
 	checkpointGap = 1.5  // data files between two checkpoints (48 MiB with 32 MiB files)
 	bodyMin       = 200
@@ -33,7 +35,17 @@ const (
 )
 
 // dlqBursts are the progress ranges in which queue sends partly go to the DLQ.
-var dlqBursts = [][2]float64{{0.20, 0.21}, {0.60, 0.605}}
+//
+// Nothing stays pending in the first third of the store: a broker's cleanup
+// deletes those files. Their subscription commands would keep the first file:
+// at rewriteAt the topics go quiet until every subscription has acked
+// everything, and the subscription commands are written again, as the
+// broker's cleanup rewrites them when their file is the oldest candidate
+// and they have nothing pending. From the first pending message on, every later file
+// holds acks of messages in the file before it and is kept with it (the
+// broker's ack-file rule), as in real stores where one old message pins
+// everything after it.
+var dlqBursts = [][2]float64{{0.45, 0.46}, {0.70, 0.705}}
 
 var queueNames = []string{"ORDERS.IN", "ORDERS.OUT", "BILLING", "SHIPPING", "INVENTORY", "NOTIFY",
 	"PAYMENTS", "REPORTS", "EMAIL", "SEARCH.INDEX"}
@@ -138,6 +150,8 @@ type generator struct {
 	done  int64 // bytes written, approximately
 	nextC int64 // next checkpoint
 	prep  bool  // the in-doubt XA transaction is written
+	quiet int64 // step until which no message goes to a topic (0: not yet)
+	rewr  bool  // the subscriptions are rewritten
 	err   error
 
 	filler               []byte
@@ -222,6 +236,7 @@ func (g *generator) nextStep() {
 		g.prep = true
 		g.sendInDoubt()
 	}
+	g.maybeRewriteSubs()
 	switch r := g.rng.Float64(); {
 	case r < xaShare:
 		g.sendXA()
@@ -245,7 +260,30 @@ func (g *generator) pickQueue() int {
 	return g.rng.IntN(len(queueNames))
 }
 
-func (g *generator) pickTopic() int { return len(queueNames) + 1 + g.rng.IntN(len(topicSubs)) }
+// pickTopic picks a topic, or a queue while topics are quiet.
+func (g *generator) pickTopic() int {
+	if g.quiet > 0 && !g.rewr {
+		return g.pickQueue()
+	}
+	return len(queueNames) + 1 + g.rng.IntN(len(topicSubs))
+}
+
+// maybeRewriteSubs quiets the topics at rewriteAt and, once their last acks
+// are written, writes every subscription command again.
+func (g *generator) maybeRewriteSubs() {
+	switch {
+	case g.rewr:
+	case g.quiet == 0 && g.progress() >= rewriteAt:
+		g.quiet = g.step + maxLag + 1
+	case g.quiet > 0 && g.step > g.quiet:
+		g.rewr = true
+		for i := range g.dests {
+			for k := range g.dests[i].subs {
+				g.subscribe(i, k)
+			}
+		}
+	}
+}
 
 func (g *generator) pick(r role) *template {
 	list := g.ts.byRole[r]
@@ -270,7 +308,7 @@ func (g *generator) consume(m msgRef) {
 	case d.dlq:
 		g.pending(&g.man.PendingDLQ, m)
 		g.held(m, -1)
-	case len(d.subs) == 0 && g.rng.Float64() < stuckRate:
+	case len(d.subs) == 0 && g.progress() >= stuckFrom && g.rng.Float64() < stuckRate:
 		g.pending(&g.man.PendingStuck, m)
 		g.held(m, -1)
 	case len(d.subs) == 0:

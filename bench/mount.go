@@ -24,6 +24,11 @@ func (b *bench) mountAndGrep() []*result {
 		g.skipped = m.skipped
 		return []*result{m, g}
 	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		m.skipped = "no /dev/fuse on this machine"
+		g.skipped = m.skipped
+		return []*result{m, g}
+	}
 	mnt := filepath.Join(b.work, "mnt")
 	if err := os.MkdirAll(mnt, 0o755); err != nil {
 		m.err = err

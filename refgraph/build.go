@@ -88,8 +88,22 @@ func (b *Builder) cleanupPoint(open []*txState) cleanup {
 	var cl cleanup
 	if b.opts.Running {
 		cl.lastUpdate, cl.hasLastUpdate = b.lastUpdate, b.hasLastUpdate
-		cl.audit, cl.hasAudit = b.lastAudit, b.hasAudit
-		cl.ackMap, cl.hasAckMap = b.lastAckMap, b.hasAckMap
+		// The checkpoint before the cleanup writes a new audit when a
+		// message was stored since the last one, and a new ack map when
+		// acks were recorded since (approximation: the broker only marks
+		// the map dirty for an ack file not in it yet).
+		if b.hasAudit && !b.addAfterAudit {
+			cl.audit, cl.hasAudit = b.lastAudit, true
+		} else {
+			cl.hasAudit, cl.auditNew = true, true
+			cl.audit = codec.Location{File: b.lastRecord.File}
+		}
+		if b.hasAckMap && !b.ackAfterMap {
+			cl.ackMap, cl.hasAckMap = b.lastAckMap, true
+		} else {
+			cl.hasAckMap, cl.ackMapNew = true, true
+			cl.ackMap = codec.Location{File: b.lastRecord.File}
+		}
 		return cl
 	}
 	file := b.maxID

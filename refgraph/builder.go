@@ -191,6 +191,10 @@ type Builder struct {
 	hasAudit   bool
 	lastAckMap codec.Location
 	hasAckMap  bool
+	// changes after the latest audit / ack-map record: a running broker
+	// writes new ones at its next checkpoint
+	addAfterAudit bool
+	ackAfterMap   bool
 
 	lastUpdate    codec.Location
 	hasLastUpdate bool
@@ -417,13 +421,13 @@ func (b *Builder) process(loc codec.Location, c *codec.Command) {
 		b.setLastUpdate(loc)
 	case codec.ProducerAuditCommand:
 		b.setLastUpdate(loc)
-		b.lastAudit, b.hasAudit = loc, true
+		b.lastAudit, b.hasAudit, b.addAfterAudit = loc, true, false
 		if m := b.opts.Index; m != nil && m.ProducerAudit != nil && sameLoc(*m.ProducerAudit, loc) {
 			b.auditOK = true
 		}
 	case codec.AckMessageFileMapCommand:
 		b.setLastUpdate(loc)
-		b.lastAckMap, b.hasAckMap = loc, true
+		b.lastAckMap, b.hasAckMap, b.ackAfterMap = loc, true, false
 		if m := b.opts.Index; m != nil && m.AckMap != nil && sameLoc(*m.AckMap, loc) {
 			am, err := codec.ParseAckMap(c.Blob)
 			if err != nil {
@@ -487,6 +491,7 @@ func (b *Builder) removeDest(d *dest) {
 // Only replayed commands count; the records before the recovery position
 // are in the index's ack map.
 func (b *Builder) ackRef(ackFile, msgFile int32) {
+	b.ackAfterMap = true
 	if !b.phaseB {
 		return
 	}
@@ -550,6 +555,7 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	d.entries[seq] = entry{id: k, loc: loc, prio: prio, size: size, class: class(prio, supported), flags: fl}
 	d.count++
 	d.bytes += int64(loc.Size)
+	b.addAfterAudit = true
 	if d.topic {
 		for _, s := range d.subs {
 			s.pos.addRange(seq, seq+1)

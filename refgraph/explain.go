@@ -49,7 +49,7 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 	// 2. producer audit, ack map
 	if cl.hasAudit && !cl.auditNew {
 		r := Reason{Kind: KindProducerAudit, Location: cl.audit.String(), Loc: cl.audit, Rewrite: st.auditFirst,
-			Text: fmt.Sprintf("holds the producer audit record the broker's index points at (%s)", cl.audit)}
+			Text: fmt.Sprintf("holds the broker's latest producer audit record (%s); no message was stored since, so the broker keeps pointing at it", cl.audit)}
 		if st.auditFirst {
 			r.Text += "; it is the oldest candidate, so the broker writes a new audit and the file can go at the cleanup after"
 		}
@@ -57,7 +57,7 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 	}
 	if cl.hasAckMap && !cl.ackMapNew {
 		add(cl.ackMap.File, Reason{Kind: KindAckMap, Location: cl.ackMap.String(), Loc: cl.ackMap,
-			Text: fmt.Sprintf("holds the ack-map record the broker's index points at (%s)", cl.ackMap)})
+			Text: fmt.Sprintf("holds the broker's latest ack-map record (%s); no ack was recorded since, so the broker keeps pointing at it", cl.ackMap)})
 	}
 	// 3. transaction range
 	if st.hasRange {
