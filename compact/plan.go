@@ -1,34 +1,23 @@
 package compact
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
 )
 
-// load replays the store in dir as a broker restarted on it would.
+// load replays the store in dir as a broker restarted on it would. An
+// unreadable index is ignored, as the broker rebuilds it from the journal.
 func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) {
 	st, err := codec.OpenStore(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := refgraph.Options{Files: st.Files, MaxFileLength: int64(maxFileLength)}
-	if st.HasIndex {
-		m, err := codec.ReadIndexMetadata(dir)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, err
-		}
-		opts.Index = m
-	}
-	b := refgraph.NewBuilder(opts)
-	if err := codec.ReadStore(st, codec.ReadOptions{}, 0, b); err != nil {
-		return nil, nil, err
-	}
-	g, err := b.Build()
+	opts := refgraph.StoreOptions(st, true, nil)
+	opts.MaxFileLength = int64(maxFileLength)
+	g, err := refgraph.Load(st, opts, codec.ReadOptions{})
 	if err != nil {
 		return nil, nil, err
 	}

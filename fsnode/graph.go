@@ -1,9 +1,6 @@
 package fsnode
 
 import (
-	"errors"
-	"io/fs"
-
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
 )
@@ -18,19 +15,10 @@ type graphBuilder struct {
 // db.data is there, the same options; in addition every finished
 // transaction is kept (the tree lists them all).
 func newGraphBuilder(st *codec.Store, m *mountState, opts Options) *graphBuilder {
-	ro := refgraph.Options{Files: st.Files, KeepCompleted: -1, MaxFileLength: opts.MaxFileLength, Running: opts.Running}
-	if st.HasIndex && !opts.NoIndex {
-		meta, err := codec.ReadIndexMetadata(st.Dir)
-		switch {
-		case err == nil:
-			ro.Index = meta
-		case errors.Is(err, fs.ErrNotExist):
-		default:
-			// A broker with a broken index replays the whole journal,
-			// which is what a nil Index means.
-			m.logf("%s: index not used: %v", st.Dir, err)
-		}
-	}
+	ro := refgraph.StoreOptions(st, !opts.NoIndex, func(err error) {
+		m.logf("%s: index not used: %v", st.Dir, err)
+	})
+	ro.KeepCompleted, ro.MaxFileLength, ro.Running = -1, opts.MaxFileLength, opts.Running
 	return &graphBuilder{refgraph.NewBuilder(ro)}
 }
 

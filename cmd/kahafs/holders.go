@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 
 	"github.com/kahafs/kahafs/codec"
@@ -63,22 +61,11 @@ func loadGraph(dir string, w io.Writer, f holdersFlags) (*codec.Store, *refgraph
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := refgraph.Options{Files: st.Files, MaxFileLength: f.maxFileLength, Running: f.running}
-	if st.HasIndex && !f.noIndex {
-		idx, err := codec.ReadIndexMetadata(dir)
-		switch {
-		case err == nil:
-			opts.Index = idx
-		case errors.Is(err, fs.ErrNotExist):
-		default:
-			fmt.Fprintf(w, "note: %v; a broker rebuilds such an index from the whole journal, and so does this replay\n", err)
-		}
-	}
-	b := refgraph.NewBuilder(opts)
-	if err := codec.ReadStore(st, codec.ReadOptions{SkipChecksums: f.noVerify}, 0, b); err != nil {
-		return nil, nil, err
-	}
-	g, err := b.Build()
+	opts := refgraph.StoreOptions(st, !f.noIndex, func(err error) {
+		fmt.Fprintf(w, "note: %v; a broker rebuilds such an index from the whole journal, and so does this replay\n", err)
+	})
+	opts.MaxFileLength, opts.Running = f.maxFileLength, f.running
+	g, err := refgraph.Load(st, opts, codec.ReadOptions{SkipChecksums: f.noVerify})
 	if err != nil {
 		return nil, nil, err
 	}
