@@ -83,8 +83,12 @@ func (b *bench) compareBroker(r *result, path string) {
 		subs[k] = s.Count
 	}
 	man := b.cs.man
-	r.note("pending as generated: queues %s, subscriptions %s, prepared transactions %d",
-		agree(in.QueueCounts, man.QueuePending), agree(subs, man.SubPending), len(in.Prepared))
+	prepared := "same"
+	if len(in.Prepared) != man.PreparedTx {
+		prepared = fmt.Sprintf("DIFFER (broker %d, generator %d)", len(in.Prepared), man.PreparedTx)
+	}
+	r.note("pending as generated: queues %s, subscriptions %s, prepared transactions %s",
+		agree(in.QueueCounts, man.QueuePending), agree(subs, man.SubPending), prepared)
 	if b.holders != nil {
 		r.note("cleanup deleted %d files; holders predicted %d: %s", len(in.Deleted), len(b.holders.gc),
 			sameIDs(in.Deleted, b.holders.gc))

@@ -49,7 +49,7 @@ func noteCompact(r *result, raw []byte) {
 		r.note("report not understood: %v", err)
 		return
 	}
-	r.rate = float64(rep.Moved.Records) / r.wall.Seconds()
+	r.rate, r.rateW = float64(rep.Moved.Records)/r.wall.Seconds(), rep.RecordsPerSecond
 	r.note("moved %d records (%d messages): %s records/s over the whole run, %s/s in its write phase",
 		rep.Moved.Records, rep.Moved.Messages, thousands(int64(r.rate)), thousands(int64(rep.RecordsPerSecond)))
 	r.note("%d → %d files, %s → %s, verified: %v", rep.Before.Files, rep.After.Files, mib(rep.Before.Bytes),

@@ -15,6 +15,18 @@ const genVersion = 1
 
 // The workload. Shares are of send steps; the rest of the steps send one
 // plain message to a queue.
+//
+// What stays pending: nothing in the first third of the store, so that a
+// broker's cleanup deletes those files. Their subscription commands would
+// keep the first file: at rewriteAt the topics go quiet until every
+// subscription has acked everything, and the subscription commands are
+// written again, as the broker's cleanup rewrites them when their file is
+// the oldest candidate and they have nothing pending. Then come stuck
+// queue messages, an XA transaction left in doubt, DLQ bursts, an offline
+// subscription and, at the end, the acks not yet written. From the first
+// pending message on, every later file holds acks of messages in the file
+// before it and is kept with it (the broker's ack-file rule), as in real
+// stores where one old message pins everything after it.
 const (
 	xaShare       = 0.03 // XA transaction: 1-3 adds to a queue, prepare, commit
 	localShare    = 0.10 // local transaction: 1-5 adds to one destination, commit
@@ -22,11 +34,11 @@ const (
 	rollbackShare = 0.10 // of local transactions: rolled back instead
 	localAckShare = 0.10 // of the queue acks due at a step: acked in one local transaction
 	maxLag        = 3000 // an ack is written 1..maxLag steps after its message
-	stuckRate     = 2e-5 // from stuckFrom on, queue messages whose ack never comes
-	stuckFrom     = 0.35
-	dlqShare      = 0.30 // of queue sends during a DLQ burst: to the DLQ (never consumed)
-	preparedAt    = 0.40 // progress at which an XA transaction is prepared and left in doubt
 	rewriteAt     = 0.30 // progress at which topics go quiet so the subscriptions get rewritten
+	stuckFrom     = 0.35 // from here on, stuckRate of the queue messages are never acked
+	stuckRate     = 2e-5
+	preparedAt    = 0.40 // progress at which an XA transaction is prepared and left in doubt
+	dlqShare      = 0.30 // of queue sends during a DLQ burst: to the DLQ (never consumed)
 	offlineFrom   = 0.85 // progress from which one durable subscription stops acking
 	checkpointGap = 1.5  // data files between two checkpoints (48 MiB with 32 MiB files)
 	bodyMin       = 200
@@ -35,16 +47,6 @@ const (
 )
 
 // dlqBursts are the progress ranges in which queue sends partly go to the DLQ.
-//
-// Nothing stays pending in the first third of the store: a broker's cleanup
-// deletes those files. Their subscription commands would keep the first file:
-// at rewriteAt the topics go quiet until every subscription has acked
-// everything, and the subscription commands are written again, as the
-// broker's cleanup rewrites them when their file is the oldest candidate
-// and they have nothing pending. From the first pending message on, every later file
-// holds acks of messages in the file before it and is kept with it (the
-// broker's ack-file rule), as in real stores where one old message pins
-// everything after it.
 var dlqBursts = [][2]float64{{0.45, 0.46}, {0.70, 0.705}}
 
 var queueNames = []string{"ORDERS.IN", "ORDERS.OUT", "BILLING", "SHIPPING", "INVENTORY", "NOTIFY",
@@ -97,6 +99,7 @@ type manifest struct {
 	PendingSub    int64            `json:"pendingOfflineSubscription"`
 	PendingFlight int64            `json:"pendingInFlight"`
 	PendingXA     int64            `json:"pendingPreparedXA"`
+	PreparedTx    int              `json:"preparedTransactions"`
 	QueuePending  map[string]int64 `json:"queuePending"`        // by queue name (prepared adds not included)
 	SubPending    map[string]int64 `json:"subscriptionPending"` // by "topic://NAME|clientId:subName"
 	Destinations  int              `json:"destinations"`
@@ -409,6 +412,7 @@ func (g *generator) sendInDoubt() {
 	g.pending(&g.man.PendingXA, acked)
 	g.held(acked, -1)
 	g.txEnd(rolePrepare, xid)
+	g.man.PreparedTx++
 }
 
 // writeDue writes the acks due at this step; with localAckShare the queue

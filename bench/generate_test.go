@@ -50,6 +50,7 @@ func TestGeneratedStoreReadsCleanly(t *testing.T) {
 		assert.Positive(t, counts[typ.String()], "no %s written", typ)
 	}
 	assert.Positive(t, man.PendingXA)
+	assert.Equal(t, 1, man.PreparedTx)
 	assert.Positive(t, man.PendingFlight)
 	assert.Equal(t, man.Pending, man.PendingDLQ+man.PendingStuck+man.PendingSub+man.PendingFlight+man.PendingXA)
 	assert.NotEmpty(t, man.SampleID)

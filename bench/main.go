@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,11 @@ func parseFlags(args []string, stderr io.Writer) (options, genConfig, error) {
 	fs.BoolVar(&o.genOnly, "generate-only", false, "only generate (or find) the store and print its manifest")
 	if err := fs.Parse(args); err != nil {
 		return o, genConfig{}, err
+	}
+	for _, s := range strings.Split(o.steps, ",") {
+		if !slices.Contains(allSteps, strings.TrimSpace(s)) {
+			return o, genConfig{}, fmt.Errorf("unknown step %q in -steps (want some of %s)", s, strings.Join(allSteps, ","))
+		}
 	}
 	cfg, err := o.genConfig()
 	return o, cfg, err

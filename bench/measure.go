@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,6 +43,7 @@ type result struct {
 	err     error
 	notes   []string
 	rate    float64 // compact: moved records per second of wall time
+	rateW   float64 // compact: the same over its write phase (its own report)
 }
 
 func (r *result) note(format string, a ...any) { r.notes = append(r.notes, fmt.Sprintf(format, a...)) }
@@ -127,12 +129,7 @@ func kahafsCommands(bin string) (map[string]bool, error) {
 }
 
 func (b *bench) wants(step string) bool {
-	for _, s := range strings.Split(b.o.steps, ",") {
-		if strings.TrimSpace(s) == step {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(b.o.steps, ","), func(s string) bool { return strings.TrimSpace(s) == step })
 }
 
 // runSteps runs the chosen steps in order; a failing step is reported in
@@ -198,22 +195,13 @@ func (b *bench) runChild(out io.Writer, env []string, name string, args []string
 		c.status = cmd.ProcessState.ExitCode()
 	}
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && ctx.Err() == nil && contains(okStatus, c.status) {
+	if errors.As(err, &ee) && ctx.Err() == nil && slices.Contains(okStatus, c.status) {
 		err = nil
 	}
 	if err != nil {
 		return c, fmt.Errorf("%s %s: %v: %s", filepath.Base(name), strings.Join(args, " "), err, c.stderr)
 	}
 	return c, nil
-}
-
-func contains(list []int, v int) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // maxRSS is the peak resident set of a finished child (Linux reports KiB).

@@ -66,8 +66,11 @@ func (b *bench) mbps(r *result) float64 { return float64(b.bytes) / 1e6 / r.wall
 
 func (b *bench) vsCat(r *result) string {
 	c := b.result(stepCat)
-	if c == nil || r.step == stepCat {
+	switch {
+	case r.step == stepCat:
 		return "1"
+	case c == nil:
+		return "—"
 	}
 	return fmt.Sprintf("%.1f", r.wall.Seconds()/c.wall.Seconds())
 }
@@ -106,8 +109,8 @@ func (b *bench) ratios() []string {
 	out = append(out, fmt.Sprintf("Peak RSS of `holders` %s; budget 64 MiB + 100 B × %s pending messages = %s.",
 		mibOrUnknown(h.rss), thousands(p), mib(rssBase+rssPerPending*p)))
 	if c := b.result(stepCompact); c != nil && c.rate > 0 {
-		out = append(out, fmt.Sprintf("Compaction moves %s records/s over its whole run (target ≥ %s/s).",
-			thousands(int64(c.rate)), thousands(targetCompactRate)))
+		out = append(out, fmt.Sprintf("Compaction moves %s records/s over its whole run, %s/s in its write phase (target ≥ %s/s).",
+			thousands(int64(c.rate)), thousands(int64(c.rateW)), thousands(targetCompactRate)))
 	}
 	return out
 }

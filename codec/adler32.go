@@ -55,7 +55,8 @@ const (
 )
 
 // adler32Sum returns the Adler-32 checksum of b: the same value as
-// hash/adler32.Checksum(b), computed about three times faster.
+// hash/adler32.Checksum(b), computed about three times faster from a few
+// KiB up (twice from 300 B; the same below 128 B).
 func adler32Sum(b []byte) uint32 { return adler32Update(1, b) }
 
 // adler32Update continues the checksum sum (as returned for a prefix) over b.

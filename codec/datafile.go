@@ -60,7 +60,8 @@ type DataFile struct {
 
 // OpenDataFile maps the file at path. An empty file is valid (no records).
 func OpenDataFile(path string, id int32) (*DataFile, error) {
-	fd, err := os.Open(path)
+	// O_NONBLOCK: a FIFO in place of a data file must not hang the reader.
+	fd, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open data file: %w", err)
 	}

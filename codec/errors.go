@@ -29,6 +29,9 @@ var (
 	ErrDecode = errors.New("command does not decode")
 	// ErrMissingFile: a file referenced or expected is not there.
 	ErrMissingFile = errors.New("data file missing")
+	// ErrUnreadable: a data file that cannot be opened or read (permissions,
+	// not a regular file, I/O error). The rest of the store is still read.
+	ErrUnreadable = errors.New("data file cannot be read")
 	// ErrNotStore: a directory that holds no KahaDB store.
 	ErrNotStore = errors.New("not a KahaDB store")
 )

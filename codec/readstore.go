@@ -39,6 +39,10 @@ func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error
 		ff.records = (*recordSlices.Get().(*[]Record))[:0]
 		df, err := fi.Open()
 		if err != nil {
+			if ce := unreadable(err); ce != nil {
+				ff.sum.Damage = []*CorruptionError{ce}
+				return ff, nil
+			}
 			return nil, err
 		}
 		ff.df = df
@@ -57,6 +61,9 @@ func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error
 		ff.sum.Damage = r.Damage()
 		return ff, nil
 	}, func(fi FileInfo, ff *framedFile) error {
+		if ff.df == nil {
+			return v.FileDone(&ff.sum)
+		}
 		defer ff.df.Close()
 		var c Command
 		var decodeDamage []*CorruptionError
@@ -70,6 +77,9 @@ func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error
 			}
 		}
 		ff.sum.Damage = mergeDamage(ff.sum.Damage, decodeDamage)
+		if fi.ID != files[len(files)-1].ID {
+			ff.sum.NotLast()
+		}
 		recs := ff.records[:0]
 		ff.records = nil
 		recordSlices.Put(&recs)

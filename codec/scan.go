@@ -1,5 +1,7 @@
 package codec
 
+import "errors"
+
 // FileSummary is what reading one data file found besides its records.
 type FileSummary struct {
 	Info        FileInfo
@@ -10,6 +12,21 @@ type FileSummary struct {
 	Batches     int
 	Checksummed int
 	Damage      []*CorruptionError // reader and decoder damage, in offset order
+}
+
+// NotLast turns a torn tail into damage: only the last data file of a
+// store can end in an unfinished write (the broker appends to it alone);
+// a torn end of an earlier file lost records the broker had written.
+// Call it for every file but the store's last.
+func (s *FileSummary) NotLast() {
+	for i, d := range s.Damage {
+		if errors.Is(d.Err, ErrTornTail) {
+			c := *d
+			c.Err = ErrTruncated
+			c.Detail = "torn batch at the end of a data file that is not the last one: " + d.Detail
+			s.Damage[i] = &c
+		}
+	}
 }
 
 // Clean reports whether nothing but a torn tail was found.
@@ -30,6 +47,10 @@ func ScanFile(fi FileInfo, opts ReadOptions, fn func(Record, *Command) error) (F
 	sum := FileSummary{Info: fi}
 	df, err := fi.Open()
 	if err != nil {
+		if ce := unreadable(err); ce != nil {
+			sum.Damage = []*CorruptionError{ce}
+			return sum, nil
+		}
 		return sum, err
 	}
 	defer df.Close()
@@ -76,4 +97,14 @@ func mergeDamage(a, b []*CorruptionError) []*CorruptionError {
 		}
 	}
 	return append(append(out, a...), b...)
+}
+
+// unreadable returns err as damage when it means one data file cannot be
+// read (the rest of the store can), nil for other errors.
+func unreadable(err error) *CorruptionError {
+	var ce *CorruptionError
+	if errors.As(err, &ce) && errors.Is(err, ErrUnreadable) {
+		return ce
+	}
+	return nil
 }

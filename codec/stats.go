@@ -123,6 +123,9 @@ func ComputeStats(s *Store, opts ReadOptions, workers int) (*Stats, error) {
 			}
 			return nil
 		})
+		if fi.ID != s.Files[len(s.Files)-1].ID {
+			sum.NotLast()
+		}
 		p.stats.FileSummary = sum
 		return p, err
 	}, func(fi FileInfo, p *fileStatsPart) error {

@@ -91,7 +91,7 @@ func (fi FileInfo) Open() (*DataFile, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &CorruptionError{File: fi.Path, FileID: fi.ID, Err: ErrMissingFile, Detail: err.Error()}
 		}
-		return nil, err
+		return nil, &CorruptionError{File: fi.Path, FileID: fi.ID, Err: ErrUnreadable, Detail: err.Error()}
 	}
 	return df, nil
 }

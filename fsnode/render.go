@@ -128,6 +128,7 @@ var damageKinds = []struct {
 	{codec.ErrUnknownCommand, "unknown-command"},
 	{codec.ErrDecode, "decode"},
 	{codec.ErrMissingFile, "missing-file"},
+	{codec.ErrUnreadable, "unreadable"},
 }
 
 func damageKind(err error) string {

@@ -68,6 +68,9 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 			p.text = append(p.text, '\n')
 			return nil
 		})
+		if fi.ID != st.Files[len(st.Files)-1].ID {
+			p.sum.NotLast()
+		}
 		return p, err
 	}, func(fi codec.FileInfo, p part) error {
 		if _, err := out.Write(p.text); err != nil {
