@@ -639,7 +639,7 @@ func (b *Builder) checkMissing(g *Graph) {
 	sortInt32(ids)
 	for _, id := range ids {
 		g.damaged = true
-		g.warnings = append(g.warnings, fmt.Sprintf("%v: the index (db.data) refers to it in %s: a broker started with this index refuses to start (Detected missing journal files); what the file held is lost",
+		b.warnings = append(b.warnings, fmt.Sprintf("%v: the index (db.data) refers to it in %s: a broker started with this index refuses to start (Detected missing journal files); what the file held is lost",
 			&codec.CorruptionError{File: codec.DataFileName(id), FileID: id, Err: codec.ErrMissingFile}, missing[id]))
 	}
 }

@@ -92,7 +92,7 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	for _, w := range g.Warnings() {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 	}
-	damaged := false
+	damaged := g.Damaged()
 	for _, file := range g.Files() {
 		if reportDamage(cmd.ErrOrStderr(), file.Damage) {
 			damaged = true
