@@ -27,6 +27,10 @@ func ReadStore(s *Store, opts ReadOptions, workers int, v Visitor) error {
 	return ReadFiles(s.Files, opts, workers, v)
 }
 
+// dropChunk: while a file is read, the pages behind the read position are
+// released every dropChunk bytes (see DataFile.DropPages).
+const dropChunk = 4 << 20
+
 // recordSlices recycles the per-file record lists between files, so that
 // a store of many files does not regrow one per file.
 var recordSlices = sync.Pool{New: func() any { return new([]Record) }}
@@ -48,13 +52,19 @@ func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error
 		ff.df = df
 		ff.sum.Size, ff.sum.Allocated = df.Size, df.Allocated
 		r := NewReader(df, opts)
+		var dropped int64
 		for {
 			rec, err := r.Next()
 			if err != nil {
 				break
 			}
 			ff.records = append(ff.records, rec)
+			if off := int64(rec.Loc.Offset); off-dropped >= dropChunk {
+				df.DropPages(dropped, off)
+				dropped = off
+			}
 		}
+		df.DropPages(dropped, df.Size)
 		ff.sum.End = r.End()
 		ff.sum.Records = r.Records()
 		ff.sum.Batches, ff.sum.Checksummed = r.Batches()
@@ -67,7 +77,14 @@ func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error
 		defer ff.df.Close()
 		var c Command
 		var decodeDamage []*CorruptionError
+		var dropped int64
+		ff.df.Prefetch(0, dropChunk)
 		for _, rec := range ff.records {
+			if off := int64(rec.Loc.Offset); off-dropped >= dropChunk {
+				ff.df.DropPages(dropped, off)
+				ff.df.Prefetch(off, off+dropChunk)
+				dropped = off
+			}
 			if err := DecodeRecord(fi.Path, rec, &c); err != nil {
 				decodeDamage = append(decodeDamage, err.(*CorruptionError))
 				continue
