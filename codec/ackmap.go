@@ -465,8 +465,21 @@ func (r *jsReader) object() (any, error) {
 	default:
 		v = &javaObject{class: c.name, fields: fields}
 	}
-	r.handles[h] = v
+	if err := r.setHandle(h, v); err != nil {
+		return nil, err
+	}
 	return v, nil
+}
+
+// setHandle fills handle h once its object is complete. A TC_RESET inside
+// the object's content clears the handle table, which leaves h dangling:
+// the stream is then malformed.
+func (r *jsReader) setHandle(h int, v any) error {
+	if h < 0 || h >= len(r.handles) {
+		return r.errf("handle table reset inside an object")
+	}
+	r.handles[h] = v
+	return nil
 }
 
 func (r *jsReader) array() (any, error) {
@@ -493,6 +506,8 @@ func (r *jsReader) array() (any, error) {
 		}
 		out = append(out, v)
 	}
-	r.handles[h] = out
+	if err := r.setHandle(h, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
