@@ -136,7 +136,10 @@ func (n *controlFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.Attr
 // Setattr accepts the truncation a shell's `>` asks for, nothing else.
 var _ fs.NodeSetattrer = (*controlFile)(nil)
 
-func (n *controlFile) Setattr(_ context.Context, _ fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (n *controlFile) Setattr(ctx context.Context, _ fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if !n.fsys.m.owner(ctx) {
+		return toErrno(nil, "", errNotOwner)
+	}
 	if _, ok := in.GetSize(); !ok || in.Valid&^(fuse.FATTR_SIZE|fuse.FATTR_FH|fuse.FATTR_LOCKOWNER|fuse.FATTR_ATIME|fuse.FATTR_MTIME|fuse.FATTR_ATIME_NOW|fuse.FATTR_MTIME_NOW|fuse.FATTR_CTIME) != 0 {
 		return syscall.EPERM
 	}
@@ -146,7 +149,13 @@ func (n *controlFile) Setattr(_ context.Context, _ fs.FileHandle, in *fuse.SetAt
 
 var _ fs.NodeOpener = (*controlFile)(nil)
 
-func (n *controlFile) Open(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
+// Open lets only the mounting user (and root) in, as the file's mode 0600
+// says: the mount does not use the kernel's default_permissions, so with
+// --allow-other any user could otherwise start a compaction.
+func (n *controlFile) Open(ctx context.Context, _ uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if !n.fsys.m.owner(ctx) {
+		return nil, 0, toErrno(nil, "", errNotOwner)
+	}
 	return nil, fuse.FOPEN_DIRECT_IO, 0
 }
 

@@ -17,6 +17,9 @@ var (
 	// errNoEntry: a name that is not in a directory (a clean miss, not
 	// logged).
 	errNoEntry = errors.New("no such entry")
+	// errNotOwner: a user other than the mounting one (or root) asks for
+	// the control file of a --rw mount.
+	errNotOwner = errors.New("only the mounting user may use the control file")
 	// errChanged: a data file no longer holds what the snapshot saw (it was
 	// replaced or truncated behind the mount's back).
 	errChanged = errors.New("data file changed since the store was read")
@@ -33,6 +36,8 @@ func toErrno(logger *log.Logger, op string, err error) syscall.Errno {
 	switch {
 	case errors.Is(err, errReadOnly):
 		return syscall.EROFS
+	case errors.Is(err, errNotOwner):
+		return syscall.EACCES
 	case errors.Is(err, errNoEntry), errors.Is(err, ErrBadName):
 		return syscall.ENOENT
 	case errors.Is(err, context.Canceled):

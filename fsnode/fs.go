@@ -1,6 +1,7 @@
 package fsnode
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"weak"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -77,6 +79,13 @@ type mountState struct {
 
 func (m *mountState) logf(format string, args ...any) { m.logger.Printf(format, args...) }
 
+// owner reports whether the process behind a FUSE request is the user
+// that owns the tree, or root.
+func (m *mountState) owner(ctx context.Context) bool {
+	c, ok := fuse.FromContext(ctx)
+	return ok && (c.Uid == 0 || c.Uid == m.uid)
+}
+
 // FS is a store served as a tree. Open reads the store; Mount serves it;
 // Refresh re-reads it.
 type FS struct {
@@ -94,6 +103,9 @@ type FS struct {
 	print  fingerprint
 	server *fuse.Server
 	mnt    string
+	// retired are the top-level directories of earlier snapshots, held
+	// weakly: go-fuse drops a node the kernel forgot (see sweepRetired).
+	retired []weak.Pointer[fs.Inode]
 }
 
 // Open reads the store in dir (a KahaDB directory) into a first snapshot.
@@ -135,6 +147,7 @@ func (f *FS) Dir() string { return f.dir }
 func (f *FS) Refresh(force bool) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.sweepRetired()
 	if !force {
 		p, err := takeFingerprint(f.dir)
 		if err == nil && p.equal(f.print) {
@@ -146,11 +159,63 @@ func (f *FS) Refresh(force bool) (bool, error) {
 	}
 	if f.server != nil {
 		for _, m := range rootMembers {
+			if old := f.root.GetChild(m.name); old != nil && m.dir {
+				f.retire(old)
+			}
 			// ENOENT: the kernel had not cached the name; nothing to do.
 			_ = f.root.NotifyEntry(m.name)
 		}
 	}
 	return true, nil
+}
+
+// sweepRetired asks the kernel to forget every name it still knows in the
+// trees of earlier snapshots. A refresh invalidates the top-level names,
+// and the kernel then drops the entries of the old tree that nobody uses;
+// but an entry in use at that moment (a walk in progress, an open file)
+// stays valid under its invalidated parent, and once released it would
+// sit in the kernel's cache until memory runs short, keeping its whole
+// snapshot alive (graph, indexes, open data files): with refreshes during
+// walks, one snapshot per refresh. Invalidated, the kernel drops such an
+// entry when it is released, and forgets the nodes. A process whose
+// working directory is in an old tree keeps it; the names it uses are
+// looked up again in the same old snapshot. f.mu held.
+func (f *FS) sweepRetired() {
+	live := f.retired[:0]
+	for _, w := range f.retired {
+		n := w.Value()
+		if n == nil {
+			continue // forgotten by the kernel and collected
+		}
+		invalidateTree(n)
+		live = append(live, w)
+	}
+	clear(f.retired[len(live):])
+	f.retired = live
+}
+
+// retire adds the top-level directory n of an earlier snapshot to the
+// retired ones, once (a tree in use stays the root's child across
+// refreshes until the kernel looks the name up again). f.mu held.
+func (f *FS) retire(n *fs.Inode) {
+	w := weak.Make(n)
+	for _, r := range f.retired {
+		if r == w {
+			return
+		}
+	}
+	f.retired = append(f.retired, w)
+}
+
+// invalidateTree invalidates every name under n the kernel knows.
+func invalidateTree(n *fs.Inode) {
+	for name, child := range n.Children() {
+		if child.IsDir() {
+			invalidateTree(child)
+		}
+		// ENOENT: the kernel forgot it meanwhile.
+		_ = n.NotifyEntry(name)
+	}
 }
 
 // reload reads the store into a new snapshot and publishes it. f.mu held.

@@ -36,11 +36,12 @@ import org.apache.activemq.store.kahadb.KahaDBPersistenceAdapter;
 public final class Scenarios {
     private Scenarios() {}
 
-    public static final String[] ALL = {"queues", "topics", "tx", "crash", "ackcompact"};
+    public static final String[] ALL = {"queues", "topics", "tx", "crash", "ackcompact", "hostile"};
     public static final int HALT_EXIT_CODE = 77;
     /** Long enough that no periodic checkpoint fires during a run: all GC is explicit (adapter.checkpoint). */
     static final long NO_PERIODIC = 3_600_000L;
     static final int XA_FORMAT = 4660; // 0x1234
+    static final String SEND_NOTE = Hostile.SEND + " persistent messages to each, some consumed.";
 
     /** Per-scenario adapter configuration (also recorded in expected.json). */
     public static final class Cfg {
@@ -130,6 +131,21 @@ public final class Scenarios {
                         + "KAHA_REWRITTEN_DATA_FILE_COMMAND. Stopped right after that, with cleanupOnStop=false, so the "
                         + "source file is still there. preallocationScope=none.";
                 break;
+            case "hostile":
+                c.description = "Hostile names from real clients (see Hostile.java): queues and topics (each topic with a "
+                        + "durable subscription whose client id and subscription name are hostile too) named ../x, a/b, "
+                        + "a%2Fb, ., .., .hidden, ../../../../etc/passwd, 300-byte names (ASCII, two differing only in "
+                        + "the last byte; 150 x U+00FC), 100 x U+0001, control characters, NUL, tab, space, %, %2E%2E, "
+                        + "x%~2, x%#..., non-ASCII, an emoji, zero-width and no-break spaces, a right-to-left override, "
+                        + "lone UTF-16 surrogates, the empty name (\"\" and \"?\") and a whitespace-only name; "
+                        + SEND_NOTE + " Every name is tried through a TCP connector first (OpenWire marshalling), then "
+                        + "through the VM transport; run.notes.attempts records what was accepted or rejected and by "
+                        + "whom. Q.IDS: message ids and a local transaction id with the connection id prefix "
+                        + "../id/%\\u00e9\\u0001. The empty-name destinations are removed (removeDestination) before the stop "
+                        + "(a broker cannot start with them). Stopped with cleanupOnStop=false; then db.data and "
+                        + "db.redo are deleted (several 4 KiB index pages per destination would make the store "
+                        + "~2.5 MB): the broker rebuilds its index from the journal. preallocationScope=none.";
+                break;
             default:
                 throw new IllegalArgumentException("unknown scenario " + name);
         }
@@ -150,6 +166,7 @@ public final class Scenarios {
                 case "tx": tx(x); break;
                 case "crash": crash(x); break; // does not return
                 case "ackcompact": ackcompact(x); break;
+                case "hostile": Hostile.run(x); break;
                 default: throw new IllegalArgumentException(name);
             }
             x.writeRun(true);
@@ -196,6 +213,8 @@ public final class Scenarios {
         final List<Object> expectNotPrepared = new ArrayList<>();
         final List<String> steps = new ArrayList<>();
         boolean stoppedCleanly;
+        /** Adds a TCP connector on an ephemeral loopback port (hostile: remote clients). */
+        boolean tcpConnector;
 
         Ctx(Cfg cfg, File sdir) {
             this.cfg = cfg;
@@ -230,6 +249,7 @@ public final class Scenarios {
             if (cfg.compactAcksIgnoresStoreGrowth != null) a.setCompactAcksIgnoresStoreGrowth(cfg.compactAcksIgnoresStoreGrowth);
             b.setPersistenceAdapter(a);
             if (pm != null) b.setDestinationPolicy(pm);
+            if (tcpConnector) b.addConnector("tcp://127.0.0.1:0");
             b.start();
             if (!b.waitUntilStarted(30000)) throw new IllegalStateException("broker did not start");
             broker = b;
@@ -792,6 +812,7 @@ public final class Scenarios {
             case "topics": need = new String[]{"KAHA_SUBSCRIPTION_COMMAND"}; break;
             case "tx": need = new String[]{"KAHA_PREPARE_COMMAND", "KAHA_COMMIT_COMMAND", "KAHA_ROLLBACK_COMMAND"}; break;
             case "ackcompact": need = new String[]{"KAHA_REWRITTEN_DATA_FILE_COMMAND"}; break;
+            case "hostile": need = new String[]{"KAHA_SUBSCRIPTION_COMMAND", "KAHA_REMOVE_MESSAGE_COMMAND", "KAHA_COMMIT_COMMAND"}; break;
             default: need = new String[0];
         }
         for (String t : need) if (!rec.counts.containsKey(t)) p.add("no " + t + " record in the final store");

@@ -67,7 +67,9 @@ func TestDumpJSONEveryRecord(t *testing.T) {
 					assert.NotContains(t, ow, "error")
 				case "KAHA_COMMIT_COMMAND", "KAHA_PREPARE_COMMAND", "KAHA_ROLLBACK_COMMAND":
 					tx := rec["transaction"].(string)
-					assert.True(t, strings.HasPrefix(tx, "TX:ID:") || strings.HasPrefix(tx, "XID:["), tx)
+					// TX:<connection id>:<n>; the connection id starts with the
+					// client's prefix ("ID:" unless set).
+					assert.True(t, strings.HasPrefix(tx, "TX:") || strings.HasPrefix(tx, "XID:["), tx)
 				case "KAHA_SUBSCRIPTION_COMMAND":
 					assert.Contains(t, rec, "subscriptionKey")
 				}

@@ -59,11 +59,13 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 	err = codec.ScanOrdered(files, 0, func(fi codec.FileInfo) (part, error) {
 		var p part
 		var err error
+		var line []byte
 		p.sum, err = codec.ScanFile(fi, opts, func(rec codec.Record, c *codec.Command) error {
 			if f.json {
 				p.text = codec.AppendCommandJSON(p.text, rec, c, codec.JSONOptions{OpenWire: true})
 			} else {
-				p.text = appendCommandText(p.text, rec, c)
+				line = appendCommandText(line[:0], rec, c)
+				p.text = appendSafe(p.text, line)
 			}
 			p.text = append(p.text, '\n')
 			return nil

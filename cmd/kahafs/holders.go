@@ -170,7 +170,6 @@ func writeHoldersText(w io.Writer, g *refgraph.Graph) {
 			sb.WriteString(n.Text)
 			sb.WriteString(")")
 		}
-		sb.WriteByte('\n')
-		io.WriteString(w, sb.String())
+		io.WriteString(w, safe(sb.String())+"\n")
 	}
 }

@@ -150,7 +150,7 @@ func writeStatsText(w io.Writer, st *codec.Store, s *codec.Stats) {
 	fmt.Fprintln(w)
 	header("DESTINATION")
 	for i := range s.Destinations {
-		row(s.Destinations[i].Destination, s.Destinations[i].ByType.Sum())
+		row(safe(s.Destinations[i].Destination), s.Destinations[i].ByType.Sum())
 	}
 	row("(no destination)", s.NoDest.Sum())
 	tw.Flush()

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -300,3 +301,28 @@ func HoldStore(t testing.TB, storeDir string) (pid int, release func()) {
 	}
 	return pid, release
 }
+
+// ListedName is the name under which a restarted ActiveMQ 5.17 broker
+// lists a destination whose journal (KahaDB) name is journal.
+// KahaDBStore.getDestinations makes an ActiveMQQueue or ActiveMQTopic of
+// the stored name, and ActiveMQDestination.setPhysicalName trims it (Java
+// String.trim: characters up to U+0020 at both ends) and takes everything
+// from the first '?' on as options. The broker then looks the destination
+// up under the listed name, so when it differs from the journal name the
+// broker finds nothing stored for it: no pending messages, no durable
+// subscriptions, while the journal keeps them under the full name.
+//
+// Clients cannot normally create such names (they go through the same
+// parsing), but KahaDB writes names with Java's String.getBytes(UTF-8),
+// which turns a lone UTF-16 surrogate into '?': the hostile fixture's
+// queue "hi\ud800" is "hi?" in the journal and "hi" for the broker.
+func ListedName(journal string) string {
+	s := strings.TrimRightFunc(strings.TrimLeftFunc(journal, javaTrimmed), javaTrimmed)
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// javaTrimmed reports the runes Java's String.trim removes.
+func javaTrimmed(r rune) bool { return r <= ' ' }
