@@ -75,6 +75,7 @@ type Options struct {
 type mountState struct {
 	logger   *log.Logger
 	uid, gid uint32
+	control  bool // the mount has a control file (Options.Control)
 }
 
 func (m *mountState) logf(format string, args ...any) { m.logger.Printf(format, args...) }
@@ -114,7 +115,7 @@ func Open(dir string, opts Options) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &mountState{logger: opts.Logger, uid: opts.UID, gid: opts.GID}
+	m := &mountState{logger: opts.Logger, uid: opts.UID, gid: opts.GID, control: opts.Control != nil}
 	if m.logger == nil {
 		m.logger = log.Default()
 	}

@@ -92,8 +92,19 @@ reversed and two names never collide.
 `
 
 func (s *Snapshot) renderReadme() ([]byte, error) {
-	return fmt.Appendf(nil, readmeText, s.Store.Dir, s.Read.UTC().Format(time.RFC3339), s.Gen, MaxNameLen), nil
+	b := fmt.Appendf(nil, readmeText, s.Store.Dir, s.Read.UTC().Format(time.RFC3339), s.Gen, MaxNameLen)
+	if s.m != nil && s.m.control {
+		b = append(b, controlText...)
+	}
+	return b, nil
 }
+
+const controlText = `
+This mount was started with --rw: the file "control" at the top runs an
+offline compaction of the store (the broker must be stopped). Write
+"compact" or "compact --dry-run" to it; read it for the progress and the
+last result. Only the mounting user (or root) may write it.
+`
 
 // renderFileList lists the pinned or the free data files, one a line.
 func (s *Snapshot) renderFileList(pinned bool) []byte {

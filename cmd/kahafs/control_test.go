@@ -93,6 +93,12 @@ func TestMountControlCompacts(t *testing.T) {
 	assert.True(t, strings.HasPrefix(readControl(t, mnt), "state: idle"))
 	names := dirNames(t, mnt)
 	assert.Contains(t, names, "control")
+	readme, err := os.ReadFile(filepath.Join(mnt, "README"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), `"compact --dry-run"`)
+	roReadme, err := os.ReadFile(filepath.Join(ro, "README"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(roReadme), "--rw")
 	// Everything else is still read-only.
 	err = os.WriteFile(filepath.Join(mnt, "pinned"), []byte("x"), 0o644)
 	assert.ErrorIs(t, err, syscall.EROFS)
