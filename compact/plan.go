@@ -211,15 +211,11 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 				return n, err
 			}
 		case itemAck, itemEmptyDest:
-			c = codec.Command{Type: codec.RemoveMessageCommand, Dest: codec.NewDestination(it.dest.Type, []byte(it.dest.Name))}
-			c.Set(2)
-			c.Set(3)
+			dest := codec.NewDestination(it.dest.Type, []byte(it.dest.Name))
 			if it.kind == itemAck {
-				c.MessageID, c.SubscriptionKey, c.Ack = []byte(it.id), []byte(it.sub), []byte{}
-				c.Set(4)
-				c.Set(5)
+				c = *codec.NewRemoveMessageCommand(codec.TxID{}, dest, []byte(it.id), []byte{}, []byte(it.sub))
 			} else {
-				c.MessageID = []byte(emptyDestinationID)
+				c = *codec.NewRemoveMessageCommand(codec.TxID{}, dest, []byte(emptyDestinationID), nil, nil)
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return n, err

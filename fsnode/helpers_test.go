@@ -104,23 +104,14 @@ func synthStore(t testing.TB, maxFile int) (string, []codec.Location) {
 	}
 	body := []byte("not an OpenWire message, just bytes")
 	msg := func(tx codec.TxID, d codec.Destination, id string) {
-		c := &codec.Command{Type: codec.AddMessageCommand, Tx: tx, Dest: d, MessageID: []byte(id), Message: body, Priority: 4}
-		if tx.Kind != codec.NoTx {
-			add(c, 1, 2, 3, 4, 5, 6)
-		} else {
-			add(c, 2, 3, 4, 5, 6)
-		}
+		add(codec.NewAddMessageCommand(tx, d, []byte(id), body, 4, false))
 	}
 	ack := func(tx codec.TxID, d codec.Destination, id, sub string) {
-		c := &codec.Command{Type: codec.RemoveMessageCommand, Tx: tx, Dest: d, MessageID: []byte(id), Ack: []byte{}, SubscriptionKey: []byte(sub)}
-		fields := []int{2, 3, 4}
-		if tx.Kind != codec.NoTx {
-			fields = append(fields, 1)
-		}
+		var key []byte
 		if sub != "" {
-			fields = append(fields, 5)
+			key = []byte(sub)
 		}
-		add(c, fields...)
+		add(codec.NewRemoveMessageCommand(tx, d, []byte(id), []byte{}, key))
 	}
 	var none codec.TxID
 	add(&codec.Command{Type: codec.TraceCommand, Text: []byte("LOADED Sun Nov 29 20:40:55 UTC 2026")}, 1)

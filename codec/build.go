@@ -1,0 +1,33 @@
+package codec
+
+// NewAddMessageCommand builds a KAHA_ADD_MESSAGE_COMMAND with the fields the
+// broker writes: transaction_info only inside a transaction, priority and
+// prioritySupported always. Byte slices are referenced, not copied.
+func NewAddMessageCommand(tx TxID, dest Destination, id, message []byte, priority int32, prioritySupported bool) *Command {
+	c := &Command{Type: AddMessageCommand, Tx: tx, Dest: dest, MessageID: id, Message: message,
+		Priority: priority, PrioritySupported: prioritySupported}
+	c.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6
+	if tx.Kind != NoTx {
+		c.Set(1)
+	}
+	return c
+}
+
+// NewRemoveMessageCommand builds a KAHA_REMOVE_MESSAGE_COMMAND (an ack):
+// transaction_info only inside a transaction, ack when ack is not nil (the
+// broker writes an empty one for unmatched durable acks), subscriptionKey
+// when sub is not nil (a durable topic ack).
+func NewRemoveMessageCommand(tx TxID, dest Destination, id, ack, sub []byte) *Command {
+	c := &Command{Type: RemoveMessageCommand, Tx: tx, Dest: dest, MessageID: id, Ack: ack, SubscriptionKey: sub}
+	c.Fields = 1<<2 | 1<<3
+	if tx.Kind != NoTx {
+		c.Set(1)
+	}
+	if ack != nil {
+		c.Set(4)
+	}
+	if sub != nil {
+		c.Set(5)
+	}
+	return c
+}
