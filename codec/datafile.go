@@ -60,40 +60,42 @@ type DataFile struct {
 
 // OpenDataFile maps the file at path. An empty file is valid (no records).
 func OpenDataFile(path string, id int32) (*DataFile, error) {
-	// O_NONBLOCK: a FIFO in place of a data file must not hang the reader.
-	fd, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	fi := FileInfo{ID: id, Path: path}
+	fd, st, err := openDataFD(fi)
 	if err != nil {
-		return nil, fmt.Errorf("open data file: %w", err)
+		return nil, err
 	}
 	defer fd.Close()
-	st, err := fd.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("stat data file: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	df := &DataFile{ID: id, Path: path, Size: st.Size()}
+	return mapDataFile(fd, fi, st.Size())
+}
+
+// allocated returns the bytes a file takes on disk (less than its size
+// when sparse).
+func allocated(st os.FileInfo) int64 {
 	if sys, ok := st.Sys().(*unix.Stat_t); ok {
-		df.Allocated = sys.Blocks * 512
-	} else {
-		df.Allocated = st.Size()
+		return sys.Blocks * 512
 	}
-	if st.Size() == 0 {
+	return st.Size()
+}
+
+// mapDataFile maps size bytes of the open data file fd read-only. Where the
+// file system cannot map, the file is read into memory instead.
+func mapDataFile(fd *os.File, fi FileInfo, size int64) (*DataFile, error) {
+	df := &DataFile{ID: fi.ID, Path: fi.Path, Size: size, Allocated: size}
+	if st, err := fd.Stat(); err == nil {
+		df.Allocated = allocated(st)
+	}
+	if size == 0 {
 		return df, nil
 	}
-	if st.Size() > 1<<31-1 {
-		return nil, fmt.Errorf("%s: %d bytes is larger than a journal file can be", path, st.Size())
-	}
-	data, err := unix.Mmap(int(fd.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := unix.Mmap(int(fd.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
-		// Fall back to reading (some file systems cannot map).
-		b, rerr := os.ReadFile(path)
-		if rerr != nil {
+		b := make([]byte, size)
+		n, rerr := fd.ReadAt(b, 0)
+		if rerr != nil && n < len(b) {
 			return nil, fmt.Errorf("read data file: %w", rerr)
 		}
 		df.data = b
-		df.Size = int64(len(b))
 		return df, nil
 	}
 	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL)

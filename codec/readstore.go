@@ -12,94 +12,157 @@ type Visitor interface {
 	FileDone(sum *FileSummary) error
 }
 
-type framedFile struct {
-	df      *DataFile
-	records []Record
-	sum     FileSummary
-}
-
 // ReadStore reads every data file of s and hands the decoded commands to v
-// in journal order. Framing and checksum verification run on up to workers
-// files in parallel; decoding and the visitor run sequentially. At most
-// 2×workers files are mapped at a time and only record locations are kept
-// per file, so memory does not grow with the store.
+// in journal order. Reading, checksum verification and framing run on up
+// to workers files in parallel; decoding and the visitor run sequentially.
+// Each worker fills at most readAhead buffers of chunkBytes that the
+// visitor has not consumed yet, so memory does not grow with the store.
 func ReadStore(s *Store, opts ReadOptions, workers int, v Visitor) error {
-	return ReadFiles(s.Files, opts, workers, v)
+	return ReadFilesFrom(s.Files, 0, opts, workers, v)
 }
-
-// dropChunk: while a file is read, the pages behind the read position are
-// released every dropChunk bytes (see DataFile.DropPages).
-const dropChunk = 4 << 20
-
-// recordSlices recycles the per-file record lists between files, so that
-// a store of many files does not regrow one per file.
-var recordSlices = sync.Pool{New: func() any { return new([]Record) }}
 
 // ReadFiles is ReadStore over a chosen list of files (in replay order).
 func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error {
+	return ReadFilesFrom(files, 0, opts, workers, v)
+}
+
+// readAhead is how many filled chunks each worker may have waiting for the
+// visitor.
+const readAhead = 3
+
+// fileJob is one data file going through the pipeline.
+type fileJob struct {
+	fi     FileInfo
+	from   int64
+	chunks chan *chunk // filled chunks in offset order, closed when done
+	sum    FileSummary // set before chunks is closed
+	err    error
+}
+
+// ReadFilesFrom is ReadFiles starting files[0] at byte offset from: a batch
+// boundary, such as the End of an earlier summary of that file (a journal
+// only grows at its end). The summary of files[0] then covers [from, End).
+func ReadFilesFrom(files []FileInfo, from int64, opts ReadOptions, workers int, v Visitor) error {
+	if len(files) == 0 {
+		return nil
+	}
+	if workers <= 0 {
+		workers = Workers()
+	}
+	workers = min(workers, len(files))
 	opts.Lenient = true
-	return ScanOrdered(files, workers, func(fi FileInfo) (*framedFile, error) {
-		ff := &framedFile{sum: FileSummary{Info: fi}}
-		ff.records = (*recordSlices.Get().(*[]Record))[:0]
-		df, err := fi.Open()
-		if err != nil {
-			if ce := unreadable(err); ce != nil {
-				ff.sum.Damage = []*CorruptionError{ce}
-				return ff, nil
+
+	jobs := make([]*fileJob, len(files))
+	for i, fi := range files {
+		jobs[i] = &fileJob{fi: fi, chunks: make(chan *chunk, readAhead)}
+	}
+	jobs[0].from = from
+	stop := make(chan struct{})
+	next := make(chan *fileJob)
+	go func() {
+		defer close(next)
+		for _, j := range jobs {
+			select {
+			case next <- j:
+			case <-stop:
+				return
 			}
-			return nil, err
 		}
-		ff.df = df
-		ff.sum.Size, ff.sum.Allocated = df.Size, df.Allocated
-		r := NewReader(df, opts)
-		var dropped int64
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			free := make(chan *chunk, readAhead)
+			for range readAhead {
+				free <- &chunk{owner: free}
+			}
+			get := func() (*chunk, bool) {
+				select {
+				case c := <-free:
+					if c.buf == nil {
+						c.buf = make([]byte, chunkBytes)
+					}
+					return c, true
+				case <-stop:
+					return nil, false
+				}
+			}
+			for j := range next {
+				j.sum, j.err = frameFile(j.fi, j.from, opts, get, func(c *chunk) bool {
+					c.predecode(j.fi.Path)
+					select {
+					case j.chunks <- c:
+						return true
+					case <-stop:
+						c.recycle()
+						return false
+					}
+				})
+				close(j.chunks)
+			}
+		}()
+	}
+
+	err := consume(jobs, v)
+	close(stop)
+	wg.Wait()
+	for _, j := range jobs { // chunks left behind by an early stop
+	drain:
 		for {
-			rec, err := r.Next()
-			if err != nil {
-				break
-			}
-			ff.records = append(ff.records, rec)
-			if off := int64(rec.Loc.Offset); off-dropped >= dropChunk {
-				df.DropPages(dropped, off)
-				dropped = off
+			select {
+			case c, ok := <-j.chunks:
+				if !ok {
+					break drain
+				}
+				c.recycle()
+			default:
+				break drain
 			}
 		}
-		df.DropPages(dropped, df.Size)
-		ff.sum.End = r.End()
-		ff.sum.Records = r.Records()
-		ff.sum.Batches, ff.sum.Checksummed = r.Batches()
-		ff.sum.Damage = r.Damage()
-		return ff, nil
-	}, func(fi FileInfo, ff *framedFile) error {
-		if ff.df == nil {
-			return v.FileDone(&ff.sum)
-		}
-		defer ff.df.Close()
-		var c Command
+	}
+	return err
+}
+
+// consume decodes the chunks of every job in order and feeds v.
+func consume(jobs []*fileJob, v Visitor) error {
+	var c Command
+	last := jobs[len(jobs)-1].fi.ID
+	for _, j := range jobs {
 		var decodeDamage []*CorruptionError
-		var dropped int64
-		ff.df.Prefetch(0, dropChunk)
-		for _, rec := range ff.records {
-			if off := int64(rec.Loc.Offset); off-dropped >= dropChunk {
-				ff.df.DropPages(dropped, off)
-				ff.df.Prefetch(off, off+dropChunk)
-				dropped = off
+		for ch := range j.chunks {
+			bad := ch.bad
+			for i, rec := range ch.records {
+				cmd := &c
+				if i < len(ch.cmds) {
+					if len(bad) > 0 && bad[0].i == i {
+						decodeDamage = append(decodeDamage, bad[0].err)
+						bad = bad[1:]
+						continue
+					}
+					cmd = &ch.cmds[i]
+				} else if err := DecodeRecord(j.fi.Path, rec, &c); err != nil {
+					decodeDamage = append(decodeDamage, err.(*CorruptionError))
+					continue
+				}
+				if err := v.Command(rec, cmd); err != nil {
+					ch.recycle()
+					return err
+				}
 			}
-			if err := DecodeRecord(fi.Path, rec, &c); err != nil {
-				decodeDamage = append(decodeDamage, err.(*CorruptionError))
-				continue
-			}
-			if err := v.Command(rec, &c); err != nil {
-				return err
-			}
+			ch.recycle()
 		}
-		ff.sum.Damage = mergeDamage(ff.sum.Damage, decodeDamage)
-		if fi.ID != files[len(files)-1].ID {
-			ff.sum.NotLast()
+		if j.err != nil {
+			return j.err
 		}
-		recs := ff.records[:0]
-		ff.records = nil
-		recordSlices.Put(&recs)
-		return v.FileDone(&ff.sum)
-	})
+		j.sum.Damage = mergeDamage(j.sum.Damage, decodeDamage)
+		if j.fi.ID != last {
+			j.sum.NotLast()
+		}
+		if err := v.FileDone(&j.sum); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -44,39 +44,34 @@ func (s *FileSummary) Clean() bool {
 // reported in the summary's Damage and not passed to fn. The Record and
 // Command are only valid during the call.
 func ScanFile(fi FileInfo, opts ReadOptions, fn func(Record, *Command) error) (FileSummary, error) {
-	sum := FileSummary{Info: fi}
-	df, err := fi.Open()
-	if err != nil {
-		if ce := unreadable(err); ce != nil {
-			sum.Damage = []*CorruptionError{ce}
-			return sum, nil
-		}
-		return sum, err
-	}
-	defer df.Close()
-	sum.Size, sum.Allocated = df.Size, df.Allocated
 	opts.Lenient = true
-	r := NewReader(df, opts)
 	var c Command
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break // lenient: only io.EOF
-		}
-		if derr := DecodeRecord(fi.Path, rec, &c); derr != nil {
-			sum.Damage = append(sum.Damage, derr.(*CorruptionError))
-			continue
-		}
-		if fn != nil {
-			if err := fn(rec, &c); err != nil {
-				return sum, err
+	var decodeDamage []*CorruptionError
+	var fnErr error
+	get := func() (*chunk, bool) { return chunkPool.Get().(*chunk), true }
+	put := func(ch *chunk) bool {
+		defer ch.recycle()
+		for _, rec := range ch.records {
+			if derr := DecodeRecord(fi.Path, rec, &c); derr != nil {
+				decodeDamage = append(decodeDamage, derr.(*CorruptionError))
+				continue
+			}
+			if fn != nil {
+				if fnErr = fn(rec, &c); fnErr != nil {
+					return false
+				}
 			}
 		}
+		return true
 	}
-	sum.End = r.End()
-	sum.Records = r.Records()
-	sum.Batches, sum.Checksummed = r.Batches()
-	sum.Damage = mergeDamage(r.Damage(), sum.Damage)
+	sum, err := frameFile(fi, 0, opts, get, put)
+	if fnErr != nil {
+		return sum, fnErr
+	}
+	if err != nil {
+		return sum, err
+	}
+	sum.Damage = mergeDamage(sum.Damage, decodeDamage)
 	return sum, nil
 }
 

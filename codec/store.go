@@ -88,12 +88,18 @@ func (s *Store) File(id int32) (FileInfo, bool) {
 func (fi FileInfo) Open() (*DataFile, error) {
 	df, err := OpenDataFile(fi.Path, fi.ID)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &CorruptionError{File: fi.Path, FileID: fi.ID, Err: ErrMissingFile, Detail: err.Error()}
-		}
-		return nil, &CorruptionError{File: fi.Path, FileID: fi.ID, Err: ErrUnreadable, Detail: err.Error()}
+		return nil, dataFileError(fi, err)
 	}
 	return df, nil
+}
+
+// dataFileError classifies a failure to open or map a data file: missing,
+// or present but unreadable.
+func dataFileError(fi FileInfo, err error) *CorruptionError {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &CorruptionError{File: fi.Path, FileID: fi.ID, Err: ErrMissingFile, Detail: err.Error()}
+	}
+	return &CorruptionError{File: fi.Path, FileID: fi.ID, Err: ErrUnreadable, Detail: err.Error()}
 }
 
 // Workers is the default parallelism for reading files.

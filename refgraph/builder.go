@@ -169,10 +169,13 @@ type Builder struct {
 	phaseBStart codec.Location
 	seenPhaseB  bool
 
-	dests  [4]map[string]*dest
-	events []destEvent
-	names  strTable
-	ids    *idTable
+	dests [4]map[string]*dest
+	// destCache: destinations getDest found, by destSlot, checked
+	// against the name (cheaper than hashing every name into the map)
+	destCache [64]*dest
+	events    []destEvent
+	names     strTable
+	ids       *idTable
 
 	txs      map[string]*txState
 	txSeq    int64
@@ -450,13 +453,28 @@ func (b *Builder) getDest(kd codec.Destination, loc codec.Location, create bool)
 		b.warnf("%s: unknown destination type %d: the broker cannot process this command", loc, t)
 		return nil, false
 	}
+	slot := &b.destCache[destSlot(t, kd.Name)]
+	if d := *slot; d != nil && d.typ == t && d.name == string(kd.Name) {
+		return d, true
+	}
 	if d, ok := b.dests[t][string(kd.Name)]; ok {
+		*slot = d
 		return d, true
 	}
 	if !create {
 		return nil, false
 	}
 	return b.newDest(t, b.names.get(kd.Name)), true
+}
+
+// destSlot picks a destCache slot from the type, length and last bytes of
+// a name (names of related destinations mostly differ at the end).
+func destSlot(t codec.DestType, name []byte) int {
+	h := uint(t)*7 + uint(len(name))*3
+	if n := len(name); n > 0 {
+		h += uint(name[n-1])*5 + uint(name[n/2])
+	}
+	return int(h % 64)
 }
 
 // destByName is getDest for an interned name (transaction operations).
@@ -484,6 +502,9 @@ func (b *Builder) removeDest(d *dest) {
 		b.ids.release(e.id)
 	}
 	delete(b.dests[d.typ], d.name)
+	if slot := &b.destCache[destSlot(d.typ, []byte(d.name))]; *slot == d {
+		*slot = nil
+	}
 	b.events = append(b.events, destEvent{key: d.key, loc: b.lastRecord})
 }
 
@@ -532,20 +553,14 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	seq := d.nextSeq
 	d.nextSeq++
 	if !interned {
-		var ok bool
-		if k, ok = b.ids.lookup(idb); ok {
-			if _, dup := d.ids[k]; dup {
-				b.warnf("%s: duplicate message add rejected: %s://%s %s", loc, d.typ.Scheme(), d.name, b.ids.String(k))
-				return
-			}
-		}
 		k = b.ids.intern(idb)
 	} else {
-		if _, dup := d.ids[k]; dup {
-			b.warnf("%s: duplicate message add rejected: %s://%s %s", loc, d.typ.Scheme(), d.name, b.ids.String(k))
-			return
-		}
 		b.ids.ref(k)
+	}
+	if _, dup := d.ids[k]; dup {
+		b.warnf("%s: duplicate message add rejected: %s://%s %s", loc, d.typ.Scheme(), d.name, b.ids.String(k))
+		b.ids.release(k)
+		return
 	}
 	var fl uint8
 	if supported {

@@ -20,6 +20,23 @@ type idTable struct {
 	names  []string
 	refs   []int32
 	free   []uint32
+	recent [4]uint32 // prefixes found last (a cache: producers interleave)
+	next   int
+}
+
+// find returns the index of a live prefix.
+func (t *idTable) find(p []byte) (uint32, bool) {
+	for _, ix := range t.recent {
+		if int(ix) < len(t.names) && t.refs[ix] > 0 && t.names[ix] == string(p) {
+			return ix, true
+		}
+	}
+	ix, ok := t.byName[string(p)]
+	if ok {
+		t.recent[t.next] = ix
+		t.next = (t.next + 1) % len(t.recent)
+	}
+	return ix, ok
 }
 
 func newIDTable() *idTable { return &idTable{byName: map[string]uint32{}} }
@@ -45,14 +62,14 @@ func split(id []byte) (prefix []byte, seq int64) {
 // message or operation uses its prefix (so no such message exists).
 func (t *idTable) lookup(id []byte) (msgKey, bool) {
 	p, seq := split(id)
-	ix, ok := t.byName[string(p)]
+	ix, ok := t.find(p)
 	return msgKey{ix, seq}, ok
 }
 
 // intern returns the key of id and takes a reference on its prefix.
 func (t *idTable) intern(id []byte) msgKey {
 	p, seq := split(id)
-	ix, ok := t.byName[string(p)]
+	ix, ok := t.find(p)
 	if !ok {
 		s := string(p)
 		if n := len(t.free); n > 0 {
