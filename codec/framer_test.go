@@ -307,4 +307,3 @@ func FuzzFramer(f *testing.F) {
 		checkFramer(t, dir, "fuzz", data, []int{int(size%4096) + 32})
 	})
 }
-

@@ -6,22 +6,40 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/replaycache"
 )
 
 // load replays the store in dir as a broker restarted on it would. An
 // unreadable index is ignored, as the broker rebuilds it from the journal.
 func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) {
+	return loadCached(dir, maxFileLength, nil)
+}
+
+// loadCached is load through the analysis cache (nil: none). The cache
+// trusts a data file only when its device, inode, size, mtime and ctime
+// are the ones recorded (and, for the last one, its bytes up to the
+// recorded end), and it is consulted under the store's lock, so a stale
+// cache cannot drive a compaction; the verification replays the new
+// journal in full all the same.
+func loadCached(dir string, maxFileLength int, cache *replaycache.Options) (*codec.Store, *refgraph.Graph, error) {
 	st, err := codec.OpenStore(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := refgraph.StoreOptions(st, true, nil)
 	opts.MaxFileLength = int64(maxFileLength)
-	g, err := refgraph.Load(st, opts, codec.ReadOptions{})
+	if cache == nil {
+		g, err := refgraph.Load(st, opts, codec.ReadOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, g, nil
+	}
+	res, err := replaycache.Load(st, opts, codec.ReadOptions{}, *cache)
 	if err != nil {
 		return nil, nil, err
 	}
-	return st, g, nil
+	return st, res.Graph, nil
 }
 
 type itemKind uint8
@@ -121,54 +139,9 @@ func bySeq(ms []refgraph.Message) []*refgraph.Message {
 	return out
 }
 
-// recordSource reads records of the original store by location, keeping a
-// few data files mapped.
-type recordSource struct {
-	st    *codec.Store
-	open  map[int32]*codec.DataFile
-	order []int32
-}
-
-const mappedFiles = 8
-
-func (r *recordSource) payload(loc codec.Location) ([]byte, error) {
-	df := r.open[loc.File]
-	if df == nil {
-		fi, ok := r.st.File(loc.File)
-		if !ok {
-			return nil, fmt.Errorf("record %v: %w", loc, codec.ErrMissingFile)
-		}
-		var err error
-		if df, err = fi.Open(); err != nil {
-			return nil, err
-		}
-		if len(r.order) >= mappedFiles {
-			old := r.order[0]
-			r.order = r.order[1:]
-			r.open[old].Close()
-			delete(r.open, old)
-		}
-		r.open[loc.File] = df
-		r.order = append(r.order, loc.File)
-	}
-	b := df.Bytes()
-	end := int64(loc.Offset) + int64(loc.Size)
-	if loc.Offset < 0 || loc.Size < codec.RecordHeaderSize+1 || end > int64(len(b)) {
-		return nil, &codec.CorruptionError{File: df.Path, FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrTruncated, Detail: "record location outside the file"}
-	}
-	return b[int(loc.Offset)+codec.RecordHeaderSize : end], nil
-}
-
-func (r *recordSource) close() {
-	for _, df := range r.open {
-		df.Close()
-	}
-	r.open = nil
-}
-
 // write writes the planned records into dir and returns how many.
 func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, error) {
-	src := &recordSource{st: st, open: map[int32]*codec.DataFile{}}
+	src := newRecordSource(st)
 	defer src.close()
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength})
 	var c codec.Command

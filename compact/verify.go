@@ -95,9 +95,9 @@ func verify(ost *codec.Store, og *refgraph.Graph, nst *codec.Store, ng *refgraph
 // sameBodies checks that every message of every destination carries the
 // same OpenWire bytes, priority and flag in both stores.
 func sameBodies(ost *codec.Store, og *refgraph.Graph, nst *codec.Store, ng *refgraph.Graph) error {
-	os := &recordSource{st: ost, open: map[int32]*codec.DataFile{}}
+	os := newRecordSource(ost)
 	defer os.close()
-	ns := &recordSource{st: nst, open: map[int32]*codec.DataFile{}}
+	ns := newRecordSource(nst)
 	defer ns.close()
 	var c1, c2 codec.Command
 	for _, d := range og.Destinations() {
