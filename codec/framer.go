@@ -31,7 +31,10 @@ import (
 
 const (
 	// chunkBytes is the size of the buffers the framer reads into.
-	chunkBytes = 4 << 20
+	chunkBytes = 1 << 20
+	// keepChunkBytes: a buffer grown for a large batch is kept up to this
+	// size (the broker's batches reach 4 MiB), larger ones are dropped.
+	keepChunkBytes = 4<<20 + 64<<10
 	// maxChunkBytes: a batch larger than a buffer gets a buffer of its own
 	// up to this size; a larger one is read through a mapping.
 	maxChunkBytes = 64 << 20
@@ -60,13 +63,13 @@ type badRecord struct {
 
 // predecodeMax bounds the commands a chunk decodes ahead (a Command is a
 // few hundred bytes; a chunk of small records holds tens of thousands).
-const predecodeMax = 4096
+const predecodeMax = 2048
 
 // predecode decodes up to predecodeMax records of the chunk into cmds.
 func (c *chunk) predecode(path string) {
 	n := min(len(c.records), predecodeMax)
 	if cap(c.cmds) < n {
-		c.cmds = make([]Command, n, predecodeMax)
+		c.cmds = make([]Command, n)
 	}
 	c.cmds = c.cmds[:n]
 	for i := range n {
@@ -89,7 +92,7 @@ func (c *chunk) reset() {
 	c.cmds = c.cmds[:0]
 	clear(c.bad)
 	c.bad = c.bad[:0]
-	if len(c.buf) > chunkBytes {
+	if len(c.buf) > keepChunkBytes {
 		c.buf = make([]byte, chunkBytes) // do not keep an outsized buffer
 	}
 }
@@ -273,7 +276,7 @@ func (fr *framer) fill(pos int64) (int64, bool, error) {
 			case off > 0:
 				return at, false, nil // the batch starts the next chunk
 			case total <= maxChunkBytes:
-				c.buf = make([]byte, total) // one outsized batch
+				c.buf = make([]byte, (total+chunkBytes-1)/chunkBytes*chunkBytes) // a large batch
 				return at, false, nil
 			default:
 				return 0, true, fr.fallback(at)

@@ -28,7 +28,7 @@ func ReadFiles(files []FileInfo, opts ReadOptions, workers int, v Visitor) error
 
 // readAhead is how many filled chunks each worker may have waiting for the
 // visitor.
-const readAhead = 3
+const readAhead = 4
 
 // fileJob is one data file going through the pipeline.
 type fileJob struct {
