@@ -125,34 +125,3 @@ func (f *DataFile) Close() error {
 	f.data = nil
 	return nil
 }
-
-// DropPages tells the kernel that the bytes [from, to) will not be needed
-// soon: their pages leave this process's resident set (they stay in the
-// page cache, and reading them again maps them back). Reading a store file
-// after file keeps the resident set to the part being read, not every file
-// mapped so far. A no-op for files not mapped.
-func (f *DataFile) DropPages(from, to int64) {
-	if !f.mapped {
-		return
-	}
-	page := int64(os.Getpagesize())
-	from = (from + page - 1) / page * page
-	to = min(to, int64(len(f.data))) / page * page
-	if to > from {
-		_ = unix.Madvise(f.data[from:to], unix.MADV_DONTNEED)
-	}
-}
-
-// Prefetch maps the bytes [from, to) in one go (MADV_POPULATE_READ) instead
-// of one page fault at a time; a hint, ignored where unsupported.
-func (f *DataFile) Prefetch(from, to int64) {
-	if !f.mapped {
-		return
-	}
-	page := int64(os.Getpagesize())
-	from = from / page * page
-	to = min(to, int64(len(f.data)))
-	if to > from {
-		_ = unix.Madvise(f.data[from:to], unix.MADV_POPULATE_READ)
-	}
-}
