@@ -10,7 +10,7 @@ import (
 
 // compactStep compacts a copy of the store (the original stays the cache).
 func (b *bench) compactStep() []*result {
-	r := &result{step: stepCompact, command: "`kahafs compact --json COPY`"}
+	r := &result{step: stepCompact, command: "`kahafs compact --json --no-cache COPY`"}
 	if !b.needs(r, "compact") {
 		return []*result{r}
 	}
@@ -23,7 +23,7 @@ func (b *bench) compactStep() []*result {
 	}
 	var out bytes.Buffer
 	c, err := b.runChild(&out, nil, b.bin, []string{"compact", "--json", "--max-file-length", b.fileLengthArg(),
-		"--backup", filepath.Join(dir, "original"), cp})
+		"--no-cache", "--backup", filepath.Join(dir, "original"), cp})
 	r.wall, r.rss, r.err = c.wall, c.rss, err
 	if err == nil {
 		noteCompact(r, out.Bytes())

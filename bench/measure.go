@@ -22,16 +22,19 @@ import (
 
 // Step names, in the order they run.
 const (
-	stepCat     = "cat"
-	stepHolders = "holders"
-	stepStats   = "stats"
-	stepMount   = "mount"
-	stepGrep    = "grep"
-	stepCompact = "compact"
-	stepBroker  = "broker"
+	stepCat           = "cat"
+	stepHolders       = "holders"
+	stepHoldersCached = "holders-cached"
+	stepStats         = "stats"
+	stepMount         = "mount"
+	stepMountCached   = "mount-cached"
+	stepGrep          = "grep"
+	stepCompact       = "compact"
+	stepBroker        = "broker"
 )
 
-var allSteps = []string{stepCat, stepHolders, stepStats, stepMount, stepGrep, stepCompact, stepBroker}
+var allSteps = []string{stepCat, stepHolders, stepHoldersCached, stepStats, stepMount, stepGrep, stepMountCached,
+	stepCompact, stepBroker}
 
 // result is one row of the report.
 type result struct {
@@ -143,8 +146,9 @@ func (b *bench) runSteps() {
 		b.logf("warming the page cache: %v", err)
 	}
 	for _, s := range []stepFn{
-		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepStats, b.statsStep},
-		{stepMount, b.mountAndGrep}, {stepCompact, b.compactStep}, {stepBroker, b.brokerStep},
+		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepHoldersCached, b.holdersCachedStep}, {stepStats, b.statsStep},
+		{stepMount, b.mountAndGrep}, {stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep},
+		{stepBroker, b.brokerStep},
 	} {
 		if !b.wants(s.name) && !(s.name == stepMount && b.wants(stepGrep)) {
 			continue
@@ -258,9 +262,10 @@ func (b *bench) cat() []*result {
 
 func (b *bench) fileLengthArg() string { return strconv.Itoa(b.cs.man.Config.FileLength) }
 
-// holdersStep times the full analysis with JSON output.
+// holdersStep times the full analysis with JSON output (no cache: a cold
+// analysis).
 func (b *bench) holdersStep() []*result {
-	r := &result{step: stepHolders, command: "`kahafs holders STORE --json`"}
+	r := &result{step: stepHolders, command: "`kahafs holders STORE --json --no-cache`"}
 	if !b.needs(r, "holders") {
 		return []*result{r}
 	}
@@ -270,7 +275,7 @@ func (b *bench) holdersStep() []*result {
 		r.err = err
 		return []*result{r}
 	}
-	c, err := b.runChild(f, nil, b.bin, []string{"holders", b.cs.store, "--json", "--max-file-length", b.fileLengthArg()})
+	c, err := b.runChild(f, nil, b.bin, []string{"holders", b.cs.store, "--json", "--max-file-length", b.fileLengthArg(), "--no-cache"})
 	f.Close()
 	r.wall, r.rss, r.err = c.wall, c.rss, err
 	if err == nil {

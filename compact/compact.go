@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/replaycache"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,6 +33,10 @@ type Options struct {
 	Now func() time.Time
 	// Progress, when set, is told the current phase.
 	Progress func(phase string)
+	// Cache, when set, analyses the original store through the analysis
+	// cache (package replaycache) instead of reading it in full. The
+	// compacted journal is always verified by a full replay.
+	Cache *replaycache.Options
 	// crash, when set, is called at named points (fault-injection tests).
 	crash func(point string)
 	// fault, when set, may fail the operation at a named point
@@ -138,7 +143,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 		rep.Resumed = resumed
 	}
 
-	st, g, err := load(dir, opts.MaxFileLength)
+	st, g, err := loadCached(dir, opts.MaxFileLength, opts.Cache)
 	if err != nil {
 		return nil, err
 	}

@@ -6,22 +6,40 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/replaycache"
 )
 
 // load replays the store in dir as a broker restarted on it would. An
 // unreadable index is ignored, as the broker rebuilds it from the journal.
 func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) {
+	return loadCached(dir, maxFileLength, nil)
+}
+
+// loadCached is load through the analysis cache (nil: none). The cache
+// trusts a data file only when its device, inode, size, mtime and ctime
+// are the ones recorded (and, for the last one, its bytes up to the
+// recorded end), and it is consulted under the store's lock, so a stale
+// cache cannot drive a compaction; the verification replays the new
+// journal in full all the same.
+func loadCached(dir string, maxFileLength int, cache *replaycache.Options) (*codec.Store, *refgraph.Graph, error) {
 	st, err := codec.OpenStore(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := refgraph.StoreOptions(st, true, nil)
 	opts.MaxFileLength = int64(maxFileLength)
-	g, err := refgraph.Load(st, opts, codec.ReadOptions{})
+	if cache == nil {
+		g, err := refgraph.Load(st, opts, codec.ReadOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, g, nil
+	}
+	res, err := replaycache.Load(st, opts, codec.ReadOptions{}, *cache)
 	if err != nil {
 		return nil, nil, err
 	}
-	return st, g, nil
+	return st, res.Graph, nil
 }
 
 type itemKind uint8

@@ -27,7 +27,9 @@
 //
 //   - Open reads the store once (codec.ReadStore) into an immutable
 //     Snapshot: per-file summaries and command counts, and the replay graph
-//     (refgraph). Refresh builds a new Snapshot and swaps it in; the kernel
+//     (refgraph); with Options.Cache they come from the analysis cache
+//     (replaycache) when the store has not changed, and a refresh of a
+//     store that grew reads only what was appended. Refresh builds a new Snapshot and swaps it in; the kernel
 //     is told to forget the top-level names, so new walks see the new
 //     snapshot while walks under way keep theirs. Each node holds the
 //     snapshot it was made from.

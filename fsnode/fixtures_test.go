@@ -21,9 +21,8 @@ func replay(t testing.TB, dir string, maxFileLength int64) *refgraph.Graph {
 	t.Helper()
 	st, err := codec.OpenStore(dir)
 	require.NoError(t, err)
-	gb := newGraphBuilder(st, &mountState{logger: quietOpts(t).Logger}, Options{MaxFileLength: maxFileLength})
-	require.NoError(t, codec.ReadStore(st, codec.ReadOptions{}, 0, gb))
-	g, err := gb.finish()
+	ro := graphOptions(st, &mountState{logger: quietOpts(t).Logger}, Options{MaxFileLength: maxFileLength})
+	g, err := refgraph.Load(st, ro, codec.ReadOptions{})
 	require.NoError(t, err)
 	return g
 }

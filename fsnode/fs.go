@@ -18,6 +18,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/replaycache"
 )
 
 // Errors a mount can fail with before anything is served. They wrap the
@@ -69,6 +70,18 @@ type Options struct {
 	// (content never changes within a snapshot; a refresh invalidates the
 	// top-level names). Zero means one hour.
 	CacheTimeout time.Duration
+	// KernelCache is how many nodes below the root the kernel may keep
+	// (beyond those in use) before the oldest are dropped, which bounds
+	// the mount's memory whatever walks the tree (see kernelCache). Zero
+	// means DefaultKernelCache; negative, no bound (the kernel drops nodes
+	// when memory runs short).
+	KernelCache int
+	// Cache, when set, keeps the analysis of the store in a cache file
+	// outside it (package replaycache): a mount of an unchanged store
+	// reads no journal, a refresh of one that grew reads only what was
+	// appended. Nil: the store is read in full every time. Its Logf and
+	// Progress default to Logger and Progress.
+	Cache *replaycache.Options
 }
 
 // mountState is what every node of every snapshot shares.
@@ -76,6 +89,9 @@ type mountState struct {
 	logger   *log.Logger
 	uid, gid uint32
 	control  bool // the mount has a control file (Options.Control)
+	// cache bounds the nodes the kernel keeps; nil when not mounted or
+	// unbounded.
+	cache atomic.Pointer[kernelCache]
 }
 
 func (m *mountState) logf(format string, args ...any) { m.logger.Printf(format, args...) }
@@ -280,13 +296,17 @@ func (f *FS) Mount(mountpoint string) error {
 			Options:    mountOpts,
 			FsName:     fsName,
 			Name:       "kahafs",
-			// READDIRPLUS only when the listing's entries get stat'ed
-			// (`ls -l`): their attributes then come in bulk, while a
-			// plain `ls` of a million commands renders none of them.
-			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
+			// READDIRPLUS on every listing (go-fuse asks for it unless
+			// told otherwise; no READDIRPLUS_AUTO): entries are looked up
+			// in bulk, and their content pushed (see dirHandle).
 			// No extended attributes: the kernel stops asking after the
 			// first ENOSYS instead of two round trips per `ls -l` entry.
 			DisableXAttrs: true,
+			// Content is always in memory (fuse.ReadResultData): go-fuse
+			// would otherwise route every READ reply through a pipe
+			// first, only to fall back to a plain write (three more
+			// system calls per read).
+			DisableSplice: true,
 			Debug:         f.opts.Debug,
 			Logger:        f.m.logger,
 		},
@@ -297,8 +317,15 @@ func (f *FS) Mount(mountpoint string) error {
 		GID:             f.m.gid,
 		Logger:          f.m.logger,
 	}
+	if limit := f.opts.KernelCache; limit >= 0 {
+		if limit == 0 {
+			limit = DefaultKernelCache
+		}
+		f.m.cache.Store(newKernelCache(f.root.EmbeddedInode(), limit))
+	}
 	server, err := fs.Mount(mnt, f.root, opts)
 	if err != nil {
+		f.m.cache.Swap(nil).stop()
 		return fmt.Errorf("mount %s at %s: %w", f.dir, mnt, err)
 	}
 	f.server, f.mnt = server, mnt
@@ -323,6 +350,7 @@ func (f *FS) Unmount() error {
 	if err := f.server.Unmount(); err != nil {
 		return fmt.Errorf("unmount %s: %w (is a process using it? `fusermount3 -u -z %s` detaches it lazily)", f.mnt, err, f.mnt)
 	}
+	f.m.cache.Swap(nil).stop()
 	f.server, f.mnt = nil, ""
 	return nil
 }

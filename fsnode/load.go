@@ -4,11 +4,14 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/replaycache"
 )
 
-// load reads the store in dir once: every data file is framed, verified
-// and decoded by codec.ReadStore, the commands feed both the per-file
-// counts and the replay graph.
+// load reads the store in dir into a snapshot: the replay graph, and per
+// data file what reading it found and its commands by type. With
+// Options.Cache the analysis comes from the cache where the store has not
+// changed since (replaycache), else every data file is framed, verified
+// and decoded.
 func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error) {
 	st, err := codec.OpenStore(dir)
 	if err != nil {
@@ -21,21 +24,26 @@ func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error
 		opts:  codec.ReadOptions{SkipChecksums: opts.SkipChecksums},
 		m:     m,
 	}
-	v := &buildVisitor{progress: opts.Progress}
-	for _, fi := range st.Files {
-		s.files = append(s.files, &dataFile{snap: s, info: fi})
-		v.total += fi.Size
+	co := replaycache.Options{Disable: true}
+	if opts.Cache != nil {
+		co = *opts.Cache
 	}
-	v.files = s.files
-	gb := newGraphBuilder(st, m, opts)
-	v.next = gb
-	if err := codec.ReadStore(st, s.opts, 0, v); err != nil {
+	if co.Logf == nil {
+		co.Logf = m.logf
+	}
+	if co.Progress == nil {
+		co.Progress = opts.Progress
+	}
+	res, err := replaycache.Load(st, graphOptions(st, m, opts), s.opts, co)
+	if err != nil {
 		return nil, err
 	}
-	if s.graph, err = gb.finish(); err != nil {
-		return nil, err
-	}
-	for _, f := range s.files {
+	s.graph = res.Graph
+	s.cache = res.Outcome
+	for i, fi := range st.Files {
+		r := &res.Files[i]
+		f := &dataFile{snap: s, info: fi, sum: r.Summary, byType: r.Counts, count: r.Commands()}
+		s.files = append(s.files, f)
 		s.commands += f.count
 		s.bytes += f.sum.Size
 	}

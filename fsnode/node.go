@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"syscall"
 
@@ -92,6 +93,23 @@ func (*roNode) Allocate(context.Context, fs.FileHandle, uint64, uint64, uint32) 
 	return readOnly()
 }
 
+// Flush: nothing is ever written, so there is nothing to flush. ENOSYS is
+// the protocol's "never ask again" (the kernel stops sending FLUSH at
+// close), not an error: files are opened with FOPEN_NOFLUSH, but a
+// read-only mount does not open them at all (see noOpen).
+var _ fs.NodeFlusher = (*roNode)(nil)
+
+func (*roNode) Flush(context.Context, fs.FileHandle) syscall.Errno { return syscall.ENOSYS }
+
+// noOpen answers the OPEN of a file of a read-only mount: ENOSYS tells the
+// kernel (FUSE_NO_OPEN_SUPPORT) that opening needs no server at all, and
+// it stops sending OPEN and RELEASE for every file of the mount, two round
+// trips per file a walk reads: the file is then read without a handle,
+// with the page cache kept between opens (what FOPEN_KEEP_CACHE asks for),
+// and writes never get that far (the kernel's "ro" gives EROFS first). A
+// --rw mount opens files as before: its control file checks who opens it.
+func (s *Snapshot) noOpen() bool { return s.m == nil || !s.m.control }
+
 // writeFlags are open flags that ask for change.
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
 
@@ -136,7 +154,17 @@ func (d *dirNode) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut)
 // newDir adds a directory node of the snapshot's generation.
 func newDir(ctx context.Context, parent *fs.Inode, s *Snapshot, ops fs.InodeEmbedder, ino uint64, out *fuse.EntryOut) *fs.Inode {
 	s.attr(&out.Attr, dirMode, 0)
-	return parent.NewInode(ctx, ops, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino, Gen: s.Gen})
+	return s.newInode(ctx, parent, ops, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino, Gen: s.Gen})
+}
+
+// newInode makes the node of a lookup below the root and queues it in the
+// mount's kernelCache (the members of the root are few and stay).
+func (s *Snapshot) newInode(ctx context.Context, parent *fs.Inode, ops fs.InodeEmbedder, id fs.StableAttr) *fs.Inode {
+	n := parent.NewInode(ctx, ops, id)
+	if s.m != nil && !parent.IsRoot() {
+		s.m.cache.Load().add(n)
+	}
+	return n
 }
 
 // textFile is a small file whose content is rendered from the snapshot
@@ -167,7 +195,15 @@ func newTextFile(ctx context.Context, parent *fs.Inode, s *Snapshot, name string
 		return nil, s.errno("render "+name, err)
 	}
 	s.attr(&out.Attr, fileMode, int64(len(data)))
-	return parent.NewInode(ctx, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino, Gen: s.Gen}), 0
+	return s.newInode(ctx, parent, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino, Gen: s.Gen}), 0
+}
+
+func (f *textFile) pushData() []byte {
+	data, err := f.content()
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 var _ fs.NodeGetattrer = (*textFile)(nil)
@@ -184,6 +220,9 @@ func (f *textFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut
 var _ fs.NodeOpener = (*textFile)(nil)
 
 func (f *textFile) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if f.snap.noOpen() {
+		return nil, 0, syscall.ENOSYS
+	}
 	if flags&writeFlags != 0 {
 		return nil, 0, readOnly()
 	}
@@ -214,11 +253,11 @@ func sliceAt(data []byte, off int64, n int) []byte {
 	return data[off:end]
 }
 
-// commandFile is one journal command as JSON. Only its size is kept; the
-// content is taken from the snapshot's recent renders when the file is
-// opened right after its lookup, else rendered again (from the data file,
-// through the snapshot's descriptor), and held by the open handle. With
-// FOPEN_KEEP_CACHE the kernel's page cache answers repeated reads.
+// commandFile is one journal command as JSON. Only its size is kept: the
+// lookup renders the command (for the exact size) and leaves the content
+// in the snapshot's recent renders, where the read that usually follows
+// finds it; a later read renders it again (from the data file, through the
+// snapshot's descriptor). The kernel's page cache answers repeated reads.
 type commandFile struct {
 	roNode
 	f    *dataFile
@@ -226,17 +265,10 @@ type commandFile struct {
 	size int64
 }
 
-// contentHandle is an open commandFile.
-type contentHandle struct {
-	data []byte
-}
-
-// newCommandFile adds the node of the command e of f. The command is
-// rendered now, for its exact size; the open that usually follows the
-// lookup (cat, grep) finds the content in the snapshot's recent renders.
+// newCommandFile adds the node of the command e of f.
 func newCommandFile(ctx context.Context, parent *fs.Inode, f *dataFile, e recEntry, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	s := f.snap
-	b, err := f.appendCommand(make([]byte, 0, int(e.size)*2+256), e)
+	b, err := f.render(e)
 	if err != nil {
 		return nil, s.errno("render command", err)
 	}
@@ -244,7 +276,13 @@ func newCommandFile(ctx context.Context, parent *fs.Inode, f *dataFile, e recEnt
 	s.recent.put(loc, b)
 	n := &commandFile{f: f, e: e, size: int64(len(b))}
 	s.attr(&out.Attr, fileMode, n.size)
-	return parent.NewInode(ctx, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, loc), Gen: s.Gen}), 0
+	return s.newInode(ctx, parent, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, loc), Gen: s.Gen}), 0
+}
+
+// pushData is the content the lookup just rendered (see dirHandle).
+func (n *commandFile) pushData() []byte {
+	data, _ := n.f.snap.recent.get(n.e.loc(n.f.info.ID))
+	return data
 }
 
 var _ fs.NodeGetattrer = (*commandFile)(nil)
@@ -257,36 +295,34 @@ func (n *commandFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.Attr
 var _ fs.NodeOpener = (*commandFile)(nil)
 
 func (n *commandFile) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if n.f.snap.noOpen() {
+		return nil, 0, syscall.ENOSYS
+	}
 	if flags&writeFlags != 0 {
 		return nil, 0, readOnly()
 	}
-	data, ok := n.f.snap.recent.take(n.e.loc(n.f.info.ID))
-	var err error
-	if !ok {
-		data, err = n.f.appendCommand(make([]byte, 0, n.size), n.e)
-	}
-	if err == nil && int64(len(data)) != n.size {
-		err = errChanged
-	}
-	if err != nil {
-		return nil, 0, n.f.snap.errno("open command", err)
-	}
 	// Nothing to flush at close: FOPEN_NOFLUSH spares the round trip.
-	return &contentHandle{data: data}, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
+	return nil, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
 }
 
 var _ fs.NodeReader = (*commandFile)(nil)
 
-func (n *commandFile) Read(_ context.Context, fh fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h, ok := fh.(*contentHandle)
+func (n *commandFile) Read(_ context.Context, _ fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	s, loc := n.f.snap, n.e.loc(n.f.info.ID)
+	data, ok := s.recent.get(loc)
 	if !ok {
-		data, err := n.f.appendCommand(nil, n.e)
-		if err != nil {
-			return nil, n.f.snap.errno("read command", err)
+		var err error
+		if data, err = n.f.render(n.e); err != nil {
+			return nil, s.errno("read command", err)
 		}
-		h = &contentHandle{data: data}
 	}
-	return fuse.ReadResultData(sliceAt(h.data, off, len(dest))), 0
+	if int64(len(data)) != n.size {
+		return nil, s.errno("read command", fmt.Errorf("%s: command at %d: %w", n.f.info.Name, n.e.off, errChanged))
+	}
+	if ok && off+int64(len(dest)) >= n.size {
+		s.recent.drop(loc) // read to the end: the page cache has it now
+	}
+	return fuse.ReadResultData(sliceAt(data, off, len(dest))), 0
 }
 
 // listStream lists n entries computed on demand by at; it supports seeking

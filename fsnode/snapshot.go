@@ -1,6 +1,7 @@
 package fsnode
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/replaycache"
 )
 
 // A Snapshot is everything the tree shows about a store, read once and
@@ -42,15 +44,17 @@ type Snapshot struct {
 	opts     codec.ReadOptions
 	m        *mountState
 	graph    *refgraph.Graph
+	cache    replaycache.Outcome // how the analysis used the cache
 
 	dt     destTypes     // by-destination groups, lazy
 	tn     txNames       // by-transaction names, lazy
-	recent recentRenders // commands rendered by lookups, for the next open
+	recent recentRenders // commands rendered by lookups, for the reads that follow
 }
 
 // recentRenders keeps the last commands rendered by a lookup so that the
-// open that usually follows takes the content instead of rendering it a
-// second time. At most recentSize entries; a miss only costs a render.
+// read that usually follows takes the content instead of rendering it a
+// second time; the read that reaches the end drops it. At most recentSize
+// entries; a miss only costs a render.
 type recentRenders struct {
 	mu   sync.Mutex // guards the fields below
 	data map[codec.Location][]byte
@@ -75,15 +79,19 @@ func (r *recentRenders) put(loc codec.Location, b []byte) {
 	r.n++
 }
 
-// take removes and returns the content rendered for loc, if still there.
-func (r *recentRenders) take(loc codec.Location) ([]byte, bool) {
+// get returns the content rendered for loc, if still there.
+func (r *recentRenders) get(loc codec.Location) ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b, ok := r.data[loc]
-	if ok {
-		delete(r.data, loc)
-	}
 	return b, ok
+}
+
+// drop forgets the content rendered for loc (it has been read).
+func (r *recentRenders) drop(loc codec.Location) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.data, loc)
 }
 
 // dataFile is one db-N.log as the snapshot saw it.
@@ -111,55 +119,6 @@ type recEntry struct {
 
 func (e recEntry) loc(file int32) codec.Location {
 	return codec.Location{File: file, Offset: e.off, Size: e.size}
-}
-
-// buildVisitor collects per-file command counts while ReadStore replays
-// the store, and passes every call on to next (the replay graph builder).
-type buildVisitor struct {
-	files    []*dataFile
-	i        int
-	next     codec.Visitor
-	progress func(done, total int64)
-	done     int64
-	total    int64
-}
-
-func (v *buildVisitor) Command(rec codec.Record, c *codec.Command) error {
-	f := v.cur(rec.Loc.File)
-	if f == nil {
-		return fmt.Errorf("record %v outside the files being read", rec.Loc)
-	}
-	f.byType[c.Type]++
-	f.count++
-	if v.next != nil {
-		return v.next.Command(rec, c)
-	}
-	return nil
-}
-
-func (v *buildVisitor) FileDone(sum *codec.FileSummary) error {
-	f := v.cur(sum.Info.ID)
-	if f == nil {
-		return fmt.Errorf("summary of %s outside the files being read", sum.Info.Name)
-	}
-	f.sum = *sum
-	v.i++
-	v.done += sum.Size
-	if v.progress != nil {
-		v.progress(v.done, v.total)
-	}
-	if v.next != nil {
-		return v.next.FileDone(sum)
-	}
-	return nil
-}
-
-// cur returns the file being read (files arrive in order).
-func (v *buildVisitor) cur(id int32) *dataFile {
-	if v.i < len(v.files) && v.files[v.i].info.ID == id {
-		return v.files[v.i]
-	}
-	return nil
 }
 
 // open returns the descriptor commands are read through.
@@ -218,34 +177,62 @@ func (f *dataFile) find(off int32) (recEntry, bool, error) {
 	return recEntry{}, false, nil
 }
 
-// appendCommand renders the command at e as one line of JSON, the same
-// line `kahafs dump --json` prints for it.
-func (f *dataFile) appendCommand(dst []byte, e recEntry) ([]byte, error) {
+// render returns the command at e as one line of JSON, the same line
+// `kahafs dump --json` prints for it, in a slice of its own and of its
+// exact length. The record (which holds the whole message body, up to
+// megabytes) and the line are built in pooled buffers: a walk renders
+// every command, and the garbage would otherwise cost more than the
+// rendering.
+func (f *dataFile) render(e recEntry) ([]byte, error) {
+	bufs := renderBufs.Get().(*renderBuf)
+	defer renderBufs.Put(bufs)
 	fd, err := f.open()
 	if err != nil {
-		return dst, err
+		return nil, err
 	}
-	data := make([]byte, e.size)
+	if cap(bufs.rec) < int(e.size) {
+		bufs.rec = make([]byte, e.size)
+	}
+	data := bufs.rec[:e.size]
 	if n, err := fd.ReadAt(data, int64(e.off)); n < len(data) {
 		if err == nil || err == io.EOF {
 			err = errChanged
 		}
-		return dst, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, err)
+		return nil, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, err)
 	}
 	if int32(binary.BigEndian.Uint32(data)) != e.size || data[4] != codec.RecordTypeUser {
-		return dst, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
+		return nil, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
 	}
 	rec := codec.Record{Loc: e.loc(f.info.ID), Batch: e.batch, Data: data}
-	var c codec.Command
-	if err := codec.DecodeRecord(f.info.Path, rec, &c); err != nil {
-		return dst, err
+	c := &bufs.cmd
+	*c = codec.Command{}
+	if err := codec.DecodeRecord(f.info.Path, rec, c); err != nil {
+		return nil, err
 	}
 	if c.Type != e.typ {
-		return dst, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
+		return nil, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
 	}
-	dst = codec.AppendCommandJSON(dst, rec, &c, codec.JSONOptions{OpenWire: true})
-	return append(dst, '\n'), nil
+	bufs.out = codec.AppendCommandJSON(bufs.out[:0], rec, c, codec.JSONOptions{OpenWire: true})
+	bufs.out = append(bufs.out, '\n')
+	*c = codec.Command{} // no references into data beyond this call
+	if cap(bufs.rec) > maxPooledRecord {
+		bufs.rec = nil
+	}
+	return bytes.Clone(bufs.out), nil
 }
+
+// renderBuf is the scratch space of one render.
+type renderBuf struct {
+	rec []byte // the record read from the data file
+	cmd codec.Command
+	out []byte // the JSON line
+}
+
+var renderBufs = sync.Pool{New: func() any { return new(renderBuf) }}
+
+// maxPooledRecord: a record buffer grown past this (a huge message) is
+// not kept in the pool.
+const maxPooledRecord = 1 << 20
 
 // file returns the data file with the given id.
 func (s *Snapshot) file(id int32) *dataFile {
@@ -264,3 +251,7 @@ func (s *Snapshot) Commands() int64 { return s.commands }
 
 // Graph is the replay graph of the snapshot.
 func (s *Snapshot) Graph() *refgraph.Graph { return s.graph }
+
+// Cache says how reading the store used the analysis cache (Options.Cache):
+// replaycache.Hit when no journal byte was read.
+func (s *Snapshot) Cache() replaycache.Outcome { return s.cache }

@@ -153,11 +153,14 @@ func TestRecentRenders(t *testing.T) {
 		r.put(loc(i), []byte{byte(i)})
 	}
 	assert.LessOrEqual(t, len(r.data), recentSize, "bounded")
-	_, ok := r.take(loc(0))
+	_, ok := r.get(loc(0))
 	assert.False(t, ok, "evicted")
-	b, ok := r.take(loc(3*recentSize - 1))
+	b, ok := r.get(loc(3*recentSize - 1))
 	require.True(t, ok)
 	assert.Equal(t, []byte{byte(3*recentSize - 1)}, b)
-	_, ok = r.take(loc(3*recentSize - 1))
-	assert.False(t, ok, "taken once")
+	_, ok = r.get(loc(3*recentSize - 1))
+	assert.True(t, ok, "kept until dropped")
+	r.drop(loc(3*recentSize - 1))
+	_, ok = r.get(loc(3*recentSize - 1))
+	assert.False(t, ok, "dropped")
 }

@@ -596,6 +596,12 @@ func (b *Builder) listTransactions(g *Graph, open []*txState) {
 	if b.doneFull {
 		done = append(append([]*Transaction{}, b.done[b.doneNext:]...), b.done[:b.doneNext]...)
 	}
+	if b.lazy != nil {
+		// made when first asked for (Graph.Transactions)
+		g.lazy, g.lazyTail = b.lazy, done
+		g.summary.CompletedTransactionsKept = b.lazy.n + len(done)
+		return
+	}
 	g.txs = append(g.txs, done...)
 	g.summary.CompletedTransactionsKept = len(done)
 }

@@ -3,6 +3,7 @@ package refgraph
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
@@ -182,6 +183,7 @@ type Builder struct {
 	done     []*Transaction // ring of completed transactions
 	doneNext int
 	doneFull bool
+	lazy     *lazyTxs // completed before done, still encoded (resumed, keep < 0; state.go)
 	keep     int
 	nCommit  int64
 	nRollbk  int64
@@ -392,7 +394,13 @@ func (b *Builder) enterPhaseB(loc codec.Location) {
 	b.seenPhaseB = true
 	b.phaseBStart = loc
 	if len(b.txs) > 0 {
+		// in the order the transactions were met, not the map's
+		open := make([]*txState, 0, len(b.txs))
 		for _, t := range b.txs {
+			open = append(open, t)
+		}
+		sort.Slice(open, func(i, j int) bool { return open[i].order < open[j].order })
+		for _, t := range open {
 			b.warnf("transaction %s has operations before the index's recovery position %s: a restarted broker does not know it", t.id, loc)
 			b.dropTx(t)
 		}

@@ -11,6 +11,12 @@
 // journal's size: message ids are stored as an interned producer id plus a
 // number, and interned strings are released when nothing live uses them.
 //
+// A Builder's replay state can be saved between two records
+// (Builder.SaveState) and a Builder resumed from it (ResumeBuilder): fed
+// the records that follow, it builds exactly the Graph an uninterrupted
+// replay would (state.go; package replaycache keeps such states so that a
+// store is not replayed again).
+//
 // # Replay model
 //
 // A broker restarted on a store with its index (db.data) does not replay

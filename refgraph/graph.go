@@ -2,6 +2,7 @@ package refgraph
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/kahafs/kahafs/codec"
 )
@@ -18,8 +19,14 @@ type Graph struct {
 	fileByID map[int32]*File
 	dests    []*Destination // sorted by qualified name
 	destByK  map[string]*Destination
-	order    []string // destination keys in the broker's GC iteration order
-	txs      []*Transaction
+	order    []string       // destination keys in the broker's GC iteration order
+	txs      []*Transaction // with lazy: only the open ones
+	// lazy: the finished transactions of a resumed replay, made (with
+	// lazyTail, finished after it resumed) into all by allOnce.
+	lazy     *lazyTxs
+	lazyTail []*Transaction
+	allOnce  sync.Once
+	all      []*Transaction
 	gc       []int32
 	gcLog    []string
 	summary  Summary
@@ -339,12 +346,23 @@ func (g *Graph) Subscriptions() []*Subscription {
 // Transactions lists in-flight and prepared transactions first (journal
 // order of their first command), then the finished transactions kept
 // (Options.KeepCompleted), in journal order of their outcome.
-func (g *Graph) Transactions() []*Transaction { return g.txs }
+func (g *Graph) Transactions() []*Transaction {
+	if g.lazy == nil {
+		return g.txs
+	}
+	g.allOnce.Do(func() {
+		all := make([]*Transaction, 0, len(g.txs)+g.lazy.n+len(g.lazyTail))
+		all = append(append(append(all, g.txs...), g.lazy.decode()...), g.lazyTail...)
+		g.all = all
+		g.lazy.data = nil // made: the saved form can go
+	})
+	return g.all
+}
 
 // PreparedTransactions lists the prepared transactions.
 func (g *Graph) PreparedTransactions() []*Transaction {
 	var out []*Transaction
-	for _, t := range g.txs {
+	for _, t := range g.txs { // the open ones come first (lazy: are all)
 		if t.State == Prepared {
 			out = append(out, t)
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kahafs/kahafs/compact"
+	"github.com/kahafs/kahafs/replaycache"
 	"github.com/spf13/cobra"
 )
 
@@ -15,6 +16,7 @@ type compactFlags struct {
 	maxFileLength int
 	json          bool
 	force         bool
+	cache         cacheFlags
 }
 
 func newCompactCmd() *cobra.Command {
@@ -30,11 +32,20 @@ keeps the original store as a backup. The index (db.data, db.redo) is not carrie
 over: the broker rebuilds it from the new journal at its next start.
 
 The broker must be stopped: a store whose lock is held is refused, and kahafs
-holds the lock while it works so that no broker starts mid-way.`,
+holds the lock while it works so that no broker starts mid-way.
+
+STORE is analysed through the analysis cache, as by holders (--cache-dir,
+--no-cache); a cache is used only when every data file has exactly the
+identity it had, and the compacted journal is always verified by a full replay.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var cache *replaycache.Options
+			if !f.cache.off {
+				co := f.cache.options(cmd.ErrOrStderr())
+				cache = &co
+			}
 			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
-				MaxFileLength: f.maxFileLength, Force: f.force})
+				MaxFileLength: f.maxFileLength, Force: f.force, Cache: cache})
 			if err != nil {
 				return err
 			}
@@ -52,6 +63,7 @@ holds the lock while it works so that no broker starts mid-way.`,
 	cmd.Flags().IntVar(&f.maxFileLength, "max-file-length", 0, "journalMaxFileLength of the broker (default 32 MiB)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&f.force, "force", false, "compact a damaged store, dropping what the damage hides")
+	f.cache.add(cmd)
 	return cmd
 }
 

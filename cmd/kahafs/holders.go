@@ -9,6 +9,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/replaycache"
 	"github.com/spf13/cobra"
 )
 
@@ -18,6 +19,7 @@ type holdersFlags struct {
 	running       bool
 	noIndex       bool
 	noVerify      bool
+	cache         cacheFlags
 }
 
 func newHoldersCmd() *cobra.Command {
@@ -39,7 +41,12 @@ journalMaxFileLength when it is not the default.
 With --json the output is one JSON document:
   {"files":[{"id":7,"name":"db-7.log","pinned":true,"reasons":[{"kind":…}]}…],
    "gcCandidates":[…]}
-"pinned" is false exactly for the ids in gcCandidates.`,
+"pinned" is false exactly for the ids in gcCandidates.
+
+The analysis is kept in a cache outside the store (--cache-dir, default
+$KAHAFS_CACHE_DIR or the user cache directory): a second run on an unchanged
+store reads no journal, one on a store that grew reads only what was
+appended. stderr says how the cache was used; --no-cache reads everything.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runHolders(cmd, args[0], f)
@@ -50,6 +57,7 @@ With --json the output is one JSON document:
 	cmd.Flags().BoolVar(&f.running, "running", false, "predict the next cleanup of a broker running on the store")
 	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data (as a broker does whose index was deleted)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
+	f.cache.add(cmd)
 	return cmd
 }
 
@@ -65,11 +73,14 @@ func loadGraph(dir string, w io.Writer, f holdersFlags) (*codec.Store, *refgraph
 		fmt.Fprintf(w, "note: %v; a broker rebuilds such an index from the whole journal, and so does this replay\n", err)
 	})
 	opts.MaxFileLength, opts.Running = f.maxFileLength, f.running
-	g, err := refgraph.Load(st, opts, codec.ReadOptions{SkipChecksums: f.noVerify})
+	res, err := replaycache.Load(st, opts, codec.ReadOptions{SkipChecksums: f.noVerify}, f.cache.options(w))
 	if err != nil {
 		return nil, nil, err
 	}
-	return st, g, nil
+	if line := cacheLine(res); line != "" {
+		fmt.Fprintln(w, line)
+	}
+	return st, res.Graph, nil
 }
 
 func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {

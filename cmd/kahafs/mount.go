@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/fsnode"
+	"github.com/kahafs/kahafs/replaycache"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -28,6 +30,10 @@ type mountFlags struct {
 	noVerify      bool
 	debug         bool
 	rw            bool
+	cache         cacheFlags
+	cpuProfile    string // hidden: write a CPU profile of the mount's life here
+	memProfile    string // hidden: write a heap profile here at unmount
+	kernelCache   int    // hidden: fsnode.Options.KernelCache
 }
 
 func newMountCmd() *cobra.Command {
@@ -50,6 +56,10 @@ store can be mounted (a half-written tail is the end of the data).
 Only the mounting user can see the tree unless --allow-other is given (which
 needs user_allow_other in /etc/fuse.conf for non-root users).
 
+The analysis is kept in a cache outside STORE, as for holders (--cache-dir,
+--no-cache): a second mount of an unchanged store reads no journal, a refresh
+of a store that grew reads only what was appended.
+
 With --rw a file "control" appears at the root: writing "compact" (or
 "compact --dry-run") to it runs an offline compaction of STORE (see kahafs
 compact; the broker must be stopped); reading it shows the progress and the
@@ -68,6 +78,14 @@ else stays read-only.`,
 	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data, as a broker whose index was deleted (as for holders)")
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	cmd.Flags().BoolVar(&f.rw, "rw", false, "add the control file that runs compactions")
+	f.cache.add(cmd)
+	// For measuring the server (see BENCHMARKS.md), not for users.
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole mount to this file")
+	cmd.Flags().StringVar(&f.memProfile, "memprofile", "", "write a heap profile (pprof) to this file when unmounted")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
+	_ = cmd.Flags().MarkHidden("memprofile")
+	cmd.Flags().IntVar(&f.kernelCache, "kernel-cache", 0, "nodes the kernel may keep below the root (0: default, -1: no bound)")
+	_ = cmd.Flags().MarkHidden("kernel-cache")
 	return cmd
 }
 
@@ -86,10 +104,16 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	stopProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfiles(logger)
 
 	bar := newProgressBar(stderr)
 	start := time.Now()
-	fsys, err := fsnode.Open(store, fsnode.Options{
+	var fsys *fsnode.FS
+	fsys, err = fsnode.Open(store, fsnode.Options{
 		AllowOther:    f.allowOther,
 		SkipChecksums: f.noVerify,
 		MaxFileLength: f.maxFileLength,
@@ -98,7 +122,9 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 		Logger:        logger,
 		Progress:      bar.update,
 		Debug:         f.debug,
-		Control:       mountController(store, f),
+		Control:       mountController(store, f, logger),
+		Cache:         mountCache(f, logger),
+		KernelCache:   f.kernelCache,
 	})
 	bar.finish()
 	if err != nil {
@@ -108,8 +134,8 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 		return err
 	}
 	s := fsys.Snapshot()
-	fmt.Fprintf(stderr, "ready: %s mounted at %s (%d data files, %d commands, read in %s)\n",
-		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "ready: %s mounted at %s (%d data files, %d commands, read in %s%s)\n",
+		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond), cacheNote(s))
 
 	gone := make(chan struct{})
 	go func() {
@@ -130,8 +156,8 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 			logger.Printf("refresh failed, still showing snapshot %d: %v", fsys.Snapshot().Gen, err)
 		case changed:
 			s := fsys.Snapshot()
-			fmt.Fprintf(stderr, "refreshed: snapshot %d (%d data files, %d commands, read in %s)\n",
-				s.Gen, s.Files(), s.Commands(), time.Since(took).Round(time.Millisecond))
+			fmt.Fprintf(stderr, "refreshed: snapshot %d (%d data files, %d commands, read in %s%s)\n",
+				s.Gen, s.Files(), s.Commands(), time.Since(took).Round(time.Millisecond), cacheNote(s))
 		}
 	}
 	stopping := false
@@ -242,14 +268,33 @@ func progressSize(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
+// mountCache is the analysis cache of the mount (nil with --no-cache).
+func mountCache(f mountFlags, logger *log.Logger) *replaycache.Options {
+	if f.cache.off {
+		return nil
+	}
+	return &replaycache.Options{Dir: f.cache.dir, Logf: logger.Printf}
+}
+
+// cacheNote tells in the ready and refreshed lines how the snapshot used
+// the analysis cache.
+func cacheNote(s *fsnode.Snapshot) string {
+	switch o := s.Cache(); o {
+	case replaycache.Hit, replaycache.Tail, replaycache.Miss:
+		return ", cache " + string(o)
+	}
+	return ""
+}
+
 // mountController wires the control file of a --rw mount to compaction.
-func mountController(store string, f mountFlags) fsnode.Controller {
+func mountController(store string, f mountFlags, logger *log.Logger) fsnode.Controller {
 	if !f.rw {
 		return nil
 	}
 	return func(args []string, progress func(string)) (string, bool, error) {
 		dry := len(args) > 1 && args[1] == "--dry-run"
-		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: int(f.maxFileLength), Progress: progress})
+		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: int(f.maxFileLength), Progress: progress,
+			Cache: mountCache(f, logger)})
 		if err != nil {
 			return "", false, err
 		}
@@ -257,4 +302,42 @@ func mountController(store string, f mountFlags) fsnode.Controller {
 		writeCompactReport(&b, rep)
 		return b.String(), !dry, nil
 	}
+}
+
+// startProfiles starts the CPU profile and returns the function that ends
+// it and writes the heap profile (the hidden --cpuprofile and --memprofile
+// flags, for measuring the server).
+func startProfiles(cpu, mem string) (func(*log.Logger), error) {
+	var cpuFile *os.File
+	if cpu != "" {
+		f, err := os.Create(cpu)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		cpuFile = f
+	}
+	return func(logger *log.Logger) {
+		if cpuFile != nil {
+			pprof.StopCPUProfile()
+			if err := cpuFile.Close(); err != nil {
+				logger.Printf("cpu profile: %v", err)
+			}
+		}
+		if mem != "" {
+			f, err := os.Create(mem)
+			if err == nil {
+				err = pprof.Lookup("heap").WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				logger.Printf("heap profile: %v", err)
+			}
+		}
+	}, nil
 }

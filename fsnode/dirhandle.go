@@ -1,0 +1,173 @@
+package fsnode
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// A walk that reads every file (grep -r, tar) costs, per file, a LOOKUP
+// and a READ round trip through the kernel, each two context switches or
+// more: that, not rendering, is where such a walk spends its time. The
+// mount asks the kernel for READDIRPLUS on every listing, which looks the
+// entries up in bulk (about 150 per call); and a listing handle pushes the
+// content of the files it looked up into the kernel's page cache
+// (FUSE_NOTIFY_STORE) as soon as the kernel has made their inodes (when
+// the next call of the listing arrives). A walk then opens and reads those
+// files without asking the server anything.
+//
+// A listing links (looks up and pushes) at most three quarters as many
+// entries as the kernelCache keeps, so that what a walk lists is still
+// there when it reads it; the entries after that are listed without
+// attributes and looked up one by one when used.
+
+// dirHandle is an open directory of the tree: its listing and what the
+// last READDIRPLUS call of the listing looked up. go-fuse serializes the
+// calls on one handle.
+type dirHandle struct {
+	dir    fs.InodeEmbedder
+	s      *Snapshot
+	stream fs.DirStream // made at the first call
+
+	req    context.Context // the call the pending pushes were looked up in
+	push   []pushItem
+	linked int // entries looked up by this listing
+}
+
+type pushItem struct {
+	node *fs.Inode
+	data []byte
+}
+
+// pusher is a file node whose content a listing can push.
+type pusher interface {
+	pushData() []byte
+}
+
+var (
+	_ fs.FileReaddirenter = (*dirHandle)(nil)
+	_ fs.FileSeekdirer    = (*dirHandle)(nil)
+	_ fs.FileLookuper     = (*dirHandle)(nil)
+	_ fs.FileReleasedirer = (*dirHandle)(nil)
+)
+
+var _ fs.NodeOpendirHandler = (*dirNode)(nil)
+
+// OpendirHandle opens every directory type of the tree (they all embed
+// dirNode) with a dirHandle.
+func (d *dirNode) OpendirHandle(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	return &dirHandle{dir: d.EmbeddedInode().Operations(), s: d.snap}, 0, 0
+}
+
+// call notes the request a call belongs to. A new one means the kernel
+// has taken in the reply to the last (the calls of a listing follow one
+// another), so the inodes of the files that reply carried exist now: their
+// content is pushed.
+func (h *dirHandle) call(ctx context.Context) {
+	if ctx == h.req {
+		return
+	}
+	h.flush()
+	h.req = ctx
+}
+
+// flush pushes the content of the files looked up in the last call.
+func (h *dirHandle) flush() {
+	for i, p := range h.push {
+		// ENOENT: the kernel has dropped the node already.
+		_ = p.node.WriteCache(0, p.data)
+		h.push[i] = pushItem{}
+	}
+	h.push = h.push[:0]
+}
+
+func (h *dirHandle) open(ctx context.Context) syscall.Errno {
+	if h.stream != nil {
+		return 0
+	}
+	rd, ok := h.dir.(fs.NodeReaddirer)
+	if !ok {
+		return syscall.ENOTDIR
+	}
+	s, errno := rd.Readdir(ctx)
+	if errno != 0 {
+		return errno
+	}
+	h.stream = s
+	return 0
+}
+
+func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	h.call(ctx)
+	if errno := h.open(ctx); errno != 0 {
+		return nil, errno
+	}
+	if !h.stream.HasNext() {
+		return nil, 0
+	}
+	e, errno := h.stream.Next()
+	if errno != 0 {
+		return nil, errno
+	}
+	return &e, 0
+}
+
+func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	h.call(ctx)
+	if errno := h.open(ctx); errno != 0 {
+		return errno
+	}
+	sd, ok := h.stream.(fs.FileSeekdirer)
+	if !ok {
+		return syscall.ENOTSUP
+	}
+	return sd.Seekdir(ctx, off)
+}
+
+// errNotLinked leaves an entry of READDIRPLUS without attributes (the
+// kernel looks it up when it is used). Not an error anybody sees.
+const errNotLinked = syscall.EAGAIN
+
+// Lookup looks up an entry for READDIRPLUS.
+func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	h.call(ctx)
+	if lim := h.s.linkLimit(); lim > 0 && h.linked >= lim {
+		return nil, errNotLinked
+	}
+	lu, ok := h.dir.(fs.NodeLookuper)
+	if !ok {
+		return nil, errNotLinked
+	}
+	child, errno := lu.Lookup(ctx, name, out)
+	if errno != 0 {
+		return nil, errno
+	}
+	h.linked++
+	if p, ok := child.Operations().(pusher); ok {
+		if data := p.pushData(); len(data) > 0 {
+			h.push = append(h.push, pushItem{child, data})
+		}
+	}
+	return child, 0
+}
+
+func (h *dirHandle) Releasedir(context.Context, uint32) {
+	// Every reply has been taken in by now.
+	h.flush()
+	if h.stream != nil {
+		h.stream.Close()
+	}
+}
+
+// linkLimit is how many entries one listing looks up (0: no limit).
+func (s *Snapshot) linkLimit() int {
+	if s.m == nil {
+		return 0
+	}
+	if c := s.m.cache.Load(); c != nil {
+		return c.limit / 4 * 3
+	}
+	return 0
+}

@@ -1,0 +1,949 @@
+package refgraph
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/binenc"
+)
+
+// A Builder's replay state can be saved between two Visitor calls and a
+// Builder resumed from it: fed the records that follow, the resumed
+// Builder builds exactly the Graph the uninterrupted one would have. This
+// is what lets a persisted analysis cache (package replaycache) skip the
+// journal it has already replayed.
+//
+// The state is the live replay state only — destinations with their
+// pending entries, subscriptions, open transactions, the kept finished
+// transactions, ack-map references, per-file aggregates, warnings — so
+// its size follows the live messages, not the journal. Message bodies are
+// never part of it.
+//
+// Encoding (internal/binenc varints), version stateVersion:
+//
+//	version | replay key | files | current file | phase | destinations |
+//	destination events | message-id table | transactions | completed
+//	transactions | ack maps | audit / ack-map / last-update locations |
+//	counters | compaction skipping | warnings
+//
+// Decoding checks every reference it restores, so a state that decodes
+// cannot make the Builder fail or loop later; allocations are bounded by
+// the state's size. Completed transactions, which a mount keeps without
+// bound (KeepCompleted < 0), are only checked when resumed and made when
+// the Graph's transactions are first asked for (lazyTxs).
+//
+// Every field of Builder that Command, FileDone or Build reads is in it,
+// except what derives from Options (recovery position, keep) or from the
+// files (present, maxID, fileIx): TestStateCoversBuilder fails when a
+// field is added to Builder without being handled here.
+
+// stateVersion is the version of the state encoding. Bump it whenever the
+// encoding or the meaning of a saved field changes: a state of another
+// version is refused (ErrStateMismatch), and its cache is rebuilt.
+const stateVersion = 1
+
+// ErrStateMismatch: a saved state does not fit the Options it is resumed
+// with (another index position, journalMaxFileLength, mode, ...) or was
+// written by another version of the encoding.
+var ErrStateMismatch = errors.New("refgraph: saved replay state does not match the options")
+
+// ErrStateCorrupt: a saved state does not decode.
+var ErrStateCorrupt = errors.New("refgraph: saved replay state is corrupt")
+
+// normalize applies NewBuilder's defaults.
+func (o Options) normalize() Options {
+	if o.MaxFileLength <= 0 {
+		o.MaxFileLength = codec.DefaultMaxFileLength
+	}
+	if o.RestartTraceSize <= 0 {
+		o.RestartTraceSize = 44
+	}
+	return o
+}
+
+// keepCompleted is the bound on kept finished transactions NewBuilder
+// derives from KeepCompleted.
+func (o Options) keepCompleted() int {
+	if o.KeepCompleted == 0 {
+		return 1000
+	}
+	return o.KeepCompleted
+}
+
+// replayKey encodes the options a replay depends on besides the files:
+// the index positions the Builder uses, journalMaxFileLength, the mode,
+// the restart trace size and the bound on finished transactions.
+func (o Options) replayKey() []byte {
+	o = o.normalize()
+	var w binenc.Writer
+	w.Bool(o.Index != nil)
+	if m := o.Index; m != nil {
+		for _, l := range []*codec.Location{m.LastUpdate, m.FirstInProgressTx, m.ProducerAudit, m.AckMap} {
+			w.Bool(l != nil)
+			if l != nil {
+				w.Location(*l)
+			}
+		}
+	}
+	w.Varint(o.MaxFileLength)
+	w.Bool(o.Running)
+	w.Varint(int64(o.RestartTraceSize))
+	w.Int(o.keepCompleted())
+	return w.B
+}
+
+// filePaths maps file ids to the paths of Options.Files: damage that names
+// a file by its path is stored without it and resumed with the path of
+// the new reading (the same store may be named by another path).
+func (o Options) filePaths() map[int32]string {
+	m := make(map[int32]string, len(o.Files))
+	for _, fi := range o.Files {
+		m[fi.ID] = fi.Path
+	}
+	return m
+}
+
+// SaveState writes the Builder's complete replay state to w. It may be
+// called between any two Visitor calls, and the Builder can go on being
+// fed afterwards. A spent Builder (after Build) has no state to save.
+func (b *Builder) SaveState(w io.Writer) error {
+	buf, err := b.AppendState(nil)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf)
+	return err
+}
+
+// AppendState is SaveState appending to dst.
+func (b *Builder) AppendState(dst []byte) ([]byte, error) {
+	if b.built {
+		return dst, errBuilt
+	}
+	w := &binenc.Writer{B: dst}
+	w.Uvarint(stateVersion)
+	w.Bytes(b.opts.replayKey())
+	paths := b.opts.filePaths()
+
+	// files, in the order they were added
+	w.Uvarint(uint64(len(b.files)))
+	for _, f := range b.files {
+		w.Varint(int64(f.ID))
+		w.String(f.Name)
+		w.Varint(f.Size)
+		w.Varint(f.End)
+		w.Int(f.Commands)
+		w.Int(f.Skipped)
+		w.Bool(f.Compaction)
+		w.Varint(int64(f.Source))
+		if err := w.DamageList(f.Damage, paths[f.ID]); err != nil {
+			return dst, err
+		}
+	}
+	w.Bool(b.curFile != nil)
+	if b.curFile != nil {
+		w.Varint(int64(b.curFile.ID))
+	}
+
+	w.Bool(b.phaseB)
+	w.Location(b.phaseBStart)
+	w.Bool(b.seenPhaseB)
+
+	for t := range b.dests {
+		m := b.dests[t]
+		names := make([]string, 0, len(m))
+		for n := range m {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		w.Uvarint(uint64(len(names)))
+		for _, n := range names {
+			saveDest(w, m[n])
+		}
+	}
+	w.Uvarint(uint64(len(b.events)))
+	for _, e := range b.events {
+		w.String(e.key)
+		w.Bool(e.create)
+		w.Location(e.loc)
+	}
+
+	// message-id prefixes: slots (freed ones empty), references, free
+	// list, and the live name -> slot map
+	ids := b.ids
+	w.Uvarint(uint64(len(ids.names)))
+	for i, n := range ids.names {
+		w.String(n)
+		w.Varint(int64(ids.refs[i]))
+	}
+	w.Uvarint(uint64(len(ids.free)))
+	for _, x := range ids.free {
+		w.Uvarint(uint64(x))
+	}
+	byName := make([]string, 0, len(ids.byName))
+	for n := range ids.byName {
+		byName = append(byName, n)
+	}
+	sort.Strings(byName)
+	w.Uvarint(uint64(len(byName)))
+	for _, n := range byName {
+		w.String(n)
+		w.Uvarint(uint64(ids.byName[n]))
+	}
+
+	// open transactions, in the order they were met
+	keys := make([]string, 0, len(b.txs))
+	for k := range b.txs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ti, tj := b.txs[keys[i]], b.txs[keys[j]]
+		if ti.order != tj.order {
+			return ti.order < tj.order
+		}
+		return keys[i] < keys[j]
+	})
+	w.Uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		t := b.txs[k]
+		w.String(k)
+		w.String(t.id)
+		w.Bool(t.xa)
+		w.Varint(int64(t.rbSize))
+		w.Bool(t.prepared)
+		w.Varint(t.order)
+		w.Uvarint(uint64(len(t.ops)))
+		for _, op := range t.ops {
+			saveTxOp(w, op)
+		}
+		saveLocs(w, t.cmds)
+	}
+	w.Varint(b.txSeq)
+
+	// finished transactions (the ring, as it is)
+	done := b.done
+	if b.lazy != nil {
+		done = append(b.lazy.decode(), b.done...)
+	}
+	saveDone(w, done)
+	w.Int(b.doneNext)
+	w.Bool(b.doneFull)
+	w.Varint(b.nCommit)
+	w.Varint(b.nRollbk)
+
+	saveAckMap(w, b.ackB)
+	w.Bool(b.ackLoaded != nil)
+	if b.ackLoaded != nil {
+		saveAckMap(w, b.ackLoaded)
+	}
+	w.Bool(b.ackLoadOK)
+	w.Bool(b.auditOK)
+	w.Location(b.lastAudit)
+	w.Bool(b.hasAudit)
+	w.Location(b.lastAckMap)
+	w.Bool(b.hasAckMap)
+	w.Bool(b.addAfterAudit)
+	w.Bool(b.ackAfterMap)
+
+	w.Location(b.lastUpdate)
+	w.Bool(b.hasLastUpdate)
+	w.Location(b.lastRecord)
+	w.Varint(b.commands)
+	w.Varint(b.skipped)
+
+	w.Bool(b.skipping)
+	w.Varint(b.skipTo)
+	w.Bool(b.skipWarned)
+	w.Bool(b.copyPhase)
+
+	w.Uvarint(uint64(len(b.warnings)))
+	for _, s := range b.warnings {
+		w.String(s)
+	}
+	return w.B, nil
+}
+
+func saveDest(w *binenc.Writer, d *dest) {
+	w.String(d.name)
+	w.Varint(d.nextSeq)
+	w.Varint(d.count)
+	w.Varint(d.bytes)
+	seqs := make([]int64, 0, len(d.entries))
+	for s := range d.entries {
+		seqs = append(seqs, s)
+	}
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	w.Uvarint(uint64(len(seqs)))
+	prev := int64(0)
+	for _, s := range seqs {
+		e := d.entries[s]
+		w.Varint(s - prev) // ascending: small deltas
+		prev = s
+		w.Uvarint(uint64(e.id.prefix))
+		w.Varint(e.id.seq)
+		w.Location(e.loc)
+		w.Varint(int64(e.prio))
+		w.Varint(int64(e.size))
+		w.Byte(byte(e.class))
+		w.Byte(e.flags)
+		// the id map normally points back at the entry
+		if s2, ok := d.ids[e.id]; ok && s2 == s {
+			w.Bool(true)
+		} else {
+			w.Bool(false)
+		}
+	}
+	// id map entries that do not point back at their entry
+	var extra []msgKey
+	for k, s := range d.ids {
+		if e, ok := d.entries[s]; !ok || e.id != k {
+			extra = append(extra, k)
+		}
+	}
+	sort.Slice(extra, func(i, j int) bool {
+		if extra[i].prefix != extra[j].prefix {
+			return extra[i].prefix < extra[j].prefix
+		}
+		return extra[i].seq < extra[j].seq
+	})
+	w.Uvarint(uint64(len(extra)))
+	for _, k := range extra {
+		w.Uvarint(uint64(k.prefix))
+		w.Varint(k.seq)
+		w.Varint(d.ids[k])
+	}
+	w.Uvarint(uint64(len(d.subs)))
+	for _, s := range d.subs {
+		w.String(s.key)
+		w.Bytes(s.info)
+		w.Bool(s.retro)
+		w.Location(s.loc)
+		w.Varint(s.lastAck)
+		w.Bool(s.hasPos)
+		w.Uvarint(uint64(len(s.pos.r)))
+		for _, r := range s.pos.r {
+			w.Varint(r.first)
+			w.Varint(r.last)
+		}
+	}
+}
+
+// saveDone writes finished transactions. A mount keeps them all (hundreds
+// of thousands): the ids come first as one string, and the totals of their
+// bytes and locations before them, so that the decoder allocates them at
+// once (or, for a lazy list, only checks them).
+func saveDone(w *binenc.Writer, done []*Transaction) {
+	w.Uvarint(uint64(len(done)))
+	idBytes, total := 0, 0
+	for _, t := range done {
+		idBytes += len(t.ID)
+		total += len(t.Commands)
+	}
+	w.Uvarint(uint64(idBytes))
+	for _, t := range done {
+		w.B = append(w.B, t.ID...)
+	}
+	w.Uvarint(uint64(total))
+	for _, t := range done {
+		w.Uvarint(uint64(len(t.ID)))
+		saveCode(w, string(t.Kind), string(LocalTx), string(XATx))
+		saveCode(w, string(t.State), string(Committed), string(RolledBack))
+		saveLocs(w, t.Commands)
+		w.Uvarint(uint64(len(t.Ops)))
+		for _, op := range t.Ops {
+			w.Bool(op.Add)
+			w.String(op.Destination)
+			w.String(op.MessageID)
+			w.String(op.Subscription)
+			w.Location(op.Loc)
+		}
+	}
+}
+
+func saveTxOp(w *binenc.Writer, op txOp) {
+	w.Bool(op.add)
+	w.Varint(int64(op.typ))
+	w.String(op.name)
+	w.Uvarint(uint64(op.id.prefix))
+	w.Varint(op.id.seq)
+	w.Location(op.loc)
+	w.Varint(int64(op.prio))
+	w.Bool(op.supported)
+	w.Varint(int64(op.size))
+	w.String(op.subKey)
+	w.Bool(op.hasSub)
+	w.Bool(op.ackEmpty)
+}
+
+// saveLocs writes a list of locations (nil kept apart from empty), each
+// as a delta from the one before: most are in the same file, a little
+// further.
+func saveLocs(w *binenc.Writer, locs []codec.Location) {
+	w.Bool(locs != nil)
+	w.Uvarint(uint64(len(locs)))
+	var prev codec.Location
+	for _, l := range locs {
+		w.Varint(int64(l.File) - int64(prev.File))
+		if l.File == prev.File {
+			w.Varint(int64(l.Offset) - int64(prev.Offset))
+		} else {
+			w.Varint(int64(l.Offset))
+		}
+		w.Varint(int64(l.Size))
+		prev = l
+	}
+}
+
+// saveCode writes s as 0 or 1 when it is a or b, else as 2 and s.
+func saveCode(w *binenc.Writer, s, a, b string) {
+	switch s {
+	case a:
+		w.Byte(0)
+	case b:
+		w.Byte(1)
+	default:
+		w.Byte(2)
+		w.String(s)
+	}
+}
+
+func saveAckMap(w *binenc.Writer, m map[int32][]int32) {
+	keys := make([]int32, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortInt32(keys)
+	w.Uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		w.Varint(int64(k))
+		v := m[k]
+		w.Bool(v != nil)
+		w.Uvarint(uint64(len(v)))
+		for _, x := range v {
+			w.Varint(int64(x))
+		}
+	}
+}
+
+// ResumeBuilder makes a Builder from a state SaveState wrote, to be fed
+// the records that follow the point where it was saved. opts must be the
+// options the state was saved with, except Files, which may list data
+// files added since (they are added to the state's files); a state saved
+// with other options is refused with ErrStateMismatch, one that does not
+// decode with ErrStateCorrupt. r is read to its end.
+func ResumeBuilder(opts Options, r io.Reader) (*Builder, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return resumeBuilder(opts, data)
+}
+
+// ResumeBuilderBytes is ResumeBuilder over a state in memory. The Builder
+// (and the Graph it builds) may refer to state: it must not be modified
+// afterwards. With KeepCompleted < 0 the finished transactions stay in
+// their saved form until Graph.Transactions is first called.
+func ResumeBuilderBytes(opts Options, state []byte) (*Builder, error) {
+	return resumeBuilder(opts, state)
+}
+
+func resumeBuilder(opts Options, data []byte) (*Builder, error) {
+	rd := binenc.NewReader(data)
+	if v := rd.Uvarint(); rd.Err() == nil && v != stateVersion {
+		return nil, fmt.Errorf("%w: state version %d, want %d", ErrStateMismatch, v, stateVersion)
+	}
+	key := rd.Bytes()
+	if rd.Err() != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStateCorrupt, rd.Err())
+	}
+	if !bytes.Equal(key, opts.replayKey()) {
+		return nil, fmt.Errorf("%w: saved with other index positions, journalMaxFileLength, mode or transaction bound", ErrStateMismatch)
+	}
+	// NewBuilder without the files: they come from the state, then the
+	// ones opts adds.
+	files := opts.Files
+	opts.Files = nil
+	b := NewBuilder(opts)
+	b.opts.Files = files
+	d := &stateDecoder{r: rd, data: data, b: b, paths: b.opts.filePaths(), names: strTable{}}
+	if err := d.decode(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStateCorrupt, err)
+	}
+	b.names = d.names
+	for _, fi := range files {
+		b.addFile(fi)
+	}
+	return b, nil
+}
+
+// stateDecoder reads a state into a fresh Builder, checking every
+// reference it restores (slots of the id table, the ring of finished
+// transactions, sequence ranges) so that a state that decodes can never
+// make the Builder fail later.
+type stateDecoder struct {
+	r     *binenc.Reader
+	data  []byte // what r reads
+	b     *Builder
+	paths map[int32]string
+	names strTable // shares the strings that repeat (names, keys)
+}
+
+func (d *stateDecoder) str() string {
+	bs := d.r.Bytes()
+	if d.r.Err() != nil {
+		return ""
+	}
+	return d.names.get(bs)
+}
+
+func (d *stateDecoder) decode() error {
+	r, b := d.r, d.b
+	n := r.Count(8)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		f := &File{ID: r.Int32(), Name: r.String(), Size: r.Varint(), End: r.Varint(),
+			Commands: r.Int(), Skipped: r.Int(), Compaction: r.Bool(), Source: r.Int32()}
+		f.Damage = r.DamageList(d.paths[f.ID])
+		if r.Err() != nil {
+			break
+		}
+		if _, dup := b.fileIx[f.ID]; dup {
+			r.Fail("file %d twice", f.ID)
+			break
+		}
+		b.files = append(b.files, f)
+		b.fileIx[f.ID] = f
+		b.present[f.ID] = true
+		if f.ID > b.maxID {
+			b.maxID = f.ID
+		}
+	}
+	if r.Bool() {
+		id := r.Int32()
+		f, ok := b.fileIx[id]
+		if !ok && r.Err() == nil {
+			r.Fail("current file %d unknown", id)
+		}
+		b.curFile = f
+	}
+
+	b.phaseB = r.Bool()
+	b.phaseBStart = r.Location()
+	b.seenPhaseB = r.Bool()
+
+	// the id table comes after the destinations in the encoding, but the
+	// destinations refer to its slots: check them once it is read
+	var keys []msgKey
+	for t := range b.dests {
+		n := r.Count(4)
+		for i := 0; i < n && r.Err() == nil; i++ {
+			dd := d.dest(codec.DestType(t), &keys)
+			if r.Err() != nil {
+				break
+			}
+			if _, dup := b.dests[t][dd.name]; dup {
+				r.Fail("destination %s twice", dd.key)
+				break
+			}
+			b.dests[t][dd.name] = dd
+		}
+	}
+	n = r.Count(3)
+	if n > 0 {
+		b.events = make([]destEvent, 0, n)
+	}
+	for i := 0; i < n && r.Err() == nil; i++ {
+		b.events = append(b.events, destEvent{key: d.str(), create: r.Bool(), loc: r.Location()})
+	}
+
+	ids := b.ids
+	n = r.Count(2)
+	ids.names = make([]string, 0, n)
+	ids.refs = make([]int32, 0, n)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		ids.names = append(ids.names, r.String())
+		ids.refs = append(ids.refs, r.Int32())
+	}
+	slots := uint64(len(ids.names))
+	slot := func() uint32 {
+		v := r.Uvarint()
+		if v >= slots && r.Err() == nil {
+			r.Fail("id slot %d out of range", v)
+			return 0
+		}
+		return uint32(v)
+	}
+	n = r.Count(1)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		ids.free = append(ids.free, slot())
+	}
+	n = r.Count(2)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		name := r.String()
+		ids.byName[name] = slot()
+	}
+	for _, k := range keys {
+		if uint64(k.prefix) >= slots {
+			r.Fail("message id slot %d out of range", k.prefix)
+		}
+	}
+
+	n = r.Count(8)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		k := r.String()
+		t := &txState{id: r.String(), xa: r.Bool(), rbSize: r.Int32(), prepared: r.Bool(), order: r.Varint()}
+		m := r.Count(10)
+		if m > 0 {
+			t.ops = make([]txOp, 0, m)
+		}
+		for j := 0; j < m && r.Err() == nil; j++ {
+			op := d.txOp()
+			if uint64(op.id.prefix) >= slots && r.Err() == nil {
+				r.Fail("message id slot %d out of range", op.id.prefix)
+			}
+			t.ops = append(t.ops, op)
+		}
+		t.cmds = d.locs()
+		if r.Err() != nil {
+			break
+		}
+		if _, dup := b.txs[k]; dup {
+			r.Fail("transaction %q twice", k)
+			break
+		}
+		b.txs[k] = t
+	}
+	b.txSeq = r.Varint()
+
+	if b.keep < 0 {
+		// every finished transaction is kept (a mount): check them now,
+		// make them when the graph's transactions are first asked for
+		from := len(d.data) - r.Len()
+		n, _ := d.doneTxs(false)
+		if n > 0 && r.Err() == nil {
+			b.lazy = &lazyTxs{n: n, data: d.data[from : len(d.data)-r.Len()]}
+		}
+	} else {
+		_, b.done = d.doneTxs(true)
+	}
+	b.doneNext = r.Int()
+	b.doneFull = r.Bool()
+	if r.Err() == nil {
+		ok := b.doneNext >= 0 && b.doneNext <= len(b.done) && (b.keep < 0 || len(b.done) <= b.keep)
+		if b.keep > 0 && len(b.done) == b.keep && b.doneNext >= len(b.done) {
+			ok = false
+		}
+		if b.keep == 0 && len(b.done) > 0 {
+			ok = false
+		}
+		if !ok {
+			r.Fail("ring of finished transactions (%d kept, next %d, bound %d)", len(b.done), b.doneNext, b.keep)
+		}
+	}
+	b.nCommit = r.Varint()
+	b.nRollbk = r.Varint()
+
+	b.ackB = d.ackMap()
+	if r.Bool() {
+		b.ackLoaded = d.ackMap()
+	}
+	b.ackLoadOK = r.Bool()
+	b.auditOK = r.Bool()
+	b.lastAudit = r.Location()
+	b.hasAudit = r.Bool()
+	b.lastAckMap = r.Location()
+	b.hasAckMap = r.Bool()
+	b.addAfterAudit = r.Bool()
+	b.ackAfterMap = r.Bool()
+
+	b.lastUpdate = r.Location()
+	b.hasLastUpdate = r.Bool()
+	b.lastRecord = r.Location()
+	b.commands = r.Varint()
+	b.skipped = r.Varint()
+
+	b.skipping = r.Bool()
+	b.skipTo = r.Varint()
+	b.skipWarned = r.Bool()
+	b.copyPhase = r.Bool()
+
+	n = r.Count(1)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		b.warnings = append(b.warnings, r.String())
+	}
+	if r.Err() == nil && r.Len() != 0 {
+		r.Fail("%d bytes after the state", r.Len())
+	}
+	if r.Err() == nil {
+		d.checkCounts()
+	}
+	return r.Err()
+}
+
+// checkCounts checks that the counters agree: the builder's commands are
+// the sum of its files', and no destination handed out more sequence
+// numbers than there were commands. The sequence ranges of the
+// subscriptions are bounded by those numbers, so the work a resumed
+// Builder does on them is bounded by the journal the state claims to have
+// replayed.
+func (d *stateDecoder) checkCounts() {
+	b := d.b
+	var commands, skipped int64
+	for _, f := range b.files {
+		if f.Commands < 0 || f.Skipped < 0 || f.Skipped > f.Commands {
+			d.r.Fail("file %d: bad command counts", f.ID)
+			return
+		}
+		commands += int64(f.Commands)
+		skipped += int64(f.Skipped)
+	}
+	if commands != b.commands || skipped != b.skipped {
+		d.r.Fail("command counts disagree (%d/%d, files %d/%d)", b.commands, b.skipped, commands, skipped)
+		return
+	}
+	for _, m := range b.dests {
+		for _, dd := range m {
+			if dd.nextSeq < 0 || dd.nextSeq > b.commands {
+				d.r.Fail("%s: sequence %d beyond the %d commands replayed", dd.key, dd.nextSeq, b.commands)
+				return
+			}
+		}
+	}
+}
+
+// dest reads one destination of type t; the message keys it uses are
+// appended to keys for checking against the id table.
+func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
+	r := d.r
+	name := d.str()
+	dd := &dest{typ: t, name: name, key: strconv.Itoa(int(t)) + ":" + name, topic: t.IsTopic()}
+	dd.nextSeq = r.Varint()
+	dd.count = r.Varint()
+	dd.bytes = r.Varint()
+	n := r.Count(9)
+	dd.entries = make(map[int64]entry, n)
+	dd.ids = make(map[msgKey]int64, n)
+	seq := int64(0)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		delta := r.Varint()
+		if (i > 0 && delta <= 0) || delta < 0 {
+			r.Fail("entries of %s out of order", dd.key)
+			break
+		}
+		seq += delta
+		e := entry{id: msgKey{prefix: uint32(min(r.Uvarint(), 1<<32-1)), seq: r.Varint()}, loc: r.Location(),
+			prio: r.Int32(), size: r.Int32(), class: int8(r.Byte()), flags: r.Byte()}
+		if r.Bool() {
+			dd.ids[e.id] = seq
+		}
+		dd.entries[seq] = e
+		*keys = append(*keys, e.id)
+	}
+	n = r.Count(3)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		k := msgKey{prefix: uint32(min(r.Uvarint(), 1<<32-1)), seq: r.Varint()}
+		dd.ids[k] = r.Varint()
+		*keys = append(*keys, k)
+	}
+	n = r.Count(8)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		s := &sub{key: d.str()}
+		if info := r.Bytes(); len(info) > 0 {
+			s.info = append([]byte(nil), info...)
+		}
+		s.retro = r.Bool()
+		s.loc = r.Location()
+		s.lastAck = r.Varint()
+		s.hasPos = r.Bool()
+		m := r.Count(2)
+		if m > 0 {
+			s.pos.r = make([]seqRange, 0, m)
+		}
+		for j := 0; j < m && r.Err() == nil; j++ {
+			x := seqRange{first: r.Varint(), last: r.Varint()}
+			// ascending, disjoint, non-adjacent, within the sequences the
+			// destination handed out
+			if x.first < 0 || x.last < x.first || x.last > dd.nextSeq ||
+				(j > 0 && s.pos.r[j-1].last+1 >= x.first) {
+				r.Fail("subscription %s of %s: bad sequence range", s.key, dd.key)
+				break
+			}
+			s.pos.r = append(s.pos.r, x)
+		}
+		dd.subs = append(dd.subs, s)
+	}
+	return dd
+}
+
+func (d *stateDecoder) txOp() txOp {
+	r := d.r
+	return txOp{add: r.Bool(), typ: codec.DestType(r.Int32()), name: d.str(),
+		id: msgKey{prefix: uint32(min(r.Uvarint(), 1<<32-1)), seq: r.Varint()}, loc: r.Location(),
+		prio: r.Int32(), supported: r.Bool(), size: r.Int32(), subKey: d.str(), hasSub: r.Bool(), ackEmpty: r.Bool()}
+}
+
+func (d *stateDecoder) locs() []codec.Location {
+	notNil, n := d.r.Bool(), d.r.Count(3)
+	if !notNil {
+		if n != 0 {
+			d.r.Fail("nil list with elements")
+		}
+		return nil
+	}
+	return d.locsInto(make([]codec.Location, 0, n), n)
+}
+
+// locsInto appends n locations written by saveLocs to dst (only checks
+// them when dst is nil).
+func (d *stateDecoder) locsInto(dst []codec.Location, n int) []codec.Location {
+	keep := dst != nil
+	r := d.r
+	var prev codec.Location
+	for i := 0; i < n && r.Err() == nil; i++ {
+		var l codec.Location
+		file := int64(prev.File) + r.Varint()
+		l.File = int32(file)
+		off := r.Varint()
+		if l.File == prev.File {
+			off += int64(prev.Offset)
+		}
+		l.Offset = int32(off)
+		l.Size = r.Int32()
+		if int64(l.File) != file || int64(l.Offset) != off {
+			r.Fail("location out of range")
+		}
+		if keep {
+			dst = append(dst, l)
+		}
+		prev = l
+	}
+	return dst
+}
+
+// code reads what saveCode wrote.
+func (d *stateDecoder) code(a, b string) string {
+	switch c := d.r.Byte(); c {
+	case 0:
+		return a
+	case 1:
+		return b
+	case 2:
+		return d.str()
+	default:
+		d.r.Fail("bad code %d", c)
+		return ""
+	}
+}
+
+// doneTxs reads the finished transactions saveDone wrote, making them
+// when build is set, else only checking them. Made, their ids are
+// substrings of one string and their locations slices of one array, so
+// that a mount's hundreds of thousands of them cost a few allocations.
+func (d *stateDecoder) doneTxs(build bool) (int, []*Transaction) {
+	r := d.r
+	n := r.Count(5)
+	idBytes := r.Bytes() // every id, one after the other
+	total := r.Count(3)
+	if n == 0 || r.Err() != nil {
+		return 0, nil
+	}
+	var (
+		out  []*Transaction
+		txs  []Transaction
+		locs []codec.Location
+		ids  string
+	)
+	if build {
+		out = make([]*Transaction, 0, n)
+		txs = make([]Transaction, n)
+		locs = make([]codec.Location, 0, total)
+		ids = string(idBytes)
+	}
+	at, nlocs := 0, 0
+	for i := 0; i < n && r.Err() == nil; i++ {
+		var t Transaction
+		l := r.Uvarint()
+		if l > uint64(len(idBytes)-at) {
+			r.Fail("transaction ids longer than announced")
+			break
+		}
+		if build {
+			t.ID = ids[at : at+int(l)]
+		}
+		at += int(l)
+		t.Kind = TxKind(d.code(string(LocalTx), string(XATx)))
+		t.State = TxState(d.code(string(Committed), string(RolledBack)))
+		notNil, m := r.Bool(), r.Count(3)
+		if m > total-nlocs {
+			r.Fail("more transaction commands than announced")
+			break
+		}
+		nlocs += m
+		switch {
+		case !notNil && m != 0:
+			r.Fail("nil list with elements")
+		case build && notNil:
+			from := len(locs)
+			locs = d.locsInto(locs, m)
+			t.Commands = locs[from:len(locs):len(locs)]
+		case notNil:
+			d.locsInto(nil, m)
+		}
+		m = r.Count(5)
+		for j := 0; j < m && r.Err() == nil; j++ {
+			t.Ops = append(t.Ops, TxOp{Add: r.Bool(), Destination: d.str(), MessageID: r.String(),
+				Subscription: d.str(), Loc: r.Location()})
+		}
+		if build {
+			txs[i] = t
+			out = append(out, &txs[i])
+		}
+	}
+	if r.Err() == nil && at != len(idBytes) {
+		r.Fail("transaction ids shorter than announced")
+	}
+	return n, out
+}
+
+// lazyTxs are finished transactions kept in their saved form until the
+// graph's transactions are first asked for: a mount keeps every one
+// (hundreds of thousands in a busy store) but needs them only when its
+// by-transaction directory is used. The bytes were checked when the state
+// was resumed, so making them cannot fail.
+type lazyTxs struct {
+	n    int
+	data []byte // doneTxs's section of the state
+}
+
+// decode makes the transactions.
+func (l *lazyTxs) decode() []*Transaction {
+	d := &stateDecoder{r: binenc.NewReader(l.data), data: l.data, names: strTable{}}
+	_, out := d.doneTxs(true)
+	return out
+}
+
+func (d *stateDecoder) ackMap() map[int32][]int32 {
+	r := d.r
+	n := r.Count(3)
+	m := make(map[int32][]int32, n)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		k := r.Int32()
+		notNil := r.Bool()
+		c := r.Count(1)
+		var v []int32
+		if notNil {
+			v = make([]int32, 0, c)
+		} else if c != 0 {
+			r.Fail("nil list with elements")
+		}
+		for j := 0; j < c && r.Err() == nil; j++ {
+			v = append(v, r.Int32())
+		}
+		m[k] = v
+	}
+	return m
+}

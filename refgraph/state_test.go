@@ -1,0 +1,557 @@
+package refgraph
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// call is one Visitor call recorded from a reading of a store: a record
+// (copied, decoded again when fed) or a file summary.
+type call struct {
+	rec  codec.Record
+	path string
+	sum  *codec.FileSummary
+}
+
+// recorder records the Visitor calls of codec.ReadStore.
+type recorder struct{ calls []call }
+
+func (r *recorder) Command(rec codec.Record, c *codec.Command) error {
+	rec.Data = append([]byte(nil), rec.Data...)
+	r.calls = append(r.calls, call{rec: rec})
+	return nil
+}
+
+func (r *recorder) FileDone(sum *codec.FileSummary) error {
+	s := *sum
+	s.Damage = append([]*codec.CorruptionError(nil), sum.Damage...)
+	r.calls = append(r.calls, call{sum: &s})
+	return nil
+}
+
+func recordStore(t testing.TB, dir string) (*codec.Store, []call) {
+	t.Helper()
+	st, err := codec.OpenStore(dir)
+	require.NoError(t, err)
+	var r recorder
+	require.NoError(t, codec.ReadStore(st, codec.ReadOptions{}, 1, &r))
+	return st, r.calls
+}
+
+// feed hands calls to v as ReadStore would.
+func feed(t testing.TB, v codec.Visitor, calls []call) {
+	t.Helper()
+	var c codec.Command
+	for _, cl := range calls {
+		if cl.sum != nil {
+			s := *cl.sum
+			s.Damage = append([]*codec.CorruptionError(nil), cl.sum.Damage...)
+			require.NoError(t, v.FileDone(&s))
+			continue
+		}
+		require.NoError(t, codec.DecodeRecord("", cl.rec, &c))
+		require.NoError(t, v.Command(cl.rec, &c))
+	}
+}
+
+// dumpGraph renders everything a Graph tells through its public API, for
+// comparing two graphs in full.
+func dumpGraph(g *Graph) string {
+	var sb strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&sb, format+"\n", args...) }
+	for _, f := range g.Files() {
+		p("file %d %q size=%d end=%d commands=%d skipped=%d compaction=%v source=%d pinned=%v",
+			f.ID, f.Name, f.Size, f.End, f.Commands, f.Skipped, f.Compaction, f.Source, f.Pinned)
+		for _, r := range f.Reasons {
+			pending := ptrStr(r.Pending)
+			r.Pending = nil
+			p("  reason %+v pending=%s", r, pending)
+		}
+		for _, r := range f.Notes {
+			pending := ptrStr(r.Pending)
+			r.Pending = nil
+			p("  note %+v pending=%s", r, pending)
+		}
+		for _, d := range f.Damage {
+			p("  damage %+v", *d)
+		}
+	}
+	p("gc %v", g.GCCandidates())
+	for _, l := range g.GCLog() {
+		p("gclog %s", l)
+	}
+	p("order %v", g.DestinationOrder())
+	for _, d := range g.Destinations() {
+		p("dest %d %q key=%q stats=%+v", d.Type, d.Name, d.Key, d.Stats)
+		for _, m := range d.Messages {
+			p("  msg %+v", m)
+		}
+		for _, s := range d.Subscriptions {
+			p("  sub key=%q client=%q name=%q sel=%q/%v nolocal=%v retro=%v loc=%v count=%d lastAck=%d",
+				s.Key, s.ClientID, s.SubscriptionName, s.Selector, s.HasSelector, s.NoLocal, s.Retroactive, s.Loc, s.Count, s.LastAck)
+			for i := 0; i < s.NumPending(); i++ {
+				p("    pending %s %v", s.PendingAt(i).ID, s.PendingAt(i).Seq)
+			}
+		}
+	}
+	for _, tx := range g.Transactions() {
+		p("tx %+v", *tx)
+	}
+	p("summary %+v", g.Summary())
+	p("damaged %v", g.Damaged())
+	for _, w := range g.Warnings() {
+		p("warning %s", w)
+	}
+	return sb.String()
+}
+
+func ptrStr(p *int64) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
+// splitPoints are the positions in calls where a state is saved: every
+// file boundary (before and after the FileDone) and, inside files, the
+// batch boundaries (every one when all is set, else a few).
+func splitPoints(calls []call, all bool) []int {
+	var pts []int
+	seen := map[int]bool{}
+	add := func(i int) {
+		if !seen[i] {
+			seen[i] = true
+			pts = append(pts, i)
+		}
+	}
+	add(0)
+	add(len(calls))
+	batch := 0
+	for i, cl := range calls {
+		if cl.sum != nil {
+			add(i)
+			add(i + 1)
+			batch = 0
+			continue
+		}
+		if i > 0 && calls[i-1].sum == nil && calls[i-1].rec.Batch != cl.rec.Batch {
+			batch++
+			if all || batch%3 == 1 {
+				add(i)
+			}
+		}
+	}
+	sort.Ints(pts)
+	return pts
+}
+
+type stateCase struct {
+	name  string
+	dir   string
+	opts  Options
+	every bool // split at every batch boundary
+}
+
+func stateCases(t *testing.T) []stateCase {
+	var cases []stateCase
+	for _, dir := range fixtures(t) {
+		exp := readExpected(t, dir)
+		store := filepath.Join(dir, "store")
+		st, err := codec.OpenStore(store)
+		require.NoError(t, err)
+		base := StoreOptions(st, true, nil)
+		base.MaxFileLength = exp.MaxFileLength
+		name := filepath.Base(dir)
+		noIndex := base
+		noIndex.Index = nil
+		running := base
+		running.Running = true
+		ring := base
+		ring.KeepCompleted = 2
+		all := base
+		all.KeepCompleted = -1
+		cases = append(cases,
+			stateCase{name + "/index", store, base, true},
+			stateCase{name + "/no-index", store, noIndex, false},
+			stateCase{name + "/running", store, running, false},
+			stateCase{name + "/keep-2", store, ring, false},
+			stateCase{name + "/keep-all", store, all, false})
+	}
+	// damage: a checksum error inside a file, a torn tail at the end
+	{
+		dir := filepath.Join(fixtures(t)[0], "store")
+		dmg := filepath.Join(t.TempDir(), "store")
+		require.NoError(t, faults.CopyDir(dmg, dir))
+		st, err := codec.OpenStore(dmg)
+		require.NoError(t, err)
+		mid, last := st.Files[len(st.Files)/2], st.Files[len(st.Files)-1]
+		require.NoError(t, faults.EditFile(mid.Path, func(b []byte) []byte { return faults.FlipByte(b, len(b)/2) }))
+		require.NoError(t, faults.EditFile(last.Path, func(b []byte) []byte { return faults.Truncate(b, len(b)*2/3) }))
+		opts := StoreOptions(st, true, nil)
+		opts.MaxFileLength = readExpected(t, fixtures(t)[0]).MaxFileLength
+		cases = append(cases, stateCase{"damaged", dmg, opts, true})
+	}
+	for _, sc := range scenarios(t) {
+		j := newJournal(t, sc.maxFile)
+		sc.build(j)
+		dir := j.close()
+		cases = append(cases, stateCase{"scenario/" + sc.name, dir, Options{MaxFileLength: int64(sc.maxFile)}, true})
+	}
+	return cases
+}
+
+// TestStateResume saves the replay state at file and batch boundaries of
+// every fixture and synthetic journal, resumes a Builder from it, feeds
+// the rest and compares the graph in full with an uninterrupted replay.
+func TestStateResume(t *testing.T) {
+	for _, tc := range stateCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			st, calls := recordStore(t, tc.dir)
+			opts := tc.opts
+			opts.Files = st.Files
+			ref := NewBuilder(opts)
+			feed(t, ref, calls)
+			g, err := ref.Build()
+			require.NoError(t, err)
+			want := dumpGraph(g)
+			if tc.name == "damaged" {
+				require.True(t, g.Damaged())
+			}
+
+			for _, k := range splitPoints(calls, tc.every) {
+				b := NewBuilder(opts)
+				feed(t, b, calls[:k])
+				var buf bytes.Buffer
+				require.NoError(t, b.SaveState(&buf))
+				saved := append([]byte(nil), buf.Bytes()...)
+
+				r, err := ResumeBuilder(opts, &buf)
+				require.NoError(t, err, "split %d", k)
+				// the encoding is complete and deterministic: a resumed
+				// builder saves the same bytes
+				again, err := r.AppendState(nil)
+				require.NoError(t, err)
+				require.Equal(t, saved, again, "split %d: state of the resumed builder", k)
+
+				// the original builder is not disturbed by saving
+				feed(t, b, calls[k:])
+				gb, err := b.Build()
+				require.NoError(t, err)
+				require.Equal(t, want, dumpGraph(gb), "split %d: builder that saved", k)
+
+				feed(t, r, calls[k:])
+				gr, err := r.Build()
+				require.NoError(t, err)
+				require.Equal(t, want, dumpGraph(gr), "split %d of %d", k, len(calls))
+				checkInvariants(t, gr)
+			}
+		})
+	}
+}
+
+// TestStateResumeAddsFiles resumes with files the saved state did not
+// know (they appeared after it was saved), as a cache's tail read does.
+func TestStateResumeAddsFiles(t *testing.T) {
+	for _, tc := range stateCases(t) {
+		if strings.Contains(tc.name, "/") && !strings.HasSuffix(tc.name, "/index") && !strings.HasPrefix(tc.name, "scenario/") {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			st, calls := recordStore(t, tc.dir)
+			opts := tc.opts
+			opts.Files = st.Files
+			ref := NewBuilder(opts)
+			feed(t, ref, calls)
+			g, err := ref.Build()
+			require.NoError(t, err)
+			want := dumpGraph(g)
+
+			// split before the FileDone of every file: the state knows
+			// the files up to that one
+			n := 0
+			for k, cl := range calls {
+				if cl.sum == nil {
+					continue
+				}
+				n++
+				early := opts
+				early.Files = st.Files[:n]
+				b := NewBuilder(early)
+				feed(t, b, calls[:k])
+				state, err := b.AppendState(nil)
+				require.NoError(t, err)
+				r, err := ResumeBuilderBytes(opts, state)
+				require.NoError(t, err)
+				feed(t, r, calls[k:])
+				gr, err := r.Build()
+				require.NoError(t, err)
+				// only the compaction rule looks at the file list while
+				// replaying; the fixtures' sources are older files
+				require.Equal(t, want, dumpGraph(gr), "state saved with %d files", n)
+			}
+		})
+	}
+}
+
+func TestStateMismatch(t *testing.T) {
+	dir := filepath.Join(fixtures(t)[0], "store")
+	st, calls := recordStore(t, dir)
+	opts := StoreOptions(st, true, nil)
+	b := NewBuilder(opts)
+	feed(t, b, calls)
+	state, err := b.AppendState(nil)
+	require.NoError(t, err)
+
+	_, err = ResumeBuilderBytes(opts, state)
+	require.NoError(t, err)
+	for name, mod := range map[string]func(*Options){
+		"max-file-length": func(o *Options) { o.MaxFileLength = 4096 },
+		"running":         func(o *Options) { o.Running = true },
+		"keep":            func(o *Options) { o.KeepCompleted = 5 },
+		"trace":           func(o *Options) { o.RestartTraceSize = 50 },
+		"index":           func(o *Options) { o.Index = &codec.IndexMetadata{} },
+	} {
+		o := opts
+		mod(&o)
+		_, err := ResumeBuilderBytes(o, state)
+		assert.ErrorIs(t, err, ErrStateMismatch, name)
+	}
+	// defaults are normalised: 0 and the default are the same options
+	o := opts
+	o.MaxFileLength = codec.DefaultMaxFileLength
+	o.KeepCompleted = 1000
+	_, err = ResumeBuilderBytes(o, state)
+	assert.NoError(t, err)
+
+	// truncations and trailing bytes are corrupt, never a panic
+	for i := 0; i < len(state); i += 1 + len(state)/200 {
+		_, err := ResumeBuilderBytes(opts, state[:i])
+		assert.Error(t, err, "truncated at %d", i)
+	}
+	_, err = ResumeBuilderBytes(opts, append(append([]byte(nil), state...), 0))
+	assert.ErrorIs(t, err, ErrStateCorrupt)
+
+	// a spent builder has no state
+	_, err = b.Build()
+	require.NoError(t, err)
+	_, err = b.AppendState(nil)
+	assert.Error(t, err)
+}
+
+// TestStateDamageKeepsPaths: damage naming a file by its path is resumed
+// with the path the new options give (the same store read through
+// another path).
+func TestStateDamageKeepsPaths(t *testing.T) {
+	opts := Options{Files: []codec.FileInfo{{ID: 1, Name: "db-1.log", Path: "/old/db-1.log", Size: 10}}}
+	b := NewBuilder(opts)
+	require.NoError(t, b.FileDone(&codec.FileSummary{Info: opts.Files[0], Size: 10, End: 0,
+		Damage: []*codec.CorruptionError{
+			{File: "/old/db-1.log", FileID: 1, Offset: 0, End: 10, Err: codec.ErrChecksum, Detail: "x"},
+			{File: "elsewhere", FileID: 1, Offset: 3, Err: codec.ErrDecode},
+		}}))
+	state, err := b.AppendState(nil)
+	require.NoError(t, err)
+	opts.Files[0].Path = "/new/db-1.log"
+	r, err := ResumeBuilderBytes(opts, state)
+	require.NoError(t, err)
+	g, err := r.Build()
+	require.NoError(t, err)
+	f, _ := g.File(1)
+	require.Len(t, f.Damage, 2)
+	assert.Equal(t, codec.CorruptionError{File: "/new/db-1.log", FileID: 1, Offset: 0, End: 10, Err: codec.ErrChecksum, Detail: "x"}, *f.Damage[0])
+	assert.Equal(t, codec.CorruptionError{File: "elsewhere", FileID: 1, Offset: 3, Err: codec.ErrDecode}, *f.Damage[1])
+	assert.True(t, g.Damaged())
+
+	// damage wrapping an error that is not a codec sentinel cannot be saved
+	b = NewBuilder(opts)
+	require.NoError(t, b.FileDone(&codec.FileSummary{Info: opts.Files[0],
+		Damage: []*codec.CorruptionError{{File: "x", Err: fmt.Errorf("other")}}}))
+	_, err = b.AppendState(nil)
+	assert.Error(t, err)
+}
+
+// stateFields lists, for every type the state covers, its fields and how
+// state.go handles each: "saved", or why it is not. When a field is added
+// to one of these types this test fails until state.go saves it (and
+// stateVersion is bumped) or says here why it needs no saving.
+var stateFields = map[reflect.Type]map[string]string{
+	reflect.TypeOf(Builder{}): {
+		"opts": "given to ResumeBuilder; the replay key checks it", "present": "derived from files", "maxID": "derived from files",
+		"files": "saved", "fileIx": "derived from files", "curFile": "saved",
+		"recovery": "derived from opts", "hasRecovery": "derived from opts", "afterLast": "derived from opts",
+		"phaseB": "saved", "phaseBStart": "saved", "seenPhaseB": "saved",
+		"dests": "saved", "destCache": "lookup cache, checked against the name", "events": "saved",
+		"names": "interning only", "ids": "saved",
+		"txs": "saved", "txSeq": "saved", "done": "saved", "doneNext": "saved", "doneFull": "saved",
+		"lazy": "saved (before done)",
+		"keep": "derived from opts", "nCommit": "saved", "nRollbk": "saved",
+		"ackB": "saved", "ackLoaded": "saved", "ackLoadOK": "saved", "auditOK": "saved",
+		"lastAudit": "saved", "hasAudit": "saved", "lastAckMap": "saved", "hasAckMap": "saved",
+		"addAfterAudit": "saved", "ackAfterMap": "saved",
+		"lastUpdate": "saved", "hasLastUpdate": "saved", "lastRecord": "saved", "commands": "saved", "skipped": "saved",
+		"skipping": "saved", "skipTo": "saved", "skipWarned": "saved", "copyPhase": "saved",
+		"buf": "scratch", "warnings": "saved", "built": "a spent builder is not saved", "gcs": "made by Build",
+	},
+	reflect.TypeOf(File{}): {
+		"ID": "saved", "Name": "saved", "Size": "saved", "End": "saved", "Commands": "saved", "Skipped": "saved",
+		"Compaction": "saved", "Source": "saved", "Pinned": "made by Build", "Reasons": "made by Build",
+		"Notes": "made by Build", "Damage": "saved",
+	},
+	reflect.TypeOf(dest{}): {
+		"typ": "saved (position)", "name": "saved", "key": "derived", "topic": "derived", "nextSeq": "saved",
+		"entries": "saved", "ids": "saved", "subs": "saved", "count": "saved", "bytes": "saved",
+	},
+	reflect.TypeOf(entry{}): {"id": "saved", "loc": "saved", "prio": "saved", "size": "saved", "class": "saved", "flags": "saved"},
+	reflect.TypeOf(sub{}): {"key": "saved", "info": "saved", "retro": "saved", "loc": "saved", "lastAck": "saved",
+		"pos": "saved", "hasPos": "saved"},
+	reflect.TypeOf(destEvent{}): {"key": "saved", "create": "saved", "loc": "saved"},
+	reflect.TypeOf(txOp{}): {"add": "saved", "typ": "saved", "name": "saved", "id": "saved", "loc": "saved",
+		"prio": "saved", "supported": "saved", "size": "saved", "subKey": "saved", "hasSub": "saved", "ackEmpty": "saved"},
+	reflect.TypeOf(txState{}): {"id": "saved", "xa": "saved", "rbSize": "saved", "prepared": "saved", "ops": "saved",
+		"cmds": "saved", "order": "saved"},
+	reflect.TypeOf(Transaction{}): {"ID": "saved", "Kind": "saved", "State": "saved", "Commands": "saved", "Ops": "saved"},
+	reflect.TypeOf(TxOp{}):        {"Add": "saved", "Destination": "saved", "MessageID": "saved", "Subscription": "saved", "Loc": "saved"},
+	reflect.TypeOf(idTable{}): {"byName": "saved", "names": "saved", "refs": "saved", "free": "saved",
+		"recent": "lookup cache, checked against the names", "next": "lookup cache"},
+	reflect.TypeOf(seqSet{}):   {"r": "saved"},
+	reflect.TypeOf(seqRange{}): {"first": "saved", "last": "saved"},
+	reflect.TypeOf(msgKey{}):   {"prefix": "saved", "seq": "saved"},
+}
+
+func TestStateCoversBuilder(t *testing.T) {
+	for typ, known := range stateFields {
+		var have []string
+		for i := 0; i < typ.NumField(); i++ {
+			name := typ.Field(i).Name
+			have = append(have, name)
+			_, ok := known[name]
+			assert.True(t, ok, "%s.%s is not handled by state.go (SaveState/ResumeBuilder): save it and bump stateVersion, or list it here", typ.Name(), name)
+		}
+		for name := range known {
+			assert.Contains(t, have, name, "%s.%s is listed but gone", typ.Name(), name)
+		}
+	}
+}
+
+// FuzzResumeState: a saved state that does not decode is refused, never a
+// panic; one that decodes builds a graph with its invariants, also after
+// more records are fed.
+func FuzzResumeState(f *testing.F) {
+	dirs, _ := filepath.Glob("../testdata/stores/*/store")
+	if len(dirs) == 0 {
+		f.Skip("no fixtures")
+	}
+	st, calls := recordStore(f, dirs[len(dirs)-1])
+	opts := StoreOptions(st, true, nil)
+	all := opts
+	all.KeepCompleted = -1 // finished transactions made lazily
+	half := len(calls) / 2
+	for _, o := range []Options{opts, all} {
+		for _, k := range []int{0, half, len(calls)} {
+			b := NewBuilder(o)
+			feed(f, b, calls[:k])
+			state, err := b.AppendState(nil)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(state)
+		}
+	}
+	f.Fuzz(func(t *testing.T, state []byte) {
+		b, err := ResumeBuilderBytes(opts, state)
+		if err != nil {
+			if b, err = ResumeBuilderBytes(all, state); err != nil {
+				return
+			}
+		}
+		var c codec.Command
+		for _, cl := range calls[half:] {
+			if b.commands > 1e6 {
+				// a state may claim a long journal: its sequence ranges
+				// are bounded by it, and so is the work of a command
+				break
+			}
+			if cl.sum != nil {
+				s := *cl.sum
+				if b.FileDone(&s) != nil {
+					t.Fatal("FileDone failed")
+				}
+				continue
+			}
+			if codec.DecodeRecord("", cl.rec, &c) != nil {
+				continue
+			}
+			if err := b.Command(cl.rec, &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Transactions()) < g.Summary().CompletedTransactionsKept {
+			t.Fatal("finished transactions lost")
+		}
+	})
+}
+
+// TestLazyTransactions: a resumed replay that keeps every finished
+// transaction makes them when they are first asked for, once, safely from
+// concurrent readers.
+func TestLazyTransactions(t *testing.T) {
+	var dir string
+	for _, d := range fixtures(t) {
+		if filepath.Base(d) == "tx" {
+			dir = filepath.Join(d, "store")
+		}
+	}
+	require.NotEmpty(t, dir)
+	st, calls := recordStore(t, dir)
+	opts := StoreOptions(st, true, nil)
+	opts.KeepCompleted = -1
+	ref := NewBuilder(opts)
+	feed(t, ref, calls)
+	g, err := ref.Build()
+	require.NoError(t, err)
+	want := dumpGraph(g)
+
+	half := len(calls) / 2
+	b := NewBuilder(opts)
+	feed(t, b, calls[:half])
+	state, err := b.AppendState(nil)
+	require.NoError(t, err)
+	r, err := ResumeBuilderBytes(opts, state)
+	require.NoError(t, err)
+	require.NotNil(t, r.lazy, "finished transactions are kept encoded")
+	feed(t, r, calls[half:])
+	gr, err := r.Build()
+	require.NoError(t, err)
+	assert.Equal(t, g.Summary(), gr.Summary())
+	assert.Equal(t, len(g.PreparedTransactions()), len(gr.PreparedTransactions()))
+	var wg sync.WaitGroup
+	lists := make([][]*Transaction, 8)
+	for i := range lists {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lists[i] = gr.Transactions()
+			_ = gr.PreparedTransactions()
+		}()
+	}
+	wg.Wait()
+	for _, l := range lists[1:] {
+		require.Equal(t, &lists[0][0], &l[0], "made once")
+	}
+	assert.Equal(t, want, dumpGraph(gr))
+}
