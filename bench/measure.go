@@ -30,11 +30,12 @@ const (
 	stepMountCached   = "mount-cached"
 	stepGrep          = "grep"
 	stepCompact       = "compact"
+	stepCompactCached = "compact-cached"
 	stepBroker        = "broker"
 )
 
 var allSteps = []string{stepCat, stepHolders, stepHoldersCached, stepStats, stepMount, stepGrep, stepMountCached,
-	stepCompact, stepBroker}
+	stepCompact, stepCompactCached, stepBroker}
 
 // result is one row of the report.
 type result struct {
@@ -147,7 +148,7 @@ func (b *bench) runSteps() {
 	}
 	for _, s := range []stepFn{
 		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepHoldersCached, b.holdersCachedStep}, {stepStats, b.statsStep},
-		{stepMount, b.mountAndGrep}, {stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep},
+		{stepMount, b.mountAndGrep}, {stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep}, {stepCompactCached, b.compactCachedStep},
 		{stepBroker, b.brokerStep},
 	} {
 		if !b.wants(s.name) && !(s.name == stepMount && b.wants(stepGrep)) {
