@@ -225,11 +225,11 @@ func Compact(dir string, opts Options) (*Report, error) {
 	opts.crash("written")
 
 	t0 = time.Now()
-	nst, ng, err := load(tmp, opts.MaxFileLength)
+	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}
-	if err := verify(st, g, nst, ng); err != nil {
+	if err := verify(g, p.bodies, ng, after); err != nil {
 		return nil, err
 	}
 	rep.Verified = true

@@ -62,6 +62,7 @@ type item struct {
 
 type compactPlan struct {
 	items  []item
+	bodies map[codec.Location]bodySum // messages written, by their original location
 	counts Counts
 	bytes  int64 // estimated journal bytes
 }
@@ -143,6 +144,15 @@ func bySeq(ms []refgraph.Message) []*refgraph.Message {
 func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, error) {
 	src := newRecordSource(st)
 	defer src.close()
+	var locs []codec.Location
+	for _, it := range p.items {
+		if it.kind == itemVerbatim || it.kind == itemSubscription || it.kind == itemMessage {
+			locs = append(locs, it.loc)
+		}
+	}
+	pf := prefetch(src, locs)
+	defer pf.close()
+	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength})
 	var c codec.Command
 	n := 0
@@ -152,7 +162,7 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 		}
 		switch it.kind {
 		case itemVerbatim:
-			pl, err := src.payload(it.loc)
+			pl, err := pf.next()
 			if err != nil {
 				return n, err
 			}
@@ -160,7 +170,7 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 				return n, err
 			}
 		case itemSubscription, itemMessage:
-			pl, err := src.payload(it.loc)
+			pl, err := pf.next()
 			if err != nil {
 				return n, err
 			}
@@ -176,6 +186,7 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 				if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
 					return n, fmt.Errorf("record %v: %s is not a message", it.loc, c.Type)
 				}
+				p.bodies[it.loc] = sumOf(&c)
 				c.Type, c.Update, c.HasInner = codec.AddMessageCommand, false, false
 				c.Tx = codec.TxID{}
 				c.Fields &^= 1 << 1
