@@ -68,7 +68,7 @@ var _ fs.NodeLookuper = (*byDestinationDir)(nil)
 func (d *byDestinationDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	for _, g := range d.snap.destGroups() {
 		if g.typ.Scheme() == name {
-			return newDir(ctx, d.EmbeddedInode(), d.snap, &destTypeDir{dirNode: dirNode{snap: d.snap}, g: g}, inoPath(nameByDestination, name), out), 0
+			return newDir(ctx, d.EmbeddedInode(), name, d.snap, &destTypeDir{dirNode: dirNode{snap: d.snap}, g: g}, inoPath(nameByDestination, name), out), 0
 		}
 	}
 	return nil, noEntry()
@@ -103,7 +103,7 @@ func (d *destTypeDir) Lookup(ctx context.Context, name string, out *fuse.EntryOu
 		return nil, noEntry()
 	}
 	dest := d.g.dests[i]
-	return newDir(ctx, d.EmbeddedInode(), d.snap, &destinationDir{dirNode: dirNode{snap: d.snap}, d: dest}, destIno(dest), out), 0
+	return newDir(ctx, d.EmbeddedInode(), name, d.snap, &destinationDir{dirNode: dirNode{snap: d.snap}, d: dest}, destIno(dest), out), 0
 }
 
 // A destination: stats.json, pending/, and for topics subscriptions/.
@@ -141,16 +141,16 @@ func (d *destinationDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 	s, dest, p := d.snap, d.d, d.EmbeddedInode()
 	switch name {
 	case nameStats:
-		return newTextFile(ctx, p, s, dest.String()+"/"+name, destIno(dest, name), func() ([]byte, error) { return s.renderDestStats(dest) }, out)
+		return newTextFile(ctx, p, name, s, dest.String()+"/"+name, destIno(dest, name), func() ([]byte, error) { return s.renderDestStats(dest) }, out)
 	case namePending:
 		msgs := dest.Messages
 		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: dest.String(), n: len(msgs), at: func(i int) *refgraph.Message { return &msgs[i] }}
-		return newDir(ctx, p, s, list, destIno(dest, name), out), 0
+		return newDir(ctx, p, name, s, list, destIno(dest, name), out), 0
 	case nameSubscriptions:
 		if dest.IsTopic() {
 			subs := dest.Subscriptions
 			sd := &subscriptionsDir{dirNode: dirNode{snap: d.snap}, d: dest, names: newNameIndex(len(subs), func(i int) string { return subs[i].Key })}
-			return newDir(ctx, p, s, sd, destIno(dest, name), out), 0
+			return newDir(ctx, p, name, s, sd, destIno(dest, name), out), 0
 		}
 	}
 	return nil, noEntry()
@@ -196,11 +196,12 @@ func (d *pendingDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut
 	if pendingName(int(pos-1), m.ID) != name {
 		return nil, noEntry()
 	}
-	return d.snap.commandAt(ctx, d.EmbeddedInode(), m.Loc, d.what+"/"+name, out)
+	return d.snap.commandAt(ctx, d.EmbeddedInode(), name, m.Loc, d.what+"/"+name, out)
 }
 
-// commandAt adds the command file of the record at loc.
-func (s *Snapshot) commandAt(ctx context.Context, parent *fs.Inode, loc codec.Location, what string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+// commandAt adds the command file of the record at loc, called entry in
+// parent.
+func (s *Snapshot) commandAt(ctx context.Context, parent *fs.Inode, entry string, loc codec.Location, what string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	f := s.file(loc.File)
 	if f == nil {
 		return nil, s.errno("lookup "+what, &codec.CorruptionError{File: codec.DataFileName(loc.File), FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrMissingFile})
@@ -212,7 +213,7 @@ func (s *Snapshot) commandAt(ctx context.Context, parent *fs.Inode, loc codec.Lo
 	if err != nil {
 		return nil, s.errno("lookup "+what, err)
 	}
-	return newCommandFile(ctx, parent, f, e, out)
+	return newCommandFile(ctx, parent, entry, f, e, out)
 }
 
 // subscriptions/: one directory per durable subscription of a topic, named
@@ -244,7 +245,7 @@ func (d *subscriptionsDir) Lookup(ctx context.Context, name string, out *fuse.En
 		return nil, noEntry()
 	}
 	sub := d.d.Subscriptions[i]
-	return newDir(ctx, d.EmbeddedInode(), d.snap, &subscriptionDir{dirNode: dirNode{snap: d.snap}, sub: sub}, subIno(sub), out), 0
+	return newDir(ctx, d.EmbeddedInode(), name, d.snap, &subscriptionDir{dirNode: dirNode{snap: d.snap}, sub: sub}, subIno(sub), out), 0
 }
 
 // A durable subscription: info.json and pending/.
@@ -269,10 +270,10 @@ func (d *subscriptionDir) Lookup(ctx context.Context, name string, out *fuse.Ent
 	what := sub.Destination.String() + "/" + sub.Key
 	switch name {
 	case nameInfo:
-		return newTextFile(ctx, p, s, what+"/"+name, subIno(sub, name), func() ([]byte, error) { return s.renderSubInfo(sub) }, out)
+		return newTextFile(ctx, p, name, s, what+"/"+name, subIno(sub, name), func() ([]byte, error) { return s.renderSubInfo(sub) }, out)
 	case namePending:
 		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: what, n: sub.NumPending(), at: sub.PendingAt}
-		return newDir(ctx, p, s, list, subIno(sub, name), out), 0
+		return newDir(ctx, p, name, s, list, subIno(sub, name), out), 0
 	}
 	return nil, noEntry()
 }

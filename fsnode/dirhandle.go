@@ -15,8 +15,10 @@ import (
 // entries up in bulk (about 150 per call); and a listing handle pushes the
 // content of the files it looked up into the kernel's page cache
 // (FUSE_NOTIFY_STORE) as soon as the kernel has made their inodes (when
-// the next call of the listing arrives). A walk then opens and reads those
-// files without asking the server anything.
+// the next call of the listing arrives), on a goroutine of its own while
+// that call is answered; the last call of the listing waits until
+// everything is pushed. A walk then opens and reads those files without
+// asking the server anything.
 //
 // A listing links (looks up and pushes) at most three quarters as many
 // entries as the kernelCache keeps, so that what a walk lists is still
@@ -31,9 +33,16 @@ type dirHandle struct {
 	s      *Snapshot
 	stream fs.DirStream // made at the first call
 
-	req    context.Context // the call the pending pushes were looked up in
-	push   []pushItem
-	linked int // entries looked up by this listing
+	req     context.Context // the call the pending pushes were looked up in
+	push    []pushItem      // looked up in the call req
+	linked  int             // entries looked up by this listing
+	entries bool            // the call req has listed entries
+	pushing chan []pushItem // the pushes under way, given back when done; nil: none
+	ahead   chan struct{}   // closed when the renders ahead are done; nil: none
+
+	// listing: the kernelCache counts this listing as under way (from
+	// its first call to the call that lists nothing, or the release).
+	listing *kernelCache
 }
 
 type pushItem struct {
@@ -45,6 +54,19 @@ type pushItem struct {
 type pusher interface {
 	pushData() []byte
 }
+
+// aheadRenderer is a directory that can render the files listed at
+// positions from to to-1 ahead of their lookups, into the snapshot's
+// recent renders: the kernel waits for a READDIRPLUS call while the
+// lookups of its entries are made one after the other, and a second core
+// renders meanwhile.
+type aheadRenderer interface {
+	renderAhead(from, to int)
+}
+
+// aheadWindow is how many entries a listing renders ahead (about what two
+// READDIRPLUS calls carry).
+const aheadWindow = 256
 
 var (
 	_ fs.FileReaddirenter = (*dirHandle)(nil)
@@ -70,17 +92,54 @@ func (h *dirHandle) call(ctx context.Context) {
 		return
 	}
 	h.flush()
-	h.req = ctx
+	h.req, h.entries = ctx, false
+	if h.listing == nil && h.s.m != nil {
+		if c := h.s.m.cache.Load(); c != nil {
+			h.listing = c
+			c.listingStarted()
+		}
+	}
+}
+
+// end notes the end of the listing: this call lists nothing, and the
+// kernel has taken in the replies of the others. The walk reads the files
+// next: their content is in the page cache before the answer.
+func (h *dirHandle) end() {
+	h.wait()
+	if c := h.listing; c != nil {
+		h.listing = nil
+		c.listingEnded()
+	}
 }
 
 // flush pushes the content of the files looked up in the last call.
 func (h *dirHandle) flush() {
-	for i, p := range h.push {
-		// ENOENT: the kernel has dropped the node already.
-		_ = p.node.WriteCache(0, p.data)
-		h.push[i] = pushItem{}
+	spare := h.wait()
+	if len(h.push) == 0 {
+		return
 	}
-	h.push = h.push[:0]
+	items := h.push
+	h.push = spare
+	h.pushing = make(chan []pushItem, 1)
+	go func(done chan<- []pushItem) {
+		for i, p := range items {
+			// ENOENT: the kernel has dropped the node already.
+			_ = p.node.WriteCache(0, p.data)
+			items[i] = pushItem{}
+		}
+		done <- items[:0]
+	}(h.pushing)
+}
+
+// wait returns when the pushes under way are done, with their slice for
+// reuse.
+func (h *dirHandle) wait() []pushItem {
+	if h.pushing == nil {
+		return nil
+	}
+	items := <-h.pushing
+	h.pushing = nil
+	return items
 }
 
 func (h *dirHandle) open(ctx context.Context) syscall.Errno {
@@ -105,12 +164,19 @@ func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 		return nil, errno
 	}
 	if !h.stream.HasNext() {
+		if !h.entries {
+			h.end()
+		}
 		return nil, 0
+	}
+	if !h.entries {
+		h.renderAhead()
 	}
 	e, errno := h.stream.Next()
 	if errno != 0 {
 		return nil, errno
 	}
+	h.entries = true
 	return &e, 0
 }
 
@@ -124,6 +190,33 @@ func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 		return syscall.ENOTSUP
 	}
 	return sd.Seekdir(ctx, off)
+}
+
+// renderAhead starts rendering the next entries of the listing on a
+// goroutine, unless the last one is still at it.
+func (h *dirHandle) renderAhead() {
+	ar, ok := h.dir.(aheadRenderer)
+	ls, ok2 := h.stream.(*listStream)
+	if !ok || !ok2 {
+		return
+	}
+	if lim := h.s.linkLimit(); lim > 0 && h.linked >= lim {
+		return // not looked up: nothing to render
+	}
+	if h.ahead != nil {
+		select {
+		case <-h.ahead:
+		default:
+			return
+		}
+	}
+	done := make(chan struct{})
+	h.ahead = done
+	from := ls.pos
+	go func() {
+		defer close(done)
+		ar.renderAhead(from+8, from+aheadWindow) // the first few: the lookups are there first
+	}()
 }
 
 // errNotLinked leaves an entry of READDIRPLUS without attributes (the
@@ -156,9 +249,11 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 func (h *dirHandle) Releasedir(context.Context, uint32) {
 	// Every reply has been taken in by now.
 	h.flush()
+	h.wait()
 	if h.stream != nil {
 		h.stream.Close()
 	}
+	h.end()
 }
 
 // linkLimit is how many entries one listing looks up (0: no limit).

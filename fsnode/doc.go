@@ -43,11 +43,23 @@
 //     the number of its journal location, so the same command under
 //     by-file/, pending/ and by-transaction/ is one inode (a hard link).
 //     The generation is the snapshot's.
-//   - Sizes are exact: a node's content is rendered when it is looked up
-//     (small files keep it; a command file keeps only its size: the open
-//     that follows a lookup takes the content from a small per-snapshot
-//     cache of recent renders, a later open renders again). Files are opened with FOPEN_KEEP_CACHE: content never
-//     changes within a snapshot.
+//   - Sizes are exact: a node's content is rendered when it is looked up,
+//     and kept only until it is read to the end or pushed to the kernel
+//     (a command file's in a small per-snapshot cache of recent renders, a
+//     small file's in its node); a later read renders it again. Content
+//     never changes within a snapshot: the kernel's page cache keeps it.
+//   - Walks cost few round trips (dirhandle.go): every listing is
+//     READDIRPLUS, so entries are looked up in bulk, and the listing
+//     pushes the content of the files it looked up into the page cache
+//     (FUSE_NOTIFY_STORE) once the kernel has their inodes. A read-only
+//     mount answers the first OPEN with ENOSYS, after which the kernel
+//     opens and closes files without asking (no OPEN, RELEASE or FLUSH):
+//     grep -r reads a listed file without a single request.
+//   - Memory is bounded (kcache.go): the nodes lookups hand to the kernel
+//     are queued, and past Options.KernelCache the oldest are dropped from
+//     the kernel (FUSE_NOTIFY_PRUNE, or entry invalidation on kernels
+//     before 6.16), and so from go-fuse, which keeps a node for every one
+//     the kernel knows.
 //   - Read-only twice over: the mount carries the kernel's "ro" option,
 //     and every node answers mutating calls with EROFS (roNode). The store
 //     is only ever opened for reading.
@@ -56,7 +68,12 @@
 //
 // Locking: a Snapshot is written only before it is published; its lazy
 // parts (record indexes, descriptors, name indexes) are each behind a
-// sync.Once, rendered small files behind their node's sync.Once. FS.mu
+// sync.Once; the content a small file keeps is an atomic pointer, a data
+// file's read-ahead bytes and the recent renders are behind their own
+// mutexes. go-fuse serializes the calls on one directory handle. FS.mu
 // serializes Refresh, Mount and Unmount; the current snapshot is an
-// atomic pointer read without a lock.
+// atomic pointer read without a lock. The kernelCache's locks are
+// described next to its fields; no request ever waits for an entry
+// invalidation (the kernel may hold the directory locked for the
+// request).
 package fsnode

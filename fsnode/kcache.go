@@ -1,8 +1,8 @@
 package fsnode
 
 import (
-	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"weak"
 
@@ -15,38 +15,61 @@ import (
 // looked up (entry timeout: an hour) until memory runs short: a walk of
 // the whole tree (grep -r) would otherwise leave a node per file in both.
 //
-// Every node a lookup makes below the root is queued here, oldest first;
-// when more than limit are queued, the oldest pruneBatch go to a
-// goroutine that asks the kernel to drop them (FUSE_NOTIFY_PRUNE, Linux
-// 6.16+: one message for the whole batch; the kernel skips the nodes in
-// use and sends FORGET for the others, and go-fuse then drops them). A
-// batch is sent newest first, so that the files of a directory go before
-// it. The nodes the kernel kept (open files, working directories,
-// directories whose children it still knows) come back at the end of the
-// queue. On kernels without NOTIFY_PRUNE the names of the files of the
-// batch are invalidated instead (FUSE_NOTIFY_INVAL_ENTRY, one message per
-// name; directories stay, their number is that of the tree's
-// directories).
+// Every node a lookup makes below the root is queued here, oldest first.
+// Once more than limit are queued, the oldest are dropped from the
+// kernel, pruneBatch at a time (FUSE_NOTIFY_PRUNE, Linux 6.16+: one
+// message per batch; the kernel skips the nodes in use and sends FORGET
+// for the others, and go-fuse then drops them). A batch is sent newest
+// first, so that the files of a directory go before it. The nodes the
+// kernel kept (open files, working directories, directories whose
+// children it still knows) come back at the end of the queue. On kernels
+// without NOTIFY_PRUNE the names the lookups of the batch made for files
+// are invalidated instead (FUSE_NOTIFY_INVAL_ENTRY, one message per
+// name; directories stay: one in use must stay valid, and there are only
+// as many as the tree has).
+//
+// When: the kernel takes the attributes of the entries of a READDIRPLUS
+// reply for stale if it evicted any inode while the request was out, and
+// then asks for them again, one GETATTR per file. So while a directory is
+// being listed (see dirHandle) nothing is dropped, unless the queue grows
+// to twice the limit; the last call of the last listing (whose reply
+// carries no entries) drops what is due before it answers. Otherwise a
+// goroutine does, woken by the lookup that makes the queue too long; it
+// also does every name invalidation, which must never hold up a request
+// (the kernel may hold the name's directory locked for that request).
 //
 // The queue holds weak pointers: a node the kernel forgot for another
 // reason (a refresh invalidated its tree) is garbage at once, with its
 // snapshot.
 type kernelCache struct {
 	limit int
-	root  *fs.Inode // any node of the mount: the notifications go through it
-	work  chan []weak.Pointer[fs.Inode]
+	root  *fs.Inode     // any node of the mount: the notifications go through it
+	kick  chan struct{} // wakes the goroutine: the queue is long, or a listing ended
 	done  chan struct{}
 	wg    sync.WaitGroup
 
-	mu    sync.Mutex // guards queue
-	queue []weak.Pointer[fs.Inode]
+	mu       sync.Mutex // guards the fields below
+	queue    []cached
+	listings int                    // directory listings under way
+	inval    []cached               // file names the goroutine is to invalidate
+	parent   weak.Pointer[fs.Inode] // of the last add: lookups come a directory at a time
 
-	// noPrune: the kernel does not know NOTIFY_PRUNE (only the pruning
-	// goroutine reads and writes it).
-	noPrune bool
-	// kept: the last batch, whose survivors are queued again with the
-	// next one (by then the kernel has sent the FORGETs of the others).
-	kept []weak.Pointer[fs.Inode]
+	// noPrune: the kernel does not know NOTIFY_PRUNE.
+	noPrune atomic.Bool
+
+	pruning sync.Mutex // serializes trim; guards kept
+	// kept: the nodes the last trim dropped, whose survivors the next
+	// one queues again.
+	kept []cached
+}
+
+// cached is a name a lookup gave the kernel: the node, and the name in
+// its directory (for kernels without NOTIFY_PRUNE).
+type cached struct {
+	node   weak.Pointer[fs.Inode]
+	parent weak.Pointer[fs.Inode]
+	name   string
+	dir    bool
 }
 
 // pruneBatch nodes are dropped at a time: one message to the kernel.
@@ -59,37 +82,78 @@ const pruneBatch = 1024
 const DefaultKernelCache = 65536
 
 func newKernelCache(root *fs.Inode, limit int) *kernelCache {
-	c := &kernelCache{limit: limit, root: root, work: make(chan []weak.Pointer[fs.Inode], 1), done: make(chan struct{})}
+	c := &kernelCache{limit: max(limit, pruneBatch), root: root, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	c.wg.Add(1)
 	go c.run()
 	return c
 }
 
-// add queues a node just handed to the kernel by a lookup.
-func (c *kernelCache) add(n *fs.Inode) {
+// add queues the node n a lookup of name in parent just handed to the
+// kernel.
+func (c *kernelCache) add(parent *fs.Inode, name string, n *fs.Inode) {
 	if c == nil {
 		return
 	}
-	w := weak.Make(n)
+	e := cached{node: weak.Make(n), name: name, dir: n.IsDir()}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.queue = append(c.queue, w)
-	if len(c.queue) < c.limit+pruneBatch {
-		return
+	if c.parent.Value() != parent {
+		c.parent = weak.Make(parent)
 	}
-	batch := slices.Clone(c.queue[:pruneBatch])
-	select {
-	case c.work <- batch:
-		n := copy(c.queue, c.queue[pruneBatch:])
-		clear(c.queue[n:])
-		c.queue = c.queue[:n]
-	default:
-		// The goroutine is still busy with the last batch: the queue
-		// grows a little longer meanwhile.
+	e.parent = c.parent
+	c.queue = append(c.queue, e)
+	due := c.dueLocked()
+	c.mu.Unlock()
+	if due {
+		c.wake()
 	}
 }
 
-// stop ends the pruning goroutine (at unmount).
+// listingStarted notes that a directory listing started.
+func (c *kernelCache) listingStarted() {
+	c.mu.Lock()
+	c.listings++
+	c.mu.Unlock()
+}
+
+// listingEnded notes that a listing ended and, when it was the last one,
+// drops what is due now, before the caller (a request) answers the
+// kernel. Invalidating names cannot be done there: the kernel holds the
+// directory of the request locked until the answer, and an invalidation
+// in it would wait for that lock; the goroutine does it.
+func (c *kernelCache) listingEnded() {
+	c.mu.Lock()
+	c.listings--
+	due := c.dueLocked()
+	c.mu.Unlock()
+	if !due {
+		return
+	}
+	if c.noPrune.Load() {
+		c.wake()
+		return
+	}
+	if inval := c.trim(); len(inval) > 0 {
+		c.mu.Lock()
+		c.inval = append(c.inval, inval...)
+		c.mu.Unlock()
+		c.wake()
+	}
+}
+
+// dueLocked reports whether a batch is to be dropped now. c.mu held.
+func (c *kernelCache) dueLocked() bool {
+	n := len(c.queue)
+	return n >= c.limit+pruneBatch && (c.listings == 0 || n >= 2*c.limit)
+}
+
+func (c *kernelCache) wake() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the goroutine (at unmount).
 func (c *kernelCache) stop() {
 	if c == nil {
 		return
@@ -104,23 +168,58 @@ func (c *kernelCache) run() {
 		select {
 		case <-c.done:
 			return
-		case batch := <-c.work:
-			c.requeue()
-			c.prune(batch)
+		case <-c.kick:
+		}
+		inval := c.trim()
+		c.mu.Lock()
+		inval, c.inval = append(inval, c.inval...), nil
+		c.mu.Unlock()
+		for _, e := range inval {
+			if parent := e.parent.Value(); parent != nil {
+				// ENOENT: the kernel forgot it meanwhile.
+				_ = parent.NotifyEntry(e.name)
+			}
 		}
 	}
 }
 
-// requeue puts the nodes of the last batch the kernel kept back at the end
-// of the queue.
+// trim drops batches of the oldest nodes while that is due. On a kernel
+// without NOTIFY_PRUNE it returns the files of the batches instead, whose
+// names the caller is to invalidate (outside c.pruning, which a request
+// may be waiting for).
+func (c *kernelCache) trim() (inval []cached) {
+	c.pruning.Lock()
+	defer c.pruning.Unlock()
+	c.requeue()
+	for {
+		c.mu.Lock()
+		if !c.dueLocked() {
+			c.mu.Unlock()
+			return inval
+		}
+		batch := make([]cached, pruneBatch)
+		copy(batch, c.queue)
+		n := copy(c.queue, c.queue[pruneBatch:])
+		clear(c.queue[n:])
+		c.queue = c.queue[:n]
+		c.mu.Unlock()
+		inval = c.prune(batch, inval)
+	}
+}
+
+// requeue puts the nodes the kernel kept when the last trim dropped them
+// back at the end of the queue. (Not earlier: go-fuse drops the others
+// when the kernel's FORGETs come, some time after the prune.) c.pruning
+// held.
 func (c *kernelCache) requeue() {
-	var live []weak.Pointer[fs.Inode]
-	for _, w := range c.kept {
-		if n := w.Value(); n != nil && !forgotten(n) {
-			live = append(live, w)
+	var live []cached
+	for _, e := range c.kept {
+		if n := e.node.Value(); n != nil && !forgotten(n) {
+			live = append(live, e)
 		}
 	}
-	c.kept = nil
+	clear(c.kept)
+	c.kept = c.kept[:0]
 	if len(live) == 0 {
 		return
 	}
@@ -129,37 +228,36 @@ func (c *kernelCache) requeue() {
 	c.mu.Unlock()
 }
 
-// prune asks the kernel to forget the nodes of batch.
-func (c *kernelCache) prune(batch []weak.Pointer[fs.Inode]) {
-	nodes := make([]*fs.Inode, 0, len(batch))
-	for i := len(batch) - 1; i >= 0; i-- {
-		if n := batch[i].Value(); n != nil && !forgotten(n) {
-			nodes = append(nodes, n)
+// prune asks the kernel to forget the nodes of batch, newest first, or
+// appends the file names of the batch to inval when the kernel cannot.
+// c.pruning held.
+func (c *kernelCache) prune(batch []cached, inval []cached) []cached {
+	if !c.noPrune.Load() {
+		nodes := make([]*fs.Inode, 0, len(batch))
+		for i := len(batch) - 1; i >= 0; i-- {
+			if n := batch[i].node.Value(); n != nil && !forgotten(n) {
+				nodes = append(nodes, n)
+			}
 		}
-	}
-	if len(nodes) == 0 {
-		return
-	}
-	if !c.noPrune {
+		if len(nodes) == 0 {
+			return inval
+		}
 		switch c.root.NotifyPrune(nodes) {
 		case 0:
-			c.kept = batch
-			return
+			c.kept = append(c.kept, batch...)
+			return inval
 		case syscall.ENOSYS:
-			c.noPrune = true
+			c.noPrune.Store(true)
 		default:
-			return // unmounting
+			return inval // unmounting
 		}
 	}
-	for _, n := range nodes {
-		if n.IsDir() {
-			continue // a directory in use must stay valid (a working directory)
-		}
-		if name, parent := n.Parent(); parent != nil {
-			// ENOENT: the kernel forgot it meanwhile.
-			_ = parent.NotifyEntry(name)
+	for _, e := range batch {
+		if !e.dir {
+			inval = append(inval, e)
 		}
 	}
+	return inval
 }
 
 // forgotten reports whether go-fuse dropped n from the tree: the kernel

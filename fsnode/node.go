@@ -3,7 +3,7 @@ package fsnode
 import (
 	"context"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -151,69 +151,62 @@ func (d *dirNode) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut)
 	return 0
 }
 
-// newDir adds a directory node of the snapshot's generation.
-func newDir(ctx context.Context, parent *fs.Inode, s *Snapshot, ops fs.InodeEmbedder, ino uint64, out *fuse.EntryOut) *fs.Inode {
+// newDir adds the directory node called entry in parent, of the
+// snapshot's generation.
+func newDir(ctx context.Context, parent *fs.Inode, entry string, s *Snapshot, ops fs.InodeEmbedder, ino uint64, out *fuse.EntryOut) *fs.Inode {
 	s.attr(&out.Attr, dirMode, 0)
-	return s.newInode(ctx, parent, ops, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino, Gen: s.Gen})
+	return s.newInode(ctx, parent, entry, ops, fs.StableAttr{Mode: syscall.S_IFDIR, Ino: ino, Gen: s.Gen})
 }
 
-// newInode makes the node of a lookup below the root and queues it in the
-// mount's kernelCache (the members of the root are few and stay).
-func (s *Snapshot) newInode(ctx context.Context, parent *fs.Inode, ops fs.InodeEmbedder, id fs.StableAttr) *fs.Inode {
+// newInode makes the node a lookup of entry in parent answers with and,
+// below the root (whose members are few and stay), queues it in the
+// mount's kernelCache.
+func (s *Snapshot) newInode(ctx context.Context, parent *fs.Inode, entry string, ops fs.InodeEmbedder, id fs.StableAttr) *fs.Inode {
 	n := parent.NewInode(ctx, ops, id)
 	if s.m != nil && !parent.IsRoot() {
-		s.m.cache.Load().add(n)
+		s.m.cache.Load().add(parent, entry, n)
 	}
 	return n
 }
 
-// textFile is a small file whose content is rendered from the snapshot
-// once, the first time its size or content is asked for, then kept
-// (guarded by once).
+// textFile is a small file rendered from the snapshot. The lookup renders
+// it (its answer carries the exact size) and keeps the content until it is
+// pushed to the kernel (see dirHandle) or read to the end; a later read
+// renders it again: the node of a file the kernel caches costs its size,
+// not its content.
 type textFile struct {
 	roNode
 	snap   *Snapshot
 	name   string // for error messages
 	render func() ([]byte, error)
-
-	once sync.Once
-	data []byte
-	err  error
+	size   int64
+	data   atomic.Pointer[[]byte] // the content until pushed or read
 }
 
-func (f *textFile) content() ([]byte, error) {
-	f.once.Do(func() { f.data, f.err = f.render() })
-	return f.data, f.err
-}
-
-// newTextFile adds a textFile node; its content is rendered now, because
-// the lookup answer carries its exact size.
-func newTextFile(ctx context.Context, parent *fs.Inode, s *Snapshot, name string, ino uint64, render func() ([]byte, error), out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	f := &textFile{snap: s, name: name, render: render}
-	data, err := f.content()
+// newTextFile adds the textFile node called entry in parent; name is its
+// path for error messages.
+func newTextFile(ctx context.Context, parent *fs.Inode, entry string, s *Snapshot, name string, ino uint64, render func() ([]byte, error), out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	data, err := render()
 	if err != nil {
 		return nil, s.errno("render "+name, err)
 	}
-	s.attr(&out.Attr, fileMode, int64(len(data)))
-	return s.newInode(ctx, parent, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino, Gen: s.Gen}), 0
+	f := &textFile{snap: s, name: name, render: render, size: int64(len(data))}
+	f.data.Store(&data)
+	s.attr(&out.Attr, fileMode, f.size)
+	return s.newInode(ctx, parent, entry, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino, Gen: s.Gen}), 0
 }
 
 func (f *textFile) pushData() []byte {
-	data, err := f.content()
-	if err != nil {
-		return nil
+	if p := f.data.Swap(nil); p != nil {
+		return *p
 	}
-	return data
+	return nil
 }
 
 var _ fs.NodeGetattrer = (*textFile)(nil)
 
 func (f *textFile) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	data, err := f.content()
-	if err != nil {
-		return f.snap.errno("render "+f.name, err)
-	}
-	f.snap.attr(&out.Attr, fileMode, int64(len(data)))
+	f.snap.attr(&out.Attr, fileMode, f.size)
 	return 0
 }
 
@@ -226,18 +219,27 @@ func (f *textFile) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32,
 	if flags&writeFlags != 0 {
 		return nil, 0, readOnly()
 	}
-	if _, err := f.content(); err != nil {
-		return nil, 0, f.snap.errno("render "+f.name, err)
-	}
 	return nil, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
 }
 
 var _ fs.NodeReader = (*textFile)(nil)
 
 func (f *textFile) Read(_ context.Context, _ fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	data, err := f.content()
-	if err != nil {
-		return nil, f.snap.errno("read "+f.name, err)
+	p := f.data.Load()
+	var data []byte
+	if p != nil {
+		data = *p
+	} else {
+		var err error
+		if data, err = f.render(); err == nil && int64(len(data)) != f.size {
+			err = fmt.Errorf("%s: %d bytes now, %d when looked up: %w", f.name, len(data), f.size, errChanged)
+		}
+		if err != nil {
+			return nil, f.snap.errno("read "+f.name, err)
+		}
+	}
+	if p != nil && off+int64(len(dest)) >= f.size {
+		f.data.CompareAndSwap(p, nil) // read to the end: the page cache has it now
 	}
 	return fuse.ReadResultData(sliceAt(data, off, len(dest))), 0
 }
@@ -254,10 +256,12 @@ func sliceAt(data []byte, off int64, n int) []byte {
 }
 
 // commandFile is one journal command as JSON. Only its size is kept: the
-// lookup renders the command (for the exact size) and leaves the content
-// in the snapshot's recent renders, where the read that usually follows
-// finds it; a later read renders it again (from the data file, through the
-// snapshot's descriptor). The kernel's page cache answers repeated reads.
+// lookup renders the command (for the exact size; a listing may have
+// rendered it ahead) and leaves the content in the snapshot's recent
+// renders, where the push of a listing (see dirHandle) or the read that
+// usually follows finds it; a later read renders it again (from the data
+// file, through the snapshot's descriptor). The kernel's page cache
+// answers repeated reads.
 type commandFile struct {
 	roNode
 	f    *dataFile
@@ -265,18 +269,21 @@ type commandFile struct {
 	size int64
 }
 
-// newCommandFile adds the node of the command e of f.
-func newCommandFile(ctx context.Context, parent *fs.Inode, f *dataFile, e recEntry, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	s := f.snap
-	b, err := f.render(e)
-	if err != nil {
-		return nil, s.errno("render command", err)
+// newCommandFile adds the node of the command e of f, called entry in
+// parent.
+func newCommandFile(ctx context.Context, parent *fs.Inode, entry string, f *dataFile, e recEntry, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	s, loc := f.snap, e.loc(f.info.ID)
+	b, ok := s.recent.get(loc) // rendered ahead by a listing
+	if !ok {
+		var err error
+		if b, err = f.render(e); err != nil {
+			return nil, s.errno("render command", err)
+		}
+		s.recent.put(loc, b)
 	}
-	loc := e.loc(f.info.ID)
-	s.recent.put(loc, b)
 	n := &commandFile{f: f, e: e, size: int64(len(b))}
 	s.attr(&out.Attr, fileMode, n.size)
-	return s.newInode(ctx, parent, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, loc), Gen: s.Gen}), 0
+	return s.newInode(ctx, parent, entry, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, loc), Gen: s.Gen}), 0
 }
 
 // pushData is the content the lookup just rendered (see dirHandle).

@@ -29,7 +29,10 @@ import (
 //   - a data file's descriptor for reading commands (dataFile.open,
 //     sync.Once), kept for the life of the Snapshot so that a file the
 //     broker deletes later can still be read;
-//   - rendered small files (README, summary.json, ...) in their nodes.
+//   - a data file's read-ahead bytes for rendering its commands
+//     (dataFile.readRecord, behind its mutex);
+//   - rendered content until it is read or pushed: commands in recent,
+//     small files (README, summary.json, ...) in their nodes.
 //
 // Everything else is written by build before the Snapshot is published
 // and only read afterwards.
@@ -62,13 +65,18 @@ type recentRenders struct {
 	n    int
 }
 
-const recentSize = 64
+// recentSize holds what a listing renders ahead (renderAhead) and more.
+const recentSize = 4 * aheadWindow
 
 func (r *recentRenders) put(loc codec.Location, b []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.data == nil {
 		r.data = make(map[codec.Location][]byte, recentSize)
+	}
+	if _, ok := r.data[loc]; ok {
+		r.data[loc] = b // already in the ring
+		return
 	}
 	slot := &r.ring[r.n%recentSize]
 	if r.n >= recentSize {
@@ -109,6 +117,39 @@ type dataFile struct {
 	openOnce sync.Once
 	fd       *os.File
 	openErr  error
+
+	// ahead holds the bytes of the file from aheadOff on: a listing
+	// renders its commands in journal order, one read for many.
+	aheadMu  sync.Mutex // guards ahead and aheadOff
+	ahead    []byte
+	aheadOff int64
+}
+
+// readAhead is how much of a data file one read for a render takes.
+const readAhead = 64 << 10
+
+// readRecord reads the record at e into dst (len(dst) == e.size), from the
+// read-ahead bytes when they hold it.
+func (f *dataFile) readRecord(fd *os.File, dst []byte, e recEntry) error {
+	off := int64(e.off)
+	if len(dst) > readAhead/2 {
+		_, err := fd.ReadAt(dst, off)
+		return err
+	}
+	f.aheadMu.Lock()
+	defer f.aheadMu.Unlock()
+	if off < f.aheadOff || off+int64(len(dst)) > f.aheadOff+int64(len(f.ahead)) {
+		if cap(f.ahead) < readAhead {
+			f.ahead = make([]byte, readAhead)
+		}
+		n, err := fd.ReadAt(f.ahead[:readAhead], off)
+		f.ahead, f.aheadOff = f.ahead[:n], off
+		if n < len(dst) {
+			return err
+		}
+	}
+	copy(dst, f.ahead[off-f.aheadOff:])
+	return nil
 }
 
 // recEntry locates one decoded command of a file.
@@ -194,8 +235,8 @@ func (f *dataFile) render(e recEntry) ([]byte, error) {
 		bufs.rec = make([]byte, e.size)
 	}
 	data := bufs.rec[:e.size]
-	if n, err := fd.ReadAt(data, int64(e.off)); n < len(data) {
-		if err == nil || err == io.EOF {
+	if err := f.readRecord(fd, data, e); err != nil {
+		if err == io.EOF {
 			err = errChanged
 		}
 		return nil, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, err)

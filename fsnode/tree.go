@@ -68,19 +68,19 @@ func (r *rootDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 	p := r.EmbeddedInode()
 	switch name {
 	case nameReadme:
-		return newTextFile(ctx, p, s, name, inoReadme, s.renderReadme, out)
+		return newTextFile(ctx, p, name, s, name, inoReadme, s.renderReadme, out)
 	case nameSummary:
-		return newTextFile(ctx, p, s, name, inoSummary, s.renderSummary, out)
+		return newTextFile(ctx, p, name, s, name, inoSummary, s.renderSummary, out)
 	case namePinned:
-		return newTextFile(ctx, p, s, name, inoPinned, func() ([]byte, error) { return s.renderFileList(true), nil }, out)
+		return newTextFile(ctx, p, name, s, name, inoPinned, func() ([]byte, error) { return s.renderFileList(true), nil }, out)
 	case nameFree:
-		return newTextFile(ctx, p, s, name, inoFree, func() ([]byte, error) { return s.renderFileList(false), nil }, out)
+		return newTextFile(ctx, p, name, s, name, inoFree, func() ([]byte, error) { return s.renderFileList(false), nil }, out)
 	case nameByFile:
-		return newDir(ctx, p, s, &byFileDir{dirNode{snap: s}}, inoByFile, out), 0
+		return newDir(ctx, p, name, s, &byFileDir{dirNode{snap: s}}, inoByFile, out), 0
 	case nameByDestination:
-		return newDir(ctx, p, s, &byDestinationDir{dirNode{snap: s}}, inoByDestination, out), 0
+		return newDir(ctx, p, name, s, &byDestinationDir{dirNode{snap: s}}, inoByDestination, out), 0
 	case nameByTransaction:
-		return newDir(ctx, p, s, &byTransactionDir{dirNode{snap: s}}, inoByTransaction, out), 0
+		return newDir(ctx, p, name, s, &byTransactionDir{dirNode{snap: s}}, inoByTransaction, out), 0
 	case nameControl:
 		if c := r.fsys.control; c != nil {
 			return c.lookup(ctx, p, r.fsys, out), 0
@@ -125,7 +125,7 @@ func (d *byFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	if f == nil || f.info.Name != name {
 		return nil, noEntry()
 	}
-	return newDir(ctx, d.EmbeddedInode(), d.snap, &dataFileDir{dirNode: dirNode{snap: d.snap}, f: f}, inoAt(kindDataDir, id, 0), out), 0
+	return newDir(ctx, d.EmbeddedInode(), name, d.snap, &dataFileDir{dirNode: dirNode{snap: d.snap}, f: f}, inoAt(kindDataDir, id, 0), out), 0
 }
 
 // by-file/db-N.log: holders, holders.json, info.json, then one JSON file
@@ -169,6 +169,26 @@ func (d *dataFileDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
 	}}, 0
 }
 
+// renderAhead renders the commands listed at positions from to to-1 into
+// the snapshot's recent renders (see dirHandle).
+func (d *dataFileDir) renderAhead(from, to int) {
+	idx, err := d.f.index()
+	if err != nil {
+		return
+	}
+	m := len(d.members())
+	from, to = min(max(from-m, 0), len(idx)), min(max(to-m, 0), len(idx))
+	for _, e := range idx[from:max(from, to)] {
+		loc := e.loc(d.f.info.ID)
+		if _, ok := d.snap.recent.get(loc); ok {
+			continue
+		}
+		if b, err := d.f.render(e); err == nil {
+			d.snap.recent.put(loc, b)
+		}
+	}
+}
+
 var _ fs.NodeLookuper = (*dataFileDir)(nil)
 
 func (d *dataFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
@@ -176,11 +196,11 @@ func (d *dataFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOu
 	id := f.info.ID
 	switch name {
 	case nameHolders:
-		return newTextFile(ctx, p, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberHolders), func() ([]byte, error) { return s.renderHolders(f), nil }, out)
+		return newTextFile(ctx, p, name, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberHolders), func() ([]byte, error) { return s.renderHolders(f), nil }, out)
 	case nameHoldersJSON:
-		return newTextFile(ctx, p, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberHoldersJSON), func() ([]byte, error) { return s.renderHoldersJSON(f) }, out)
+		return newTextFile(ctx, p, name, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberHoldersJSON), func() ([]byte, error) { return s.renderHoldersJSON(f) }, out)
 	case nameInfo:
-		return newTextFile(ctx, p, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberInfo), func() ([]byte, error) { return s.renderInfo(f) }, out)
+		return newTextFile(ctx, p, name, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberInfo), func() ([]byte, error) { return s.renderInfo(f) }, out)
 	}
 	off, typ, ok := parseCommandName(name)
 	if !ok {
@@ -193,7 +213,7 @@ func (d *dataFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOu
 	if !found || e.typ != typ {
 		return nil, noEntry()
 	}
-	return newCommandFile(ctx, p, f, e, out)
+	return newCommandFile(ctx, p, name, f, e, out)
 }
 
 // Command file names: the offset in 10 digits (any int32 offset, so that

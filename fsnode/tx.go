@@ -55,7 +55,7 @@ func (d *byTransactionDir) Lookup(ctx context.Context, name string, out *fuse.En
 		return nil, noEntry()
 	}
 	t := d.snap.graph.Transactions()[i]
-	return newDir(ctx, d.EmbeddedInode(), d.snap, &transactionDir{dirNode: dirNode{snap: d.snap}, t: t}, txIno(kindTxDir, t), out), 0
+	return newDir(ctx, d.EmbeddedInode(), name, d.snap, &transactionDir{dirNode: dirNode{snap: d.snap}, t: t}, txIno(kindTxDir, t), out), 0
 }
 
 // A transaction: state, info.json, and its commands as
@@ -116,9 +116,9 @@ func (d *transactionDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 	s, t, p := d.snap, d.t, d.EmbeddedInode()
 	switch name {
 	case nameState:
-		return newTextFile(ctx, p, s, t.ID+"/"+name, txIno(kindTxState, t), func() ([]byte, error) { return []byte(string(t.State) + "\n"), nil }, out)
+		return newTextFile(ctx, p, name, s, t.ID+"/"+name, txIno(kindTxState, t), func() ([]byte, error) { return []byte(string(t.State) + "\n"), nil }, out)
 	case nameInfo:
-		return newTextFile(ctx, p, s, t.ID+"/"+name, txIno(kindTxInfo, t), func() ([]byte, error) { return s.renderTxInfo(t) }, out)
+		return newTextFile(ctx, p, name, s, t.ID+"/"+name, txIno(kindTxInfo, t), func() ([]byte, error) { return s.renderTxInfo(t) }, out)
 	}
 	// FILE-OFFSET-TYPE.json: find the command among the transaction's.
 	const w = offsetDigits
@@ -146,5 +146,5 @@ func (d *transactionDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 	if got, err := s.typeAt(loc); err != nil || got != typ {
 		return nil, noEntry()
 	}
-	return s.commandAt(ctx, p, loc, t.ID+"/"+name, out)
+	return s.commandAt(ctx, p, name, loc, t.ID+"/"+name, out)
 }

@@ -149,18 +149,31 @@ func TestCheckFUSE(t *testing.T) {
 func TestRecentRenders(t *testing.T) {
 	var r recentRenders
 	loc := func(i int) codec.Location { return codec.Location{File: 1, Offset: int32(28 + i)} }
-	for i := 0; i < 3*recentSize; i++ {
-		r.put(loc(i), []byte{byte(i)})
+	val := func(i int) []byte { return []byte(itoa(i)) }
+	last := 3*recentSize - 1
+	for i := 0; i <= last; i++ {
+		r.put(loc(i), val(i))
 	}
 	assert.LessOrEqual(t, len(r.data), recentSize, "bounded")
 	_, ok := r.get(loc(0))
 	assert.False(t, ok, "evicted")
-	b, ok := r.get(loc(3*recentSize - 1))
+	b, ok := r.get(loc(last))
 	require.True(t, ok)
-	assert.Equal(t, []byte{byte(3*recentSize - 1)}, b)
-	_, ok = r.get(loc(3*recentSize - 1))
+	assert.Equal(t, val(last), b)
+	_, ok = r.get(loc(last))
 	assert.True(t, ok, "kept until dropped")
-	r.drop(loc(3*recentSize - 1))
-	_, ok = r.get(loc(3*recentSize - 1))
+	r.drop(loc(last))
+	_, ok = r.get(loc(last))
 	assert.False(t, ok, "dropped")
+
+	// Put twice (rendered ahead, then by the lookup): one slot, kept as
+	// long as any other entry.
+	r.put(loc(-1), val(1))
+	r.put(loc(-1), val(2))
+	for i := 0; i < recentSize-1; i++ {
+		r.put(loc(last+1+i), val(i))
+	}
+	b, ok = r.get(loc(-1))
+	require.True(t, ok, "one slot for both puts")
+	assert.Equal(t, val(2), b)
 }
