@@ -108,8 +108,17 @@ func fixtureDataFiles(t testing.TB) []string {
 // checkFramer writes data to a file and compares framer and Reader with
 // several buffer sizes.
 func checkFramer(t testing.TB, dir, what string, data []byte, sizes []int) {
-	path := filepath.Join(dir, "db-7.log")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	f, err := os.CreateTemp(dir, "db-7-*.log") // fuzz workers may share dir
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := f.Name()
+	defer os.Remove(path)
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	fi := FileInfo{ID: 7, Name: "db-7.log", Path: path, Size: int64(len(data))}
