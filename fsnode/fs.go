@@ -123,6 +123,9 @@ type FS struct {
 	// retired are the top-level directories of earlier snapshots, held
 	// weakly: go-fuse drops a node the kernel forgot (see sweepRetired).
 	retired []weak.Pointer[fs.Inode]
+	// sweeping: a goroutine is sweeping the retired trees; sweepAgain: a
+	// refresh came meanwhile, the goroutine sweeps once more.
+	sweeping, sweepAgain bool
 }
 
 // Open reads the store in dir (a KahaDB directory) into a first snapshot.
@@ -196,19 +199,62 @@ func (f *FS) Refresh(force bool) (bool, error) {
 // walks, one snapshot per refresh. Invalidated, the kernel drops such an
 // entry when it is released, and forgets the nodes. A process whose
 // working directory is in an old tree keeps it; the names it uses are
-// looked up again in the same old snapshot. f.mu held.
+// looked up again in the same old snapshot.
+//
+// The invalidations are made on a goroutine of their own: each waits for
+// the directory it is in, which a walk still listing the old tree holds
+// for every READDIRPLUS call, so that a sweep during busy walks takes
+// seconds, which a refresh does not wait for. A refresh during a sweep
+// has the goroutine sweep once more when it is done (one sweep per
+// refresh, as if the refresh had waited). f.mu held.
 func (f *FS) sweepRetired() {
+	if f.sweeping {
+		f.sweepAgain = true
+		return
+	}
+	roots := f.liveRetired()
+	if len(roots) == 0 {
+		return
+	}
+	f.sweeping = true
+	go f.sweep(roots)
+}
+
+// sweep invalidates the trees of roots, and sweeps again while refreshes
+// asked for it meanwhile.
+func (f *FS) sweep(roots []*fs.Inode) {
+	for {
+		for _, n := range roots {
+			invalidateTree(n)
+		}
+		f.mu.Lock()
+		if !f.sweepAgain {
+			f.sweeping = false
+			f.mu.Unlock()
+			return
+		}
+		f.sweepAgain = false
+		roots = f.liveRetired()
+		f.mu.Unlock()
+	}
+}
+
+// liveRetired returns the retired top-level directories go-fuse still
+// has, and drops the others from f.retired. f.mu held.
+func (f *FS) liveRetired() []*fs.Inode {
+	var roots []*fs.Inode
 	live := f.retired[:0]
 	for _, w := range f.retired {
 		n := w.Value()
 		if n == nil {
 			continue // forgotten by the kernel and collected
 		}
-		invalidateTree(n)
+		roots = append(roots, n)
 		live = append(live, w)
 	}
 	clear(f.retired[len(live):])
 	f.retired = live
+	return roots
 }
 
 // retire adds the top-level directory n of an earlier snapshot to the
