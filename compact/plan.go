@@ -22,12 +22,10 @@ func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) 
 // cache cannot drive a compaction; the verification replays the new
 // journal in full all the same.
 func loadCached(dir string, maxFileLength int, cache *replaycache.Options) (*codec.Store, *refgraph.Graph, error) {
-	st, err := codec.OpenStore(dir)
+	st, opts, err := openForReplay(dir, maxFileLength)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := refgraph.StoreOptions(st, true, nil)
-	opts.MaxFileLength = int64(maxFileLength)
 	if cache == nil {
 		g, err := refgraph.Load(st, opts, codec.ReadOptions{})
 		if err != nil {
@@ -40,6 +38,18 @@ func loadCached(dir string, maxFileLength int, cache *replaycache.Options) (*cod
 		return nil, nil, err
 	}
 	return st, res.Graph, nil
+}
+
+// openForReplay lists the store in dir and the replay options of a broker
+// restarted on it (its index when readable).
+func openForReplay(dir string, maxFileLength int) (*codec.Store, refgraph.Options, error) {
+	st, err := codec.OpenStore(dir)
+	if err != nil {
+		return nil, refgraph.Options{}, err
+	}
+	opts := refgraph.StoreOptions(st, true, nil)
+	opts.MaxFileLength = int64(maxFileLength)
+	return st, opts, nil
 }
 
 type itemKind uint8

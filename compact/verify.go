@@ -121,12 +121,10 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 // loadWithBodies is load (no cache: the new journal is replayed in full)
 // that also sums every message record.
 func loadWithBodies(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
-	st, err := codec.OpenStore(dir)
+	st, opts, err := openForReplay(dir, maxFileLength)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	opts := refgraph.StoreOptions(st, true, nil)
-	opts.MaxFileLength = int64(maxFileLength)
 	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: map[codec.Location]bodySum{}}
 	if err := codec.ReadStore(st, codec.ReadOptions{}, 0, v); err != nil {
 		return nil, nil, nil, err
