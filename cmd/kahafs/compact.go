@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 
 	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/replaycache"
@@ -17,6 +18,8 @@ type compactFlags struct {
 	json          bool
 	force         bool
 	cache         cacheFlags
+	cpuProfile    string // hidden: write a CPU profile of the run here
+	memProfile    string // hidden: write a heap profile here at the end
 }
 
 func newCompactCmd() *cobra.Command {
@@ -44,8 +47,13 @@ identity it had, and the compacted journal is always verified by a full replay.`
 				co := f.cache.options(cmd.ErrOrStderr())
 				cache = &co
 			}
+			stopProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
+			if err != nil {
+				return err
+			}
 			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
 				MaxFileLength: f.maxFileLength, Force: f.force, Cache: cache})
+			stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
 			if err != nil {
 				return err
 			}
@@ -64,6 +72,10 @@ identity it had, and the compacted journal is always verified by a full replay.`
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&f.force, "force", false, "compact a damaged store, dropping what the damage hides")
 	f.cache.add(cmd)
+	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
+	cmd.Flags().StringVar(&f.memProfile, "memprofile", "", "write a heap profile (pprof) to this file at the end")
+	_ = cmd.Flags().MarkHidden("cpuprofile")
+	_ = cmd.Flags().MarkHidden("memprofile")
 	return cmd
 }
 
