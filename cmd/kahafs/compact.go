@@ -18,8 +18,7 @@ type compactFlags struct {
 	json          bool
 	force         bool
 	cache         cacheFlags
-	cpuProfile    string // hidden: write a CPU profile of the run here
-	memProfile    string // hidden: write a heap profile here at the end
+	profile       profileFlags
 }
 
 func newCompactCmd() *cobra.Command {
@@ -47,7 +46,7 @@ identity it had, and the compacted journal is always verified by a full replay.`
 				co := f.cache.options(cmd.ErrOrStderr())
 				cache = &co
 			}
-			stopProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
+			stopProfiles, err := f.profile.start()
 			if err != nil {
 				return err
 			}
@@ -72,10 +71,7 @@ identity it had, and the compacted journal is always verified by a full replay.`
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&f.force, "force", false, "compact a damaged store, dropping what the damage hides")
 	f.cache.add(cmd)
-	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
-	cmd.Flags().StringVar(&f.memProfile, "memprofile", "", "write a heap profile (pprof) to this file at the end")
-	_ = cmd.Flags().MarkHidden("cpuprofile")
-	_ = cmd.Flags().MarkHidden("memprofile")
+	f.profile.add(cmd)
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"strings"
 
 	"github.com/kahafs/kahafs/codec"
@@ -20,6 +21,7 @@ type holdersFlags struct {
 	noIndex       bool
 	noVerify      bool
 	cache         cacheFlags
+	profile       profileFlags
 }
 
 func newHoldersCmd() *cobra.Command {
@@ -49,6 +51,11 @@ store reads no journal, one on a store that grew reads only what was
 appended. stderr says how the cache was used; --no-cache reads everything.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			stop, err := f.profile.start()
+			if err != nil {
+				return err
+			}
+			defer stop(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
 			return runHolders(cmd, args[0], f)
 		},
 	}
@@ -58,6 +65,7 @@ appended. stderr says how the cache was used; --no-cache reads everything.`,
 	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data (as a broker does whose index was deleted)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
 	f.cache.add(cmd)
+	f.profile.add(cmd)
 	return cmd
 }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -31,9 +30,8 @@ type mountFlags struct {
 	debug         bool
 	rw            bool
 	cache         cacheFlags
-	cpuProfile    string // hidden: write a CPU profile of the mount's life here
-	memProfile    string // hidden: write a heap profile here at unmount
-	kernelCache   int    // hidden: fsnode.Options.KernelCache
+	profile       profileFlags
+	kernelCache   int // hidden: fsnode.Options.KernelCache
 }
 
 func newMountCmd() *cobra.Command {
@@ -79,11 +77,7 @@ else stays read-only.`,
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	cmd.Flags().BoolVar(&f.rw, "rw", false, "add the control file that runs compactions")
 	f.cache.add(cmd)
-	// For measuring the server (see BENCHMARKS.md), not for users.
-	cmd.Flags().StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile (pprof) of the whole mount to this file")
-	cmd.Flags().StringVar(&f.memProfile, "memprofile", "", "write a heap profile (pprof) to this file when unmounted")
-	_ = cmd.Flags().MarkHidden("cpuprofile")
-	_ = cmd.Flags().MarkHidden("memprofile")
+	f.profile.add(cmd)
 	cmd.Flags().IntVar(&f.kernelCache, "kernel-cache", 0, "nodes the kernel may keep below the root (0: default, -1: no bound)")
 	_ = cmd.Flags().MarkHidden("kernel-cache")
 	return cmd
@@ -104,7 +98,7 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	stopProfiles, err := startProfiles(f.cpuProfile, f.memProfile)
+	stopProfiles, err := f.profile.start()
 	if err != nil {
 		return err
 	}
@@ -302,42 +296,4 @@ func mountController(store string, f mountFlags, logger *log.Logger) fsnode.Cont
 		writeCompactReport(&b, rep)
 		return b.String(), !dry, nil
 	}
-}
-
-// startProfiles starts the CPU profile and returns the function that ends
-// it and writes the heap profile (the hidden --cpuprofile and --memprofile
-// flags, for measuring the server).
-func startProfiles(cpu, mem string) (func(*log.Logger), error) {
-	var cpuFile *os.File
-	if cpu != "" {
-		f, err := os.Create(cpu)
-		if err != nil {
-			return nil, err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, err
-		}
-		cpuFile = f
-	}
-	return func(logger *log.Logger) {
-		if cpuFile != nil {
-			pprof.StopCPUProfile()
-			if err := cpuFile.Close(); err != nil {
-				logger.Printf("cpu profile: %v", err)
-			}
-		}
-		if mem != "" {
-			f, err := os.Create(mem)
-			if err == nil {
-				err = pprof.Lookup("heap").WriteTo(f, 0)
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			if err != nil {
-				logger.Printf("heap profile: %v", err)
-			}
-		}
-	}, nil
 }
