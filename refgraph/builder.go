@@ -183,7 +183,7 @@ type Builder struct {
 	done     []*Transaction // ring of completed transactions
 	doneNext int
 	doneFull bool
-	lazy     *lazyTxs // completed before done, still encoded (resumed, keep < 0; state.go)
+	lazy     *lazyTxs // keep < 0: every completed transaction, encoded (state.go)
 	keep     int
 	nCommit  int64
 	nRollbk  int64
@@ -890,14 +890,19 @@ func (b *Builder) finish(t *txState, st TxState) {
 	if b.keep == 0 {
 		return
 	}
-	tr := &Transaction{ID: t.id, Kind: LocalTx, State: st, Commands: t.cmds}
+	kind := LocalTx
 	if t.xa {
-		tr.Kind = XATx
+		kind = XATx
 	}
 	if b.keep < 0 {
-		b.done = append(b.done, tr)
+		// all kept (a mount): encoded, made when first asked for
+		if b.lazy == nil {
+			b.lazy = &lazyTxs{}
+		}
+		b.lazy.add(t.id, kind, st, t.cmds, nil)
 		return
 	}
+	tr := &Transaction{ID: t.id, Kind: kind, State: st, Commands: t.cmds}
 	if len(b.done) < b.keep {
 		b.done = append(b.done, tr)
 		return

@@ -21,8 +21,8 @@ type Graph struct {
 	destByK  map[string]*Destination
 	order    []string       // destination keys in the broker's GC iteration order
 	txs      []*Transaction // with lazy: only the open ones
-	// lazy: the finished transactions of a resumed replay, made (with
-	// lazyTail, finished after it resumed) into all by allOnce.
+	// lazy: the finished transactions when all are kept (a mount),
+	// still encoded; made (with lazyTail) into all by allOnce.
 	lazy     *lazyTxs
 	lazyTail []*Transaction
 	allOnce  sync.Once
@@ -354,7 +354,7 @@ func (g *Graph) Transactions() []*Transaction {
 		all := make([]*Transaction, 0, len(g.txs)+g.lazy.n+len(g.lazyTail))
 		all = append(append(append(all, g.txs...), g.lazy.decode()...), g.lazyTail...)
 		g.all = all
-		g.lazy.data = nil // made: the saved form can go
+		g.lazy.ids, g.lazy.recs = nil, nil // made: the encoded form can go
 	})
 	return g.all
 }

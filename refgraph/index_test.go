@@ -318,8 +318,19 @@ func TestKeepCompletedTransactions(t *testing.T) {
 	assert.Equal(t, int64(4), s.Committed)
 	assert.Equal(t, int64(1), s.RolledBack)
 	assert.Equal(t, 2, s.CompletedTransactionsKept)
+	// all kept: encoded during the replay, made when asked for; the
+	// same transactions as a ring large enough to hold them all
 	g = replayWith(t, dir, Options{KeepCompleted: -1})
-	assert.Len(t, g.Transactions(), 5)
+	all := g.Transactions()
+	require.Len(t, all, 5)
+	assert.Equal(t, 5, g.Summary().CompletedTransactionsKept)
+	ring := replayWith(t, dir, Options{KeepCompleted: 10}).Transactions()
+	for i, tx := range all {
+		assert.Equal(t, ids[i], tx.ID)
+		assert.Equal(t, *ring[i], *tx, "transaction %d", i)
+	}
+	assert.Equal(t, RolledBack, all[3].State)
+	assert.Same(t, all[0], g.Transactions()[0], "made once")
 }
 
 func TestBuilderSpent(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/binenc"
@@ -226,11 +227,7 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	w.Varint(b.txSeq)
 
 	// finished transactions (the ring, as it is)
-	done := b.done
-	if b.lazy != nil {
-		done = append(b.lazy.decode(), b.done...)
-	}
-	saveDone(w, done)
+	saveDone(w, b.lazy, b.done)
 	w.Int(b.doneNext)
 	w.Bool(b.doneFull)
 	w.Varint(b.nCommit)
@@ -333,35 +330,27 @@ func saveDest(w *binenc.Writer, d *dest) {
 	}
 }
 
-// saveDone writes finished transactions. A mount keeps them all (hundreds
-// of thousands): the ids come first as one string, and the totals of their
-// bytes and locations before them, so that the decoder allocates them at
-// once (or, for a lazy list, only checks them).
-func saveDone(w *binenc.Writer, done []*Transaction) {
-	w.Uvarint(uint64(len(done)))
-	idBytes, total := 0, 0
-	for _, t := range done {
-		idBytes += len(t.ID)
-		total += len(t.Commands)
+// saveDone writes finished transactions: those kept encoded (l, may be
+// nil), then done. A mount keeps them all (hundreds of thousands): the
+// ids come first as one string, and the totals of their bytes and
+// locations before them, so that the decoder allocates them at once (or,
+// for a lazy list, only checks them).
+func saveDone(w *binenc.Writer, l *lazyTxs, done []*Transaction) {
+	if l == nil {
+		l = &lazyTxs{}
 	}
-	w.Uvarint(uint64(idBytes))
+	more := &lazyTxs{}
 	for _, t := range done {
-		w.B = append(w.B, t.ID...)
+		more.add(t.ID, t.Kind, t.State, t.Commands, t.Ops)
 	}
-	w.Uvarint(uint64(total))
-	for _, t := range done {
-		w.Uvarint(uint64(len(t.ID)))
-		saveCode(w, string(t.Kind), string(LocalTx), string(XATx))
-		saveCode(w, string(t.State), string(Committed), string(RolledBack))
-		saveLocs(w, t.Commands)
-		w.Uvarint(uint64(len(t.Ops)))
-		for _, op := range t.Ops {
-			w.Bool(op.Add)
-			w.String(op.Destination)
-			w.String(op.MessageID)
-			w.String(op.Subscription)
-			w.Location(op.Loc)
-		}
+	w.Uvarint(uint64(l.n + more.n))
+	w.Uvarint(uint64(l.idLen + more.idLen))
+	for _, blk := range append(l.ids[:len(l.ids):len(l.ids)], more.ids...) {
+		w.B = append(w.B, blk...)
+	}
+	w.Uvarint(uint64(l.total + more.total))
+	for _, blk := range append(l.recs[:len(l.recs):len(l.recs)], more.recs...) {
+		w.B = append(w.B, blk...)
 	}
 }
 
@@ -619,16 +608,14 @@ func (d *stateDecoder) decode() error {
 	}
 	b.txSeq = r.Varint()
 
-	if b.keep < 0 {
-		// every finished transaction is kept (a mount): check them now,
-		// make them when the graph's transactions are first asked for
-		from := len(d.data) - r.Len()
-		n, _ := d.doneTxs(false)
-		if n > 0 && r.Err() == nil {
-			b.lazy = &lazyTxs{n: n, data: d.data[from : len(d.data)-r.Len()]}
+	if l := d.doneTxs(); b.keep < 0 {
+		// every finished transaction is kept (a mount): checked now,
+		// made when the graph's transactions are first asked for
+		if l.n > 0 && r.Err() == nil {
+			b.lazy = l
 		}
-	} else {
-		_, b.done = d.doneTxs(true)
+	} else if r.Err() == nil {
+		b.done = l.decode()
 	}
 	b.doneNext = r.Int()
 	b.doneFull = r.Bool()
@@ -839,91 +826,175 @@ func (d *stateDecoder) code(a, b string) string {
 	}
 }
 
-// doneTxs reads the finished transactions saveDone wrote, making them
-// when build is set, else only checking them. Made, their ids are
-// substrings of one string and their locations slices of one array, so
-// that a mount's hundreds of thousands of them cost a few allocations.
-func (d *stateDecoder) doneTxs(build bool) (int, []*Transaction) {
+// doneTxs reads the finished transactions saveDone wrote and checks
+// them; they stay in their saved form (aliasing the state's bytes).
+func (d *stateDecoder) doneTxs() *lazyTxs {
 	r := d.r
 	n := r.Count(5)
-	idBytes := r.Bytes() // every id, one after the other
+	ids := r.Bytes() // every id, one after the other
 	total := r.Count(3)
 	if n == 0 || r.Err() != nil {
-		return 0, nil
+		return &lazyTxs{}
 	}
-	var (
-		out  []*Transaction
-		txs  []Transaction
-		locs []codec.Location
-		ids  string
-	)
-	if build {
-		out = make([]*Transaction, 0, n)
-		txs = make([]Transaction, n)
-		locs = make([]codec.Location, 0, total)
-		ids = string(idBytes)
-	}
-	at, nlocs := 0, 0
+	from := len(d.data) - r.Len()
+	l := &lazyTxs{n: n, total: total, idLen: len(ids), ids: [][]byte{ids}}
+	m := l.maker(false)
 	for i := 0; i < n && r.Err() == nil; i++ {
-		var t Transaction
-		l := r.Uvarint()
-		if l > uint64(len(idBytes)-at) {
-			r.Fail("transaction ids longer than announced")
-			break
-		}
-		if build {
-			t.ID = ids[at : at+int(l)]
-		}
-		at += int(l)
-		t.Kind = TxKind(d.code(string(LocalTx), string(XATx)))
-		t.State = TxState(d.code(string(Committed), string(RolledBack)))
-		notNil, m := r.Bool(), r.Count(3)
-		if m > total-nlocs {
-			r.Fail("more transaction commands than announced")
-			break
-		}
-		nlocs += m
-		switch {
-		case !notNil && m != 0:
-			r.Fail("nil list with elements")
-		case build && notNil:
-			from := len(locs)
-			locs = d.locsInto(locs, m)
-			t.Commands = locs[from:len(locs):len(locs)]
-		case notNil:
-			d.locsInto(nil, m)
-		}
-		m = r.Count(5)
-		for j := 0; j < m && r.Err() == nil; j++ {
-			t.Ops = append(t.Ops, TxOp{Add: r.Bool(), Destination: d.str(), MessageID: r.String(),
-				Subscription: d.str(), Loc: r.Location()})
-		}
-		if build {
-			txs[i] = t
-			out = append(out, &txs[i])
-		}
+		m.record(d)
 	}
-	if r.Err() == nil && at != len(idBytes) {
-		r.Fail("transaction ids shorter than announced")
-	}
-	return n, out
+	m.end(d)
+	to := len(d.data) - r.Len()
+	l.recs = [][]byte{d.data[from:to:to]}
+	return l
 }
 
-// lazyTxs are finished transactions kept in their saved form until the
-// graph's transactions are first asked for: a mount keeps every one
-// (hundreds of thousands in a busy store) but needs them only when its
-// by-transaction directory is used. The bytes were checked when the state
-// was resumed, so making them cannot fail.
+// lazyTxs are finished transactions kept encoded, in saveDone's form,
+// until the graph's transactions are first asked for: a mount keeps every
+// one (hundreds of thousands in a busy store) but needs them only when its
+// by-transaction directory is used. A replay appends the ones it finishes
+// (add) into blocks that are never copied to grow; a resumed state's were
+// checked when it was read, so making them cannot fail.
 type lazyTxs struct {
-	n    int
-	data []byte // doneTxs's section of the state
+	n     int
+	total int      // locations of all
+	idLen int      // bytes of all ids
+	ids   [][]byte // every id, one after the other
+	recs  [][]byte // per transaction: id length, kind, state, locations, operations; whole in one block
+	w     binenc.Writer
 }
 
-// decode makes the transactions.
+// lazyBlock is the size of the blocks add appends to.
+const lazyBlock = 64 << 10
+
+// room returns blocks with room for n more bytes in the last one.
+func room(blocks [][]byte, n int) [][]byte {
+	if k := len(blocks); k == 0 || cap(blocks[k-1])-len(blocks[k-1]) < n {
+		blocks = append(blocks, make([]byte, 0, max(lazyBlock, n)))
+	}
+	return blocks
+}
+
+// add appends a finished transaction.
+func (l *lazyTxs) add(id string, kind TxKind, st TxState, cmds []codec.Location, ops []TxOp) {
+	l.n++
+	l.total += len(cmds)
+	l.idLen += len(id)
+	l.ids = room(l.ids, len(id))
+	k := len(l.ids) - 1
+	l.ids[k] = append(l.ids[k], id...)
+	w := &l.w
+	w.B = w.B[:0]
+	w.Uvarint(uint64(len(id)))
+	saveCode(w, string(kind), string(LocalTx), string(XATx))
+	saveCode(w, string(st), string(Committed), string(RolledBack))
+	saveLocs(w, cmds)
+	w.Uvarint(uint64(len(ops)))
+	for _, op := range ops {
+		w.Bool(op.Add)
+		w.String(op.Destination)
+		w.String(op.MessageID)
+		w.String(op.Subscription)
+		w.Location(op.Loc)
+	}
+	l.recs = room(l.recs, len(w.B))
+	k = len(l.recs) - 1
+	l.recs[k] = append(l.recs[k], w.B...)
+}
+
+// decode makes the transactions. Their ids are substrings of one string
+// and their locations slices of one array, so that a mount's hundreds of
+// thousands of them cost a few allocations.
 func (l *lazyTxs) decode() []*Transaction {
-	d := &stateDecoder{r: binenc.NewReader(l.data), data: l.data, names: strTable{}}
-	_, out := d.doneTxs(true)
-	return out
+	if l == nil || l.n == 0 {
+		return nil
+	}
+	m := l.maker(true)
+	names := strTable{}
+	for _, blk := range l.recs {
+		d := &stateDecoder{r: binenc.NewReader(blk), data: blk, names: names}
+		for d.r.Len() > 0 && d.r.Err() == nil && len(m.out) < l.n {
+			m.record(d)
+		}
+	}
+	return m.out
+}
+
+// txMaker reads saved finished transactions one by one, making them
+// (build) or only checking them.
+type txMaker struct {
+	l         *lazyTxs
+	build     bool
+	out       []*Transaction
+	txs       []Transaction
+	locs      []codec.Location
+	ids       string
+	at, nlocs int
+}
+
+func (l *lazyTxs) maker(build bool) *txMaker {
+	m := &txMaker{l: l, build: build}
+	if build {
+		m.out = make([]*Transaction, 0, l.n)
+		m.txs = make([]Transaction, l.n)
+		m.locs = make([]codec.Location, 0, l.total)
+		var b strings.Builder
+		b.Grow(l.idLen)
+		for _, blk := range l.ids {
+			b.Write(blk)
+		}
+		m.ids = b.String()
+	}
+	return m
+}
+
+// record reads one transaction from d.
+func (m *txMaker) record(d *stateDecoder) {
+	r := d.r
+	var t Transaction
+	n := r.Uvarint()
+	if n > uint64(m.l.idLen-m.at) {
+		r.Fail("transaction ids longer than announced")
+		return
+	}
+	if m.build {
+		t.ID = m.ids[m.at : m.at+int(n)]
+	}
+	m.at += int(n)
+	t.Kind = TxKind(d.code(string(LocalTx), string(XATx)))
+	t.State = TxState(d.code(string(Committed), string(RolledBack)))
+	notNil, k := r.Bool(), r.Count(3)
+	if k > m.l.total-m.nlocs {
+		r.Fail("more transaction commands than announced")
+		return
+	}
+	m.nlocs += k
+	switch {
+	case !notNil && k != 0:
+		r.Fail("nil list with elements")
+	case m.build && notNil:
+		from := len(m.locs)
+		m.locs = d.locsInto(m.locs, k)
+		t.Commands = m.locs[from:len(m.locs):len(m.locs)]
+	case notNil:
+		d.locsInto(nil, k)
+	}
+	k = r.Count(5)
+	for j := 0; j < k && r.Err() == nil; j++ {
+		t.Ops = append(t.Ops, TxOp{Add: r.Bool(), Destination: d.str(), MessageID: r.String(),
+			Subscription: d.str(), Loc: r.Location()})
+	}
+	if m.build && r.Err() == nil {
+		i := len(m.out)
+		m.txs[i] = t
+		m.out = append(m.out, &m.txs[i])
+	}
+}
+
+// end checks that the ids announced were all used.
+func (m *txMaker) end(d *stateDecoder) {
+	if d.r.Err() == nil && m.at != m.l.idLen {
+		d.r.Fail("transaction ids shorter than announced")
+	}
 }
 
 func (d *stateDecoder) ackMap() map[int32][]int32 {
