@@ -152,9 +152,14 @@ func (l *loader) load() (*Result, error) {
 		}
 		return res, err
 	}
-	c, reason := l.open()
+	c, cb, reason := l.open()
 	if c != nil {
 		res, why, err := l.use(c)
+		if err == nil && res != nil {
+			cb.keepFor(res.Graph) // it may still refer to c.State
+		} else {
+			cb.release()
+		}
 		if err != nil || res != nil {
 			return res, err
 		}
@@ -287,29 +292,31 @@ func hashHex(b []byte) string {
 
 // open reads and decodes the cache file; nil and why when there is none
 // or it is not usable.
-func (l *loader) open() (*cacheData, string) {
+func (l *loader) open() (*cacheData, *cacheBytes, string) {
 	b, err := readFile(l.file)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, "no cache file"
+			return nil, nil, "no cache file"
 		}
 		l.copts.logf("cache: ignoring %s: %v", l.file, err)
-		return nil, "cache file unreadable"
+		return nil, nil, "cache file unreadable"
 	}
 	paths := make(map[int32]string, len(l.st.Files))
 	for _, fi := range l.st.Files {
 		paths[fi.ID] = fi.Path
 	}
-	c, err := decode(b, func(id int32) string { return paths[id] })
+	c, err := decode(b.b, func(id int32) string { return paths[id] })
 	if err != nil {
+		b.release()
 		l.copts.logf("cache: ignoring %s: %v", l.file, err)
-		return nil, "cache file not usable"
+		return nil, nil, "cache file not usable"
 	}
 	if c.Store != l.store || string(c.Variant) != string(l.variant) {
+		b.release()
 		l.copts.logf("cache: ignoring %s: written for another store or other options", l.file)
-		return nil, "cache file of another store"
+		return nil, nil, "cache file of another store"
 	}
-	return c, ""
+	return c, b, ""
 }
 
 // use tries the cache: a result on a hit or a tail, nil and why it could

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -623,3 +624,73 @@ func sortedNames(ents []os.DirEntry) []string {
 
 var _ = bytes.Equal
 var _ = sortedNames
+
+// mappedCacheFiles counts the mappings of cache files in cdir this process
+// has (Linux: /proc/self/maps).
+func mappedCacheFiles(t *testing.T, cdir string) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skipf("no /proc/self/maps: %v", err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		// a replaced file shows as "… .kcache (deleted)"
+		if strings.Contains(line, cdir+"/") && strings.Contains(line, ".kcache") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMappedCacheLifetime: a hit maps the cache file; the graph (whose
+// finished transactions still point into the mapping) stays whole through
+// garbage collections and a newer cache file replacing the old, and the
+// mapping goes once the graph is unreachable.
+func TestMappedCacheLifetime(t *testing.T) {
+	var fx brokertest.Fixture
+	for _, f := range brokertest.Fixtures(t) {
+		if f.Name == "tx" { // finished transactions, kept encoded
+			fx = f
+		}
+	}
+	require.NotEmpty(t, fx.Name, "the tx fixture")
+	dir := copyStore(t, fx.StoreDir)
+	cdir := filepath.Join(t.TempDir(), "cache")
+	s := setup{maxFile: fixtureSetup(fx).maxFile, noIndex: true, keep: -1}
+	wantG, wantF := reference(t, dir, s)
+	require.Equal(t, Miss, load(t, dir, cdir, s, nil).Outcome)
+	require.Zero(t, mappedCacheFiles(t, cdir), "a miss maps nothing")
+
+	hit := load(t, dir, cdir, s, nil)
+	require.Equal(t, Hit, hit.Outcome)
+	if runtime.GOOS != "linux" {
+		t.Skip("cache files are mapped on Linux only")
+	}
+	require.Equal(t, 1, mappedCacheFiles(t, cdir), "a hit maps the cache file, and keeps it for the graph")
+	// a run that saves a new cache file (the old one is replaced)
+	age(t, dir)
+	require.NoError(t, os.Remove(filepath.Join(cdir, mustOne(t, cdir))))
+	require.Equal(t, Miss, load(t, dir, cdir, s, nil).Outcome)
+	for range 3 {
+		runtime.GC()
+	}
+	requireSame(t, hit, wantG, wantF, "hit, after collections and the file's replacement")
+	require.NotEmpty(t, hit.Graph.Transactions())
+
+	hit = nil
+	deadline := time.Now().Add(5 * time.Second)
+	for mappedCacheFiles(t, cdir) > 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Zero(t, mappedCacheFiles(t, cdir), "the mapping is released with the graph")
+}
+
+func mustOne(t *testing.T, cdir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(cdir)
+	require.NoError(t, err)
+	require.Len(t, ents, 1)
+	return ents[0].Name()
+}

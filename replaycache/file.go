@@ -8,9 +8,11 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/binenc"
+	"github.com/kahafs/kahafs/refgraph"
 )
 
 // Cache file framing. Part of the format.
@@ -165,8 +167,20 @@ func decode(b []byte, pathOf func(int32) string) (*cacheData, error) {
 	return c, nil
 }
 
+// cacheBytes are the bytes of a cache file: mapped read-only where the
+// system allows (the file is in the page cache: no copy, no new memory),
+// else read. A graph resumed from them may keep referring to them (the
+// finished transactions a mount keeps, still encoded), so a mapping is
+// released only when nothing refers to it any more (see keepFor).
+type cacheBytes struct {
+	b      []byte
+	mapped bool
+}
+
 // readFile reads a cache file, refusing one larger than maxCacheFile.
-func readFile(path string) ([]byte, error) {
+// The cache directory is the user's own (0700) and files are replaced
+// by rename, never rewritten in place, so a mapped file does not change.
+func readFile(path string) (*cacheBytes, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -182,11 +196,31 @@ func readFile(path string) ([]byte, error) {
 	if st.Size() > maxCacheFile {
 		return nil, fmt.Errorf("%s: %d bytes, larger than a cache file can be", path, st.Size())
 	}
+	if st.Size() > 0 {
+		if b, ok := mapReadOnly(f, int(st.Size())); ok {
+			return &cacheBytes{b: b, mapped: true}, nil
+		}
+	}
 	b := make([]byte, st.Size())
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, err
 	}
-	return b, nil
+	return &cacheBytes{b: b}, nil
+}
+
+// release unmaps the bytes now; nothing may refer to them any more.
+func (c *cacheBytes) release() {
+	if c.mapped {
+		unmap(c.b)
+		c.b, c.mapped = nil, false
+	}
+}
+
+// keepFor keeps the bytes until g is unreachable, then releases them.
+func (c *cacheBytes) keepFor(g *refgraph.Graph) {
+	if c.mapped {
+		runtime.AddCleanup(g, func(c *cacheBytes) { c.release() }, c)
+	}
 }
 
 // prefixCRC continues crc over the bytes [from, to) of the file at path.
