@@ -65,64 +65,6 @@ func feed(t testing.TB, v codec.Visitor, calls []call) {
 	}
 }
 
-// dumpGraph renders everything a Graph tells through its public API, for
-// comparing two graphs in full.
-func dumpGraph(g *Graph) string {
-	var sb strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&sb, format+"\n", args...) }
-	for _, f := range g.Files() {
-		p("file %d %q size=%d end=%d commands=%d skipped=%d compaction=%v source=%d pinned=%v",
-			f.ID, f.Name, f.Size, f.End, f.Commands, f.Skipped, f.Compaction, f.Source, f.Pinned)
-		for _, r := range f.Reasons {
-			pending := ptrStr(r.Pending)
-			r.Pending = nil
-			p("  reason %+v pending=%s", r, pending)
-		}
-		for _, r := range f.Notes {
-			pending := ptrStr(r.Pending)
-			r.Pending = nil
-			p("  note %+v pending=%s", r, pending)
-		}
-		for _, d := range f.Damage {
-			p("  damage %+v", *d)
-		}
-	}
-	p("gc %v", g.GCCandidates())
-	for _, l := range g.GCLog() {
-		p("gclog %s", l)
-	}
-	p("order %v", g.DestinationOrder())
-	for _, d := range g.Destinations() {
-		p("dest %d %q key=%q stats=%+v", d.Type, d.Name, d.Key, d.Stats)
-		for _, m := range d.Messages {
-			p("  msg %+v", m)
-		}
-		for _, s := range d.Subscriptions {
-			p("  sub key=%q client=%q name=%q sel=%q/%v nolocal=%v retro=%v loc=%v count=%d lastAck=%d",
-				s.Key, s.ClientID, s.SubscriptionName, s.Selector, s.HasSelector, s.NoLocal, s.Retroactive, s.Loc, s.Count, s.LastAck)
-			for i := 0; i < s.NumPending(); i++ {
-				p("    pending %s %v", s.PendingAt(i).ID, s.PendingAt(i).Seq)
-			}
-		}
-	}
-	for _, tx := range g.Transactions() {
-		p("tx %+v", *tx)
-	}
-	p("summary %+v", g.Summary())
-	p("damaged %v", g.Damaged())
-	for _, w := range g.Warnings() {
-		p("warning %s", w)
-	}
-	return sb.String()
-}
-
-func ptrStr(p *int64) string {
-	if p == nil {
-		return "nil"
-	}
-	return fmt.Sprint(*p)
-}
-
 // splitPoints are the positions in calls where a state is saved: every
 // file boundary (before and after the FileDone) and, inside files, the
 // batch boundaries (every one when all is set, else a few).
@@ -224,7 +166,7 @@ func TestStateResume(t *testing.T) {
 			feed(t, ref, calls)
 			g, err := ref.Build()
 			require.NoError(t, err)
-			want := dumpGraph(g)
+			want := g.Dump()
 			if tc.name == "damaged" {
 				require.True(t, g.Damaged())
 			}
@@ -248,12 +190,12 @@ func TestStateResume(t *testing.T) {
 				feed(t, b, calls[k:])
 				gb, err := b.Build()
 				require.NoError(t, err)
-				require.Equal(t, want, dumpGraph(gb), "split %d: builder that saved", k)
+				require.Equal(t, want, gb.Dump(), "split %d: builder that saved", k)
 
 				feed(t, r, calls[k:])
 				gr, err := r.Build()
 				require.NoError(t, err)
-				require.Equal(t, want, dumpGraph(gr), "split %d of %d", k, len(calls))
+				require.Equal(t, want, gr.Dump(), "split %d of %d", k, len(calls))
 				checkInvariants(t, gr)
 			}
 		})
@@ -275,7 +217,7 @@ func TestStateResumeAddsFiles(t *testing.T) {
 			feed(t, ref, calls)
 			g, err := ref.Build()
 			require.NoError(t, err)
-			want := dumpGraph(g)
+			want := g.Dump()
 
 			// split before the FileDone of every file: the state knows
 			// the files up to that one
@@ -298,7 +240,7 @@ func TestStateResumeAddsFiles(t *testing.T) {
 				require.NoError(t, err)
 				// only the compaction rule looks at the file list while
 				// replaying; the fixtures' sources are older files
-				require.Equal(t, want, dumpGraph(gr), "state saved with %d files", n)
+				require.Equal(t, want, gr.Dump(), "state saved with %d files", n)
 			}
 		})
 	}
@@ -524,7 +466,7 @@ func TestLazyTransactions(t *testing.T) {
 	feed(t, ref, calls)
 	g, err := ref.Build()
 	require.NoError(t, err)
-	want := dumpGraph(g)
+	want := g.Dump()
 
 	half := len(calls) / 2
 	b := NewBuilder(opts)
@@ -553,5 +495,5 @@ func TestLazyTransactions(t *testing.T) {
 	for _, l := range lists[1:] {
 		require.Equal(t, &lists[0][0], &l[0], "made once")
 	}
-	assert.Equal(t, want, dumpGraph(gr))
+	assert.Equal(t, want, gr.Dump())
 }

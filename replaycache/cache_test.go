@@ -124,13 +124,13 @@ func reference(t *testing.T, dir string, s setup) (string, []FileResult) {
 	require.NoError(t, err)
 	sm := &summaries{counts: map[int32]*[codec.NumEntryTypes]int64{}}
 	require.NoError(t, codec.ReadStore(st, codec.ReadOptions{}, 0, sm))
-	return dumpGraph(g), sm.files
+	return g.Dump(), sm.files
 }
 
 // requireSame compares a result with the reference reading.
 func requireSame(t *testing.T, res *Result, wantGraph string, wantFiles []FileResult, msg string) {
 	t.Helper()
-	require.Equal(t, wantGraph, dumpGraph(res.Graph), "%s: graph", msg)
+	require.Equal(t, wantGraph, res.Graph.Dump(), "%s: graph", msg)
 	require.Equal(t, len(wantFiles), len(res.Files), msg)
 	for i := range wantFiles {
 		w, g := wantFiles[i], res.Files[i]
@@ -144,50 +144,6 @@ func requireSame(t *testing.T, res *Result, wantGraph string, wantFiles []FileRe
 			require.Equal(t, *wd[j], *gd[j], "%s: %s damage %d", msg, w.Summary.Info.Name, j)
 		}
 	}
-}
-
-// dumpGraph renders what a Graph tells through its public API.
-func dumpGraph(g *refgraph.Graph) string {
-	var sb strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&sb, format+"\n", args...) }
-	for _, f := range g.Files() {
-		p("file %d %q size=%d end=%d commands=%d skipped=%d compaction=%v source=%d pinned=%v",
-			f.ID, f.Name, f.Size, f.End, f.Commands, f.Skipped, f.Compaction, f.Source, f.Pinned)
-		for _, r := range append(append([]refgraph.Reason{}, f.Reasons...), f.Notes...) {
-			pending := "nil"
-			if r.Pending != nil {
-				pending = fmt.Sprint(*r.Pending)
-			}
-			r.Pending = nil
-			p("  reason %+v pending=%s", r, pending)
-		}
-		for _, d := range f.Damage {
-			p("  damage %+v", *d)
-		}
-	}
-	p("gc %v", g.GCCandidates())
-	p("gclog %s", strings.Join(g.GCLog(), "\n"))
-	p("order %v", g.DestinationOrder())
-	for _, d := range g.Destinations() {
-		p("dest %d %q key=%q stats=%+v", d.Type, d.Name, d.Key, d.Stats)
-		for _, m := range d.Messages {
-			p("  msg %+v", m)
-		}
-		for _, s := range d.Subscriptions {
-			p("  sub key=%q client=%q name=%q sel=%q/%v nolocal=%v retro=%v loc=%v count=%d lastAck=%d",
-				s.Key, s.ClientID, s.SubscriptionName, s.Selector, s.HasSelector, s.NoLocal, s.Retroactive, s.Loc, s.Count, s.LastAck)
-			for i := 0; i < s.NumPending(); i++ {
-				p("    pending %s %v", s.PendingAt(i).ID, s.PendingAt(i).Seq)
-			}
-		}
-	}
-	for _, tx := range g.Transactions() {
-		p("tx %+v", *tx)
-	}
-	p("summary %+v", g.Summary())
-	p("damaged %v", g.Damaged())
-	p("warnings %q", g.Warnings())
-	return sb.String()
 }
 
 // treeState is everything observable about a directory: entries, modes,
@@ -520,7 +476,7 @@ func TestDamageRoundTrip(t *testing.T) {
 	res = load(t, link, cdir, s, nil)
 	require.Equal(t, Hit, res.Outcome, res.Reason)
 	requireSame(t, res, wantG, wantF, "hit through a link")
-	assert.Contains(t, dumpGraph(res.Graph), link)
+	assert.Contains(t, res.Graph.Dump(), link)
 }
 
 // TestNeverInsideStore: a cache directory inside the store is refused.

@@ -1,0 +1,66 @@
+package refgraph
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Dump renders everything the Graph tells through its methods, one fact
+// a line, in a stable order: for comparing two graphs in full (a replay
+// resumed from a saved state against a full one, in tests) and for bug
+// reports.
+func (g *Graph) Dump() string {
+	var sb strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&sb, format+"\n", args...) }
+	for _, f := range g.Files() {
+		p("file %d %q size=%d end=%d commands=%d skipped=%d compaction=%v source=%d pinned=%v",
+			f.ID, f.Name, f.Size, f.End, f.Commands, f.Skipped, f.Compaction, f.Source, f.Pinned)
+		for _, r := range f.Reasons {
+			pending := ptrStr(r.Pending)
+			r.Pending = nil
+			p("  reason %+v pending=%s", r, pending)
+		}
+		for _, r := range f.Notes {
+			pending := ptrStr(r.Pending)
+			r.Pending = nil
+			p("  note %+v pending=%s", r, pending)
+		}
+		for _, d := range f.Damage {
+			p("  damage %+v", *d)
+		}
+	}
+	p("gc %v", g.GCCandidates())
+	for _, l := range g.GCLog() {
+		p("gclog %s", l)
+	}
+	p("order %v", g.DestinationOrder())
+	for _, d := range g.Destinations() {
+		p("dest %d %q key=%q stats=%+v", d.Type, d.Name, d.Key, d.Stats)
+		for _, m := range d.Messages {
+			p("  msg %+v", m)
+		}
+		for _, s := range d.Subscriptions {
+			p("  sub key=%q client=%q name=%q sel=%q/%v nolocal=%v retro=%v loc=%v count=%d lastAck=%d",
+				s.Key, s.ClientID, s.SubscriptionName, s.Selector, s.HasSelector, s.NoLocal, s.Retroactive, s.Loc, s.Count, s.LastAck)
+			for i := 0; i < s.NumPending(); i++ {
+				p("    pending %s %v", s.PendingAt(i).ID, s.PendingAt(i).Seq)
+			}
+		}
+	}
+	for _, tx := range g.Transactions() {
+		p("tx %+v", *tx)
+	}
+	p("summary %+v", g.Summary())
+	p("damaged %v", g.Damaged())
+	for _, w := range g.Warnings() {
+		p("warning %s", w)
+	}
+	return sb.String()
+}
+
+func ptrStr(p *int64) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
