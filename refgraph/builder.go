@@ -214,6 +214,9 @@ type Builder struct {
 	copyPhase  bool // phase A: still inside the forwarded acks
 
 	buf      []byte
+	rbBuf    []byte   // scratch: a rollback command, for its size
+	spareOps [][]txOp // operation lists of finished transactions, for reuse
+	spareTx  *txState // a finished transaction's state, for reuse
 	warnings []string
 	built    bool
 	gcs      *gcState
@@ -540,7 +543,7 @@ func (b *Builder) addCmd(loc codec.Location, c *codec.Command) {
 		// recovery creates the destination of a transactional add
 		b.getDest(c.Dest, loc, true)
 		t := b.tx(c, loc, true)
-		t.ops = append(t.ops, txOp{add: true, typ: c.Dest.Type, name: b.names.get(c.Dest.Name),
+		b.addOp(t, txOp{add: true, typ: c.Dest.Type, name: b.names.get(c.Dest.Name),
 			id: b.ids.intern(c.MessageID), loc: loc, prio: c.Priority, supported: c.PrioritySupported,
 			size: int32(len(c.Message))})
 		return
@@ -625,7 +628,7 @@ func (b *Builder) removeCmd(loc codec.Location, c *codec.Command) {
 		if hasSub {
 			op.subKey = b.names.get(c.SubscriptionKey)
 		}
-		t.ops = append(t.ops, op)
+		b.addOp(t, op)
 		return
 	}
 	d, ok := b.getDest(c.Dest, loc, true)
@@ -810,11 +813,18 @@ func (b *Builder) tx(c *codec.Command, loc codec.Location, create bool) *txState
 			return nil
 		}
 		b.txSeq++
-		t = &txState{id: c.Tx.String(), xa: c.Tx.Kind != codec.LocalTx, order: b.txSeq}
+		if t = b.spareTx; t != nil {
+			b.spareTx = nil
+			*t = txState{cmds: t.cmds[:0]}
+		} else {
+			t = &txState{}
+		}
+		t.id, t.xa, t.order = c.Tx.String(), c.Tx.Kind != codec.LocalTx, b.txSeq
 		if !t.xa {
 			rb := codec.Command{Type: codec.RollbackCommand, Tx: c.Tx}
 			rb.Set(1)
-			t.rbSize = int32(len(codec.AppendCommand(nil, &rb)) + codec.RecordHeaderSize)
+			b.rbBuf = codec.AppendCommand(b.rbBuf[:0], &rb)
+			t.rbSize = int32(len(b.rbBuf) + codec.RecordHeaderSize)
 		}
 		b.txs[string(k)] = t
 	}
@@ -883,33 +893,31 @@ func (b *Builder) rollbackCmd(loc codec.Location, c *codec.Command) {
 // finish releases a finished transaction's operations and keeps a summary
 // of it in the ring of completed transactions.
 func (b *Builder) finish(t *txState, st TxState) {
-	for _, op := range t.ops {
-		b.ids.release(op.id)
-	}
-	t.ops = nil
-	if b.keep == 0 {
-		return
-	}
+	b.releaseOps(t)
 	kind := LocalTx
 	if t.xa {
 		kind = XATx
 	}
-	if b.keep < 0 {
+	switch {
+	case b.keep == 0:
+	case b.keep < 0:
 		// all kept (a mount): encoded, made when first asked for
 		if b.lazy == nil {
 			b.lazy = &lazyTxs{}
 		}
 		b.lazy.add(t.id, kind, st, t.cmds, nil)
-		return
+	case len(b.done) < b.keep:
+		b.done = append(b.done, &Transaction{ID: t.id, Kind: kind, State: st, Commands: t.cmds})
+		t.cmds = nil // the ring has them
+	default:
+		// the ring is full: its oldest entry is made the newest (the
+		// ring's entries are the builder's alone until Build)
+		*b.done[b.doneNext] = Transaction{ID: t.id, Kind: kind, State: st, Commands: t.cmds}
+		t.cmds = nil
+		b.doneNext = (b.doneNext + 1) % b.keep
+		b.doneFull = true
 	}
-	tr := &Transaction{ID: t.id, Kind: kind, State: st, Commands: t.cmds}
-	if len(b.done) < b.keep {
-		b.done = append(b.done, tr)
-		return
-	}
-	b.done[b.doneNext] = tr
-	b.doneNext = (b.doneNext + 1) % b.keep
-	b.doneFull = true
+	b.spareTx = t
 }
 
 func (b *Builder) dropTx(t *txState) {
@@ -918,8 +926,30 @@ func (b *Builder) dropTx(t *txState) {
 			delete(b.txs, k)
 		}
 	}
+	b.releaseOps(t)
+}
+
+// releaseOps releases the message ids of t's operations and keeps the list
+// for a later transaction (a busy store finishes hundreds of thousands).
+func (b *Builder) releaseOps(t *txState) {
 	for _, op := range t.ops {
 		b.ids.release(op.id)
 	}
+	if ops := t.ops; cap(ops) > 0 && cap(ops) <= 256 && len(b.spareOps) < 64 {
+		clear(ops)
+		b.spareOps = append(b.spareOps, ops[:0])
+	}
 	t.ops = nil
+}
+
+// addOp appends op to t's operations, reusing a spare list.
+func (b *Builder) addOp(t *txState, op txOp) {
+	if t.ops == nil {
+		if n := len(b.spareOps); n > 0 {
+			t.ops = b.spareOps[n-1]
+			b.spareOps[n-1] = nil
+			b.spareOps = b.spareOps[:n-1]
+		}
+	}
+	t.ops = append(t.ops, op)
 }

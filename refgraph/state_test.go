@@ -343,7 +343,7 @@ var stateFields = map[reflect.Type]map[string]string{
 		"addAfterAudit": "saved", "ackAfterMap": "saved",
 		"lastUpdate": "saved", "hasLastUpdate": "saved", "lastRecord": "saved", "commands": "saved", "skipped": "saved",
 		"skipping": "saved", "skipTo": "saved", "skipWarned": "saved", "copyPhase": "saved",
-		"buf": "scratch", "warnings": "saved", "built": "a spent builder is not saved", "gcs": "made by Build",
+		"buf": "scratch", "rbBuf": "scratch", "spareOps": "scratch", "spareTx": "scratch", "warnings": "saved", "built": "a spent builder is not saved", "gcs": "made by Build",
 	},
 	reflect.TypeOf(File{}): {
 		"ID": "saved", "Name": "saved", "Size": "saved", "End": "saved", "Commands": "saved", "Skipped": "saved",
