@@ -69,7 +69,9 @@ const predecodeMax = 2048
 func (c *chunk) predecode(path string) {
 	n := min(len(c.records), predecodeMax)
 	if cap(c.cmds) < n {
-		c.cmds = make([]Command, n)
+		// room for the most at once: growing by the counts met would
+		// make (and fault in) a new array at every larger count
+		c.cmds = make([]Command, n, predecodeMax)
 	}
 	c.cmds = c.cmds[:n]
 	for i := range n {
