@@ -225,7 +225,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 	opts.crash("written")
 
 	t0 = time.Now()
-	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength)
+	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength, p.counts.Messages)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}

@@ -1,8 +1,9 @@
 package compact
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
@@ -81,12 +82,14 @@ const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
 
 // plan lists the records of the compacted journal (see the package doc).
 func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
-	p := &compactPlan{}
+	p := &compactPlan{items: make([]item, 0, planSize(g))}
 	add := func(it item, est int64) {
 		p.items = append(p.items, it)
 		p.bytes += est
 	}
 	var queues []*refgraph.Destination
+	var msgs []*refgraph.Message
+	var pend []int64
 	for _, d := range g.Destinations() {
 		if !d.IsTopic() {
 			queues = append(queues, d)
@@ -96,21 +99,29 @@ func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
 			add(item{kind: itemSubscription, loc: s.Loc, dest: d}, int64(s.Loc.Size))
 			p.counts.Subscriptions++
 		}
-		msgs := bySeq(d.Messages)
+		msgs = bySeq(msgs[:0], d.Messages)
 		for _, m := range msgs {
 			add(item{kind: itemMessage, loc: m.Loc, dest: d}, int64(m.Loc.Size))
 			p.counts.Messages++
 		}
 		for _, s := range d.Subscriptions {
-			keep := map[int64]bool{}
+			// Ack every message of the destination that is not pending
+			// for the subscription: walk both in sequence order.
+			pend = pend[:0]
 			for i := 0; i < s.NumPending(); i++ {
-				keep[s.PendingAt(i).Seq] = true
+				pend = append(pend, s.PendingAt(i).Seq)
 			}
+			slices.Sort(pend)
+			j := 0
 			for _, m := range msgs {
-				if !keep[m.Seq] {
-					add(item{kind: itemAck, dest: d, id: m.ID, sub: s.Key}, int64(40+len(d.Name)+len(m.ID)+len(s.Key)))
-					p.counts.Acks++
+				for j < len(pend) && pend[j] < m.Seq {
+					j++
 				}
+				if j < len(pend) && pend[j] == m.Seq {
+					continue
+				}
+				add(item{kind: itemAck, dest: d, id: m.ID, sub: s.Key}, int64(40+len(d.Name)+len(m.ID)+len(s.Key)))
+				p.counts.Acks++
 			}
 		}
 		if len(d.Subscriptions) == 0 && len(msgs) == 0 {
@@ -119,7 +130,7 @@ func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
 		}
 	}
 	for _, d := range queues {
-		msgs := bySeq(d.Messages)
+		msgs = bySeq(msgs[:0], d.Messages)
 		for _, m := range msgs {
 			add(item{kind: itemMessage, loc: m.Loc, dest: d}, int64(m.Loc.Size))
 			p.counts.Messages++
@@ -141,20 +152,43 @@ func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
 	return p, nil
 }
 
-func bySeq(ms []refgraph.Message) []*refgraph.Message {
-	out := make([]*refgraph.Message, len(ms))
-	for i := range ms {
-		out[i] = &ms[i]
+// planSize estimates how many records plan lists (exactly, unless a
+// subscription's pending messages are not all among its destination's).
+func planSize(g *refgraph.Graph) int {
+	n := 0
+	for _, d := range g.Destinations() {
+		n += max(len(d.Messages), 1)
+		for _, s := range d.Subscriptions {
+			n += 1 + max(len(d.Messages)-s.NumPending(), 0)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	for _, t := range g.PreparedTransactions() {
+		n += len(t.Commands)
+	}
+	return n
+}
+
+// bySeq appends pointers to ms, in sequence order, to out.
+func bySeq(out []*refgraph.Message, ms []refgraph.Message) []*refgraph.Message {
+	for i := range ms {
+		out = append(out, &ms[i])
+	}
+	slices.SortFunc(out, func(a, b *refgraph.Message) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out
 }
+
+// batchSize is the largest batch the compacted journal is written in.
+// Any size up to the broker's journalMaxWriteBatchSize (4 MiB) makes a
+// valid journal; batches well below the 1 MiB buffers the verification
+// replay reads in (codec's framer) each fit in one, and one batch being
+// built stays in the CPU's cache.
+const batchSize = 128 << 10
 
 // write writes the planned records into dir and returns how many.
 func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, error) {
 	src := newRecordSource(st)
 	defer src.close()
-	var locs []codec.Location
+	locs := make([]codec.Location, 0, p.counts.Messages+p.counts.Subscriptions+p.counts.TransactionRecords)
 	for _, it := range p.items {
 		if it.kind == itemVerbatim || it.kind == itemSubscription || it.kind == itemMessage {
 			locs = append(locs, it.loc)
@@ -163,8 +197,9 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 	pf := prefetch(src, locs)
 	defer pf.close()
 	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
-	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength})
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize})
 	var c codec.Command
+	var scratch []byte
 	n := 0
 	for i, it := range p.items {
 		if i == len(p.items)/2 {
@@ -205,11 +240,19 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 				return n, err
 			}
 		case itemAck, itemEmptyDest:
-			dest := codec.NewDestination(it.dest.Type, []byte(it.dest.Name))
+			// What codec.NewRemoveMessageCommand builds, with the bytes
+			// in one reused buffer.
+			id, sub := it.id, it.sub
+			if it.kind == itemEmptyDest {
+				id = emptyDestinationID
+			}
+			scratch = append(append(append(scratch[:0], it.dest.Name...), id...), sub...)
+			name, rest := scratch[:len(it.dest.Name)], scratch[len(it.dest.Name):]
+			c = codec.Command{Type: codec.RemoveMessageCommand, Dest: codec.NewDestination(it.dest.Type, name),
+				MessageID: rest[:len(id)], Fields: 1<<2 | 1<<3}
 			if it.kind == itemAck {
-				c = *codec.NewRemoveMessageCommand(codec.TxID{}, dest, []byte(it.id), []byte{}, []byte(it.sub))
-			} else {
-				c = *codec.NewRemoveMessageCommand(codec.TxID{}, dest, []byte(emptyDestinationID), nil, nil)
+				c.Ack, c.SubscriptionKey = rest[len(id):len(id)], rest[len(id):]
+				c.Fields |= 1<<4 | 1<<5
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return n, err

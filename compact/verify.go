@@ -119,13 +119,13 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 }
 
 // loadWithBodies is load (no cache: the new journal is replayed in full)
-// that also sums every message record.
-func loadWithBodies(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
+// that also sums every message record (about messages of them).
+func loadWithBodies(dir string, maxFileLength, messages int) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
 	st, opts, err := openForReplay(dir, maxFileLength)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: map[codec.Location]bodySum{}}
+	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: make(map[codec.Location]bodySum, messages)}
 	if err := codec.ReadStore(st, codec.ReadOptions{}, 0, v); err != nil {
 		return nil, nil, nil, err
 	}

@@ -27,7 +27,7 @@ func TestVerifyCatchesBodies(t *testing.T) {
 		dir := t.TempDir()
 		_, err = p.write(st, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
 		require.NoError(t, err, fx.Name)
-		_, ng, after, err := loadWithBodies(dir, maxLen(fx))
+		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0)
 		require.NoError(t, err, fx.Name)
 		require.NoError(t, verify(og, p.bodies, ng, after), fx.Name)
 		require.Len(t, p.bodies, p.counts.Messages, fx.Name)
