@@ -123,7 +123,7 @@ const (
 	prefetchBufBytes = 64 << 10
 	// readGap: neighbouring records at most this far apart are read in
 	// one pread, the bytes between them read and skipped.
-	readGap = 512
+	readGap = 4096
 )
 
 func prefetch(src *recordSource, locs []codec.Location) *prefetcher {
