@@ -184,8 +184,9 @@ func bySeq(out []*refgraph.Message, ms []refgraph.Message) []*refgraph.Message {
 // built stays in the CPU's cache.
 const batchSize = 128 << 10
 
-// write writes the planned records into dir and returns how many.
-func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, error) {
+// write writes the planned records into dir and returns how many, and the
+// ids of the files written. The files are not fsynced (see syncJournal).
+func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, []int32, error) {
 	src := newRecordSource(st)
 	defer src.close()
 	locs := make([]codec.Location, 0, p.counts.Messages+p.counts.Subscriptions+p.counts.TransactionRecords)
@@ -197,7 +198,7 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 	pf := prefetch(src, locs)
 	defer pf.close()
 	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
-	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize})
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize, NoSync: true})
 	var c codec.Command
 	var scratch []byte
 	n := 0
@@ -209,27 +210,27 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 		case itemVerbatim:
 			pl, err := pf.next()
 			if err != nil {
-				return n, err
+				return n, nil, err
 			}
 			if _, err := w.Append(pl); err != nil {
-				return n, err
+				return n, nil, err
 			}
 		case itemSubscription, itemMessage:
 			pl, err := pf.next()
 			if err != nil {
-				return n, err
+				return n, nil, err
 			}
 			if err := codec.DecodeCommand(pl, &c); err != nil {
-				return n, fmt.Errorf("record %v: %w", it.loc, err)
+				return n, nil, fmt.Errorf("record %v: %w", it.loc, err)
 			}
 			if it.kind == itemSubscription {
 				if c.Type != codec.SubscriptionCommand {
-					return n, fmt.Errorf("record %v: %s is not a subscription command", it.loc, c.Type)
+					return n, nil, fmt.Errorf("record %v: %s is not a subscription command", it.loc, c.Type)
 				}
 				c.Retroactive = false
 			} else {
 				if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
-					return n, fmt.Errorf("record %v: %s is not a message", it.loc, c.Type)
+					return n, nil, fmt.Errorf("record %v: %s is not a message", it.loc, c.Type)
 				}
 				p.bodies[it.loc] = sumOf(&c)
 				c.Type, c.Update, c.HasInner = codec.AddMessageCommand, false, false
@@ -237,7 +238,7 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 				c.Fields &^= 1 << 1
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
-				return n, err
+				return n, nil, err
 			}
 		case itemAck, itemEmptyDest:
 			// What codec.NewRemoveMessageCommand builds, with the bytes
@@ -255,13 +256,13 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 				c.Fields |= 1<<4 | 1<<5
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
-				return n, err
+				return n, nil, err
 			}
 		}
 		n++
 	}
 	if err := w.Close(); err != nil {
-		return n, err
+		return n, nil, err
 	}
-	return n, nil
+	return n, w.Files(), nil
 }

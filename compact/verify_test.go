@@ -25,7 +25,7 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			continue
 		}
 		dir := t.TempDir()
-		_, err = p.write(st, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
+		_, _, err = p.write(st, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
 		require.NoError(t, err, fx.Name)
 		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0)
 		require.NoError(t, err, fx.Name)
