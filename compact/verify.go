@@ -127,7 +127,11 @@ func loadWithBodies(dir string, maxFileLength, messages int) (*codec.Store, *ref
 		return nil, nil, nil, err
 	}
 	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: make(map[codec.Location]bodySum, messages)}
-	if err := codec.ReadStore(st, codec.ReadOptions{}, 0, v); err != nil {
+	// One reading worker: framing and decoding the new journal is several
+	// times faster than this visitor (hashing, building), so more workers
+	// would only fill more read-ahead buffers (each of them memory to
+	// fault in) without finishing sooner.
+	if err := codec.ReadStore(st, codec.ReadOptions{}, 1, v); err != nil {
 		return nil, nil, nil, err
 	}
 	g, err := v.Build()
