@@ -172,6 +172,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return rep, nil
 	}
 
+	pf := p.read(st) // while the new directory is set up
+	defer pf.close()
+
 	parent := filepath.Dir(dir)
 	stamp := opts.Now().UTC().Format("20060102T150405Z")
 	backup := opts.BackupDir
@@ -208,10 +211,11 @@ func Compact(dir string, opts Options) (*Report, error) {
 	}
 
 	t0 = time.Now()
-	written, files, err := p.write(st, tmp, opts)
+	written, files, err := p.write(pf, tmp, opts)
 	if err != nil {
 		return nil, err
 	}
+	pf.close()
 	if err := copyExtras(dir, tmp); err != nil {
 		return nil, err
 	}

@@ -221,13 +221,17 @@ func bySeq(out []*refgraph.Message, ms []refgraph.Message) []*refgraph.Message {
 // built stays in the CPU's cache.
 const batchSize = 128 << 10
 
-// write writes the planned records into dir and returns how many, and the
-// ids of the files written. The files are not fsynced (see syncJournal).
-func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, []int32, error) {
-	src := newRecordSource(st)
-	defer src.close()
-	pf := prefetch(src, p.locs)
-	defer pf.close()
+// read starts reading the records the plan needs from st, ahead of the
+// write (which can start later: the reading is under way meanwhile).
+// The caller closes the prefetcher.
+func (p *compactPlan) read(st *codec.Store) *prefetcher {
+	return prefetch(newRecordSource(st), p.locs)
+}
+
+// write writes the planned records, read by pf (see read), into dir and
+// returns how many, and the ids of the files written. The files are not
+// fsynced (see syncJournal).
+func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
 	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize, NoSync: true})
 	var c codec.Command

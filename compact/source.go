@@ -95,12 +95,13 @@ func (r *recordSource) readRun(run []codec.Location, dst []byte, pls [][]byte) (
 
 // prefetcher reads the payloads of a list of locations, in order, on its
 // own goroutine ahead of the writer, so that reading the original store
-// and writing the new one overlap. It owns the recordSource meanwhile.
+// and writing the new one overlap. It owns the recordSource.
 //
 // It fills a few reused buffers with the records of the list in turn;
 // records that follow each other in the list and lie close together in
 // the same file are read with one pread.
 type prefetcher struct {
+	src  *recordSource
 	out  chan *fetchBatch
 	free chan *fetchBatch
 	stop chan struct{}
@@ -127,7 +128,7 @@ const (
 )
 
 func prefetch(src *recordSource, locs []codec.Location) *prefetcher {
-	pf := &prefetcher{out: make(chan *fetchBatch, prefetchBufs), free: make(chan *fetchBatch, prefetchBufs),
+	pf := &prefetcher{src: src, out: make(chan *fetchBatch, prefetchBufs), free: make(chan *fetchBatch, prefetchBufs),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	slab := make([]byte, prefetchBufs*prefetchBufBytes)
 	for i := range prefetchBufs {
@@ -226,10 +227,16 @@ func (pf *prefetcher) next() ([]byte, error) {
 	return pl, nil
 }
 
-// close stops the reading goroutine and waits for it.
+// close stops the reading goroutine, waits for it and closes the source.
+// Closing again does nothing.
 func (pf *prefetcher) close() {
+	if pf.src == nil {
+		return
+	}
 	close(pf.stop)
 	<-pf.done
+	pf.src.close()
+	pf.src = nil
 }
 
 func (r *recordSource) close() {

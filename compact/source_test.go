@@ -65,9 +65,7 @@ func TestPrefetchOrder(t *testing.T) {
 	for i, k := range order {
 		want[i] = locs[k]
 	}
-	src := newRecordSource(st)
-	defer src.close()
-	pf := prefetch(src, want)
+	pf := prefetch(newRecordSource(st), want)
 	defer pf.close()
 	for i, k := range order {
 		pl, err := pf.next()
@@ -112,9 +110,7 @@ func TestPrefetchErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := append([]codec.Location(nil), locs...)
 			bad, want := tc.bad(l)
-			src := newRecordSource(st)
-			defer src.close()
-			pf := prefetch(src, l)
+			pf := prefetch(newRecordSource(st), l)
 			defer pf.close()
 			for i := 0; i < bad; i++ {
 				pl, err := pf.next()
@@ -136,9 +132,7 @@ func TestPrefetchErrors(t *testing.T) {
 	t.Run("file truncated", func(t *testing.T) {
 		k := lastOfFile(fi.ID)
 		require.NoError(t, os.Truncate(fi.Path, int64(locs[k].Offset)+2))
-		src := newRecordSource(st)
-		defer src.close()
-		pf := prefetch(src, locs)
+		pf := prefetch(newRecordSource(st), locs)
 		defer pf.close()
 		for i := 0; i < k; i++ {
 			_, err := pf.next()

@@ -25,7 +25,9 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			continue
 		}
 		dir := t.TempDir()
-		_, _, err = p.write(st, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
+		pf := p.read(st)
+		_, _, err = p.write(pf, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
+		pf.close()
 		require.NoError(t, err, fx.Name)
 		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0)
 		require.NoError(t, err, fx.Name)
