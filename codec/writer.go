@@ -49,17 +49,19 @@ type WriterOptions struct {
 // rotated before a record that would reach the maximum length, the EOF
 // record after the last batch, no preallocation. It never overwrites an
 // existing file.
+//
+// The open batch is built in place in one reused buffer: its control
+// record's room first, then its user records, each encoded straight into
+// the buffer; the control record is filled in when the batch is written.
 type JournalWriter struct {
 	dir   string
 	opts  WriterOptions
 	id    int32
 	f     *os.File
 	off   int    // logical length of the current file
-	batch []byte // user records of the open batch
+	buf   []byte // the open batch: BatchHeaderSize bytes of room, then its user records
 	bOff  int    // offset of the open batch
 	files []int32
-	buf   []byte // batch being written
-	cbuf  []byte // command being encoded
 }
 
 // NewJournalWriter writes into dir, which must exist.
@@ -79,56 +81,94 @@ func NewJournalWriter(dir string, opts WriterOptions) *JournalWriter {
 // Files lists the ids written so far.
 func (w *JournalWriter) Files() []int32 { return w.files }
 
+// open makes room for a record at the end of the open batch (starting one,
+// with the room of its control record, when there is none) and returns
+// where the record starts in buf.
+func (w *JournalWriter) open() int {
+	if len(w.buf) < BatchHeaderSize {
+		w.buf = append(w.buf[:0], make([]byte, BatchHeaderSize)...)
+	}
+	return len(w.buf)
+}
+
 // Append writes one command payload (see AppendCommand) as a user record
 // and returns its location.
 func (w *JournalWriter) Append(payload []byte) (Location, error) {
-	s := len(payload) + RecordHeaderSize
-	if w.f != nil && len(w.batch) > 0 {
-		n := BatchHeaderSize + len(w.batch) + s
+	start := w.open()
+	w.buf = AppendUserRecord(w.buf, payload)
+	return w.place(start)
+}
+
+// AppendCommand encodes c and appends it.
+func (w *JournalWriter) AppendCommand(c *Command) (Location, error) {
+	start := w.open()
+	w.buf = append(w.buf, 0, 0, 0, 0, RecordTypeUser)
+	w.buf = AppendCommand(w.buf, c)
+	binary.BigEndian.PutUint32(w.buf[start:], uint32(len(w.buf)-start))
+	return w.place(start)
+}
+
+// place settles the user record just appended at buf[start:]: the batch
+// before it is written first when the record would make it reach the
+// maximum batch size or carry it past the maximum file length, and the
+// file is rotated before a batch that would start with it when the
+// record would reach the maximum file length.
+func (w *JournalWriter) place(start int) (Location, error) {
+	s := len(w.buf) - start
+	if w.f != nil && start > BatchHeaderSize {
+		n := start + s // the batch with the record, control record included
 		if n >= w.opts.MaxBatchSize || w.bOff+n > w.opts.MaxFileLength {
-			if err := w.flush(); err != nil {
+			if err := w.writeBatch(start); err != nil {
+				w.buf = w.buf[:BatchHeaderSize]
 				return Location{}, err
 			}
+			w.buf = w.buf[:BatchHeaderSize+copy(w.buf[BatchHeaderSize:], w.buf[start:])]
+			start = BatchHeaderSize
 		}
 	}
-	if len(w.batch) == 0 {
+	if start == BatchHeaderSize {
 		if w.f == nil || (w.off > 0 && w.off+s >= w.opts.MaxFileLength) {
 			if err := w.rotate(); err != nil {
+				w.buf = w.buf[:BatchHeaderSize]
 				return Location{}, err
 			}
 		}
 		w.bOff = w.off
 	}
-	loc := Location{File: w.id, Offset: int32(w.bOff + BatchHeaderSize + len(w.batch)), Size: int32(s)}
-	w.batch = AppendUserRecord(w.batch, payload)
-	return loc, nil
+	return Location{File: w.id, Offset: int32(w.bOff + start), Size: int32(s)}, nil
 }
 
-// AppendCommand encodes c and appends it.
-func (w *JournalWriter) AppendCommand(c *Command) (Location, error) {
-	w.cbuf = AppendCommand(w.cbuf[:0], c)
-	return w.Append(w.cbuf)
-}
-
-func (w *JournalWriter) flush() error {
-	if len(w.batch) == 0 {
-		return nil
+// writeBatch writes buf[:end] (control record room and user records) as a
+// batch to the current file.
+func (w *JournalWriter) writeBatch(end int) error {
+	b := w.buf[:end]
+	copy(b, BatchMagic)
+	binary.BigEndian.PutUint32(b[batchMagicLen:], uint32(end-BatchHeaderSize))
+	var sum uint64
+	if !w.opts.NoChecksum {
+		sum = uint64(adler32Sum(b[BatchHeaderSize:]))
 	}
-	w.buf = AppendBatch(w.buf[:0], w.batch, !w.opts.NoChecksum)
-	if _, err := w.f.Write(w.buf); err != nil {
+	binary.BigEndian.PutUint64(b[batchMagicLen+4:], sum)
+	if _, err := w.f.Write(b); err != nil {
 		return fmt.Errorf("write %s: %w", w.f.Name(), err)
 	}
-	w.off += len(w.buf)
-	w.batch = w.batch[:0]
+	w.off += end
 	return nil
 }
 
+func (w *JournalWriter) flush() error {
+	if len(w.buf) <= BatchHeaderSize {
+		return nil
+	}
+	err := w.writeBatch(len(w.buf))
+	w.buf = w.buf[:BatchHeaderSize]
+	return err
+}
+
+// closeFile ends the current file, whose batches have all been written.
 func (w *JournalWriter) closeFile() error {
 	if w.f == nil {
 		return nil
-	}
-	if err := w.flush(); err != nil {
-		return err
 	}
 	if _, err := w.f.Write(EOFRecord); err != nil {
 		return fmt.Errorf("write %s: %w", w.f.Name(), err)
@@ -146,6 +186,8 @@ func (w *JournalWriter) closeFile() error {
 	return nil
 }
 
+// rotate ends the current file and starts the next one. The open batch
+// holds at most the record that starts the new file.
 func (w *JournalWriter) rotate() error {
 	if err := w.closeFile(); err != nil {
 		return err
@@ -164,6 +206,11 @@ func (w *JournalWriter) rotate() error {
 // Close writes the open batch and the EOF record, fsyncs the last file and
 // the directory.
 func (w *JournalWriter) Close() error {
+	if w.f != nil {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
 	if err := w.closeFile(); err != nil {
 		return err
 	}

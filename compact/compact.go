@@ -172,6 +172,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return rep, nil
 	}
 
+	pf := p.read(st) // while the new directory is set up
+	defer pf.close()
+
 	parent := filepath.Dir(dir)
 	stamp := opts.Now().UTC().Format("20060102T150405Z")
 	backup := opts.BackupDir
@@ -208,14 +211,12 @@ func Compact(dir string, opts Options) (*Report, error) {
 	}
 
 	t0 = time.Now()
-	written, err := p.write(st, tmp, opts)
+	written, files, err := p.write(pf, tmp, opts)
 	if err != nil {
 		return nil, err
 	}
+	pf.close()
 	if err := copyExtras(dir, tmp); err != nil {
-		return nil, err
-	}
-	if err := codec.SyncDir(tmp); err != nil {
 		return nil, err
 	}
 	phase("write", t0)
@@ -224,13 +225,28 @@ func Compact(dir string, opts Options) (*Report, error) {
 	}
 	opts.crash("written")
 
+	// The new data files and the directory are made durable while the
+	// verification replays them (it reads the same bytes either way);
+	// the swap waits for both. The wait is part of the verify phase.
+	var syncErr error
+	synced := make(chan struct{})
+	go func() {
+		defer close(synced)
+		syncErr = syncJournal(tmp, files, opts.fault)
+	}()
+	defer func() { <-synced }() // never leave it working on tmp
+
 	t0 = time.Now()
-	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength)
+	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength, p.counts.Messages)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}
 	if err := verify(g, p.bodies, ng, after); err != nil {
 		return nil, err
+	}
+	<-synced
+	if syncErr != nil {
+		return nil, syncErr
 	}
 	rep.Verified = true
 	rep.After = journalSize(nst)
@@ -266,6 +282,28 @@ func Compact(dir string, opts Options) (*Report, error) {
 	phase("swap", t0)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// syncJournal fsyncs the data files ids of the new store in dir, then dir.
+func syncJournal(dir string, ids []int32, fault func(string) error) error {
+	for _, id := range ids {
+		p := filepath.Join(dir, codec.DataFileName(id))
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("fsync %s: %w", p, err)
+		}
+		err = f.Sync()
+		if err == nil {
+			err = fault("sync")
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("fsync %s: %w", p, err)
+		}
+	}
+	return codec.SyncDir(dir)
 }
 
 // finishSwap moves the original (now at m.Temp) to the backup path and

@@ -61,6 +61,31 @@ func TestCompactFailingRename(t *testing.T) {
 	assert.Equal(t, orig, hashDir(t, dir+".backup-20261129T120000Z"))
 }
 
+// TestCompactFailingSync: an fsync of the new journal that fails (it runs
+// while the journal is verified) stops the compaction before the swap:
+// the original stays in place and the new store is removed.
+func TestCompactFailingSync(t *testing.T) {
+	fx := brokertest.Fixtures(t)[0]
+	dir := brokertest.CopyStore(t, fx.StoreDir)
+	orig := hashDir(t, dir)
+	boom := errors.New("injected fsync failure")
+	var exchanged bool
+	_, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow,
+		crash: func(p string) { exchanged = exchanged || p == "exchanged" },
+		fault: func(p string) error {
+			if p == "sync" {
+				return boom
+			}
+			return nil
+		}})
+	require.ErrorIs(t, err, boom)
+	assert.Contains(t, err.Error(), "fsync")
+	assert.False(t, exchanged, "no swap")
+	assert.Equal(t, orig, hashDir(t, dir), "original untouched")
+	ents, _ := os.ReadDir(filepath.Dir(dir))
+	assert.Len(t, ents, 1, "the new store was removed")
+}
+
 // TestCompactENOSPC runs compaction on a store in a tmpfs too small for the
 // new journal: the original stays intact and the error says why.
 func TestCompactENOSPC(t *testing.T) {

@@ -1,8 +1,9 @@
 package compact
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
@@ -71,7 +72,8 @@ type item struct {
 }
 
 type compactPlan struct {
-	items  []item
+	g      *refgraph.Graph
+	locs   []codec.Location           // the records read from the original, in journal order
 	bodies map[codec.Location]bodySum // messages written, by their original location
 	counts Counts
 	bytes  int64 // estimated journal bytes
@@ -79,122 +81,194 @@ type compactPlan struct {
 
 const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
 
-// plan lists the records of the compacted journal (see the package doc).
+// plan counts the records of the compacted journal and lists those read
+// from the original. The records themselves are listed again, one at a
+// time, as they are written (walk), rather than kept.
 func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
-	p := &compactPlan{}
-	add := func(it item, est int64) {
-		p.items = append(p.items, it)
-		p.bytes += est
+	p := &compactPlan{g: g}
+	reads := 0
+	for _, d := range g.Destinations() {
+		reads += len(d.Messages) + len(d.Subscriptions)
 	}
+	for _, t := range g.PreparedTransactions() {
+		reads += len(t.Commands)
+		p.counts.Transactions++
+	}
+	p.locs = make([]codec.Location, 0, reads)
+	_ = walk(g, func(it *item, est int64) error {
+		p.bytes += est
+		p.counts.Records++
+		switch it.kind {
+		case itemSubscription:
+			p.counts.Subscriptions++
+		case itemMessage:
+			p.counts.Messages++
+		case itemAck:
+			p.counts.Acks++
+		case itemEmptyDest:
+			p.counts.EmptyDestinations++
+		case itemVerbatim:
+			p.counts.TransactionRecords++
+		}
+		if it.kind.read() {
+			p.locs = append(p.locs, it.loc)
+		}
+		return nil
+	})
+	p.bytes += int64(p.counts.Records/100+1) * codec.BatchHeaderSize
+	return p, nil
+}
+
+// read: the record is read from the original.
+func (k itemKind) read() bool {
+	return k == itemSubscription || k == itemMessage || k == itemVerbatim
+}
+
+// walk calls fn with the records of the compacted journal, in order (see
+// the package doc), and an estimate of the size of each. It stops at the
+// first error of fn and returns it.
+func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
 	var queues []*refgraph.Destination
+	var msgs []*refgraph.Message
+	var pend []int64
+	var it item
 	for _, d := range g.Destinations() {
 		if !d.IsTopic() {
 			queues = append(queues, d)
 			continue
 		}
 		for _, s := range d.Subscriptions {
-			add(item{kind: itemSubscription, loc: s.Loc, dest: d}, int64(s.Loc.Size))
-			p.counts.Subscriptions++
+			it = item{kind: itemSubscription, loc: s.Loc, dest: d}
+			if err := fn(&it, int64(s.Loc.Size)); err != nil {
+				return err
+			}
 		}
-		msgs := bySeq(d.Messages)
+		msgs = bySeq(msgs[:0], d.Messages)
 		for _, m := range msgs {
-			add(item{kind: itemMessage, loc: m.Loc, dest: d}, int64(m.Loc.Size))
-			p.counts.Messages++
+			it = item{kind: itemMessage, loc: m.Loc, dest: d}
+			if err := fn(&it, int64(m.Loc.Size)); err != nil {
+				return err
+			}
 		}
 		for _, s := range d.Subscriptions {
-			keep := map[int64]bool{}
+			// Ack every message of the destination that is not pending
+			// for the subscription: walk both in sequence order.
+			pend = pend[:0]
 			for i := 0; i < s.NumPending(); i++ {
-				keep[s.PendingAt(i).Seq] = true
+				pend = append(pend, s.PendingAt(i).Seq)
 			}
+			slices.Sort(pend)
+			j := 0
 			for _, m := range msgs {
-				if !keep[m.Seq] {
-					add(item{kind: itemAck, dest: d, id: m.ID, sub: s.Key}, int64(40+len(d.Name)+len(m.ID)+len(s.Key)))
-					p.counts.Acks++
+				for j < len(pend) && pend[j] < m.Seq {
+					j++
+				}
+				if j < len(pend) && pend[j] == m.Seq {
+					continue
+				}
+				it = item{kind: itemAck, dest: d, id: m.ID, sub: s.Key}
+				if err := fn(&it, int64(40+len(d.Name)+len(m.ID)+len(s.Key))); err != nil {
+					return err
 				}
 			}
 		}
 		if len(d.Subscriptions) == 0 && len(msgs) == 0 {
-			add(item{kind: itemEmptyDest, dest: d}, 64)
-			p.counts.EmptyDestinations++
+			it = item{kind: itemEmptyDest, dest: d}
+			if err := fn(&it, 64); err != nil {
+				return err
+			}
 		}
 	}
 	for _, d := range queues {
-		msgs := bySeq(d.Messages)
+		msgs = bySeq(msgs[:0], d.Messages)
 		for _, m := range msgs {
-			add(item{kind: itemMessage, loc: m.Loc, dest: d}, int64(m.Loc.Size))
-			p.counts.Messages++
+			it = item{kind: itemMessage, loc: m.Loc, dest: d}
+			if err := fn(&it, int64(m.Loc.Size)); err != nil {
+				return err
+			}
 		}
 		if len(msgs) == 0 {
-			add(item{kind: itemEmptyDest, dest: d}, 64)
-			p.counts.EmptyDestinations++
+			it = item{kind: itemEmptyDest, dest: d}
+			if err := fn(&it, 64); err != nil {
+				return err
+			}
 		}
 	}
 	for _, t := range g.PreparedTransactions() {
-		p.counts.Transactions++
 		for _, loc := range t.Commands {
-			add(item{kind: itemVerbatim, loc: loc}, int64(loc.Size))
-			p.counts.TransactionRecords++
+			it = item{kind: itemVerbatim, loc: loc}
+			if err := fn(&it, int64(loc.Size)); err != nil {
+				return err
+			}
 		}
 	}
-	p.counts.Records = len(p.items)
-	p.bytes += int64(len(p.items)/100+1) * codec.BatchHeaderSize
-	return p, nil
+	return nil
 }
 
-func bySeq(ms []refgraph.Message) []*refgraph.Message {
-	out := make([]*refgraph.Message, len(ms))
+// bySeq appends pointers to ms, in sequence order, to out.
+func bySeq(out []*refgraph.Message, ms []refgraph.Message) []*refgraph.Message {
 	for i := range ms {
-		out[i] = &ms[i]
+		out = append(out, &ms[i])
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	slices.SortFunc(out, func(a, b *refgraph.Message) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out
 }
 
-// write writes the planned records into dir and returns how many.
-func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, error) {
-	src := newRecordSource(st)
-	defer src.close()
-	var locs []codec.Location
-	for _, it := range p.items {
-		if it.kind == itemVerbatim || it.kind == itemSubscription || it.kind == itemMessage {
-			locs = append(locs, it.loc)
-		}
-	}
-	pf := prefetch(src, locs)
-	defer pf.close()
+// batchSize is the largest batch the compacted journal is written in.
+// Any size up to the broker's journalMaxWriteBatchSize (4 MiB) makes a
+// valid journal; batches well below the 1 MiB buffers the verification
+// replay reads in (codec's framer) each fit in one, and one batch being
+// built stays in the CPU's cache.
+const batchSize = 128 << 10
+
+// read starts reading the records the plan needs from st, ahead of the
+// write (which can start later: the reading is under way meanwhile).
+// The caller closes the prefetcher.
+func (p *compactPlan) read(st *codec.Store) *prefetcher {
+	return prefetch(newRecordSource(st), p.locs)
+}
+
+// write writes the planned records, read by pf (see read), into dir and
+// returns how many, and the ids of the files written. The files are not
+// fsynced (see syncJournal).
+func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
 	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
-	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength})
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize, NoSync: true})
 	var c codec.Command
-	n := 0
-	for i, it := range p.items {
-		if i == len(p.items)/2 {
+	var scratch []byte
+	n, reads := 0, 0
+	err := walk(p.g, func(it *item, _ int64) error {
+		if n == p.counts.Records/2 {
 			opts.crash("writing")
+		}
+		var pl []byte
+		if it.kind.read() {
+			if reads >= len(p.locs) || p.locs[reads] != it.loc {
+				return fmt.Errorf("compact: record %v was not planned", it.loc)
+			}
+			reads++
+			var err error
+			if pl, err = pf.next(); err != nil {
+				return err
+			}
 		}
 		switch it.kind {
 		case itemVerbatim:
-			pl, err := pf.next()
-			if err != nil {
-				return n, err
-			}
 			if _, err := w.Append(pl); err != nil {
-				return n, err
+				return err
 			}
 		case itemSubscription, itemMessage:
-			pl, err := pf.next()
-			if err != nil {
-				return n, err
-			}
 			if err := codec.DecodeCommand(pl, &c); err != nil {
-				return n, fmt.Errorf("record %v: %w", it.loc, err)
+				return fmt.Errorf("record %v: %w", it.loc, err)
 			}
 			if it.kind == itemSubscription {
 				if c.Type != codec.SubscriptionCommand {
-					return n, fmt.Errorf("record %v: %s is not a subscription command", it.loc, c.Type)
+					return fmt.Errorf("record %v: %s is not a subscription command", it.loc, c.Type)
 				}
 				c.Retroactive = false
 			} else {
 				if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
-					return n, fmt.Errorf("record %v: %s is not a message", it.loc, c.Type)
+					return fmt.Errorf("record %v: %s is not a message", it.loc, c.Type)
 				}
 				p.bodies[it.loc] = sumOf(&c)
 				c.Type, c.Update, c.HasInner = codec.AddMessageCommand, false, false
@@ -202,23 +276,38 @@ func (p *compactPlan) write(st *codec.Store, dir string, opts Options) (int, err
 				c.Fields &^= 1 << 1
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
-				return n, err
+				return err
 			}
 		case itemAck, itemEmptyDest:
-			dest := codec.NewDestination(it.dest.Type, []byte(it.dest.Name))
+			// What codec.NewRemoveMessageCommand builds, with the bytes
+			// in one reused buffer.
+			id, sub := it.id, it.sub
+			if it.kind == itemEmptyDest {
+				id = emptyDestinationID
+			}
+			scratch = append(append(append(scratch[:0], it.dest.Name...), id...), sub...)
+			name, rest := scratch[:len(it.dest.Name)], scratch[len(it.dest.Name):]
+			c = codec.Command{Type: codec.RemoveMessageCommand, Dest: codec.NewDestination(it.dest.Type, name),
+				MessageID: rest[:len(id)], Fields: 1<<2 | 1<<3}
 			if it.kind == itemAck {
-				c = *codec.NewRemoveMessageCommand(codec.TxID{}, dest, []byte(it.id), []byte{}, []byte(it.sub))
-			} else {
-				c = *codec.NewRemoveMessageCommand(codec.TxID{}, dest, []byte(emptyDestinationID), nil, nil)
+				c.Ack, c.SubscriptionKey = rest[len(id):len(id)], rest[len(id):]
+				c.Fields |= 1<<4 | 1<<5
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
-				return n, err
+				return err
 			}
 		}
 		n++
+		return nil
+	})
+	if err != nil {
+		return n, nil, err
+	}
+	if n != p.counts.Records || reads != len(p.locs) {
+		return n, nil, fmt.Errorf("compact: %d records written, %d planned", n, p.counts.Records)
 	}
 	if err := w.Close(); err != nil {
-		return n, err
+		return n, nil, err
 	}
-	return n, nil
+	return n, w.Files(), nil
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/kahafs/kahafs/codec"
 )
 
-// recordSource reads single records of a store by location with pread,
-// keeping a few data files open. The records were verified (checksums,
-// framing) when the store was analysed; reading one again checks that its
-// header still says what the analysis saw.
+// recordSource reads records of a store by location with pread, keeping a
+// few data files open. The records were verified (checksums, framing) when
+// the store was analysed; reading one again checks that its header still
+// says what the analysis saw.
 type recordSource struct {
 	st    *codec.Store
 	open  map[int32]*os.File
@@ -26,94 +26,131 @@ func newRecordSource(st *codec.Store) *recordSource {
 	return &recordSource{st: st, open: map[int32]*os.File{}}
 }
 
-// payloadInto returns the body of the record at loc (entry type, length,
-// protobuf), read into buf (grown when too small, and returned).
-func (r *recordSource) payloadInto(loc codec.Location, buf []byte) ([]byte, []byte, error) {
+// file returns the open data file with id.
+func (r *recordSource) file(loc codec.Location) (*os.File, string, error) {
 	fi, ok := r.st.File(loc.File)
 	if !ok {
-		return nil, buf, fmt.Errorf("record %v: %w", loc, codec.ErrMissingFile)
+		return nil, "", fmt.Errorf("record %v: %w", loc, codec.ErrMissingFile)
 	}
-	fd := r.open[loc.File]
-	if fd == nil {
-		var err error
-		if fd, err = os.Open(fi.Path); err != nil {
-			return nil, buf, &codec.CorruptionError{File: fi.Path, FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrUnreadable, Detail: err.Error()}
+	if fd := r.open[loc.File]; fd != nil {
+		return fd, fi.Path, nil
+	}
+	fd, err := os.Open(fi.Path)
+	if err != nil {
+		return nil, fi.Path, &codec.CorruptionError{File: fi.Path, FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrUnreadable, Detail: err.Error()}
+	}
+	if len(r.order) >= openFiles {
+		old := r.order[0]
+		r.order = r.order[1:]
+		r.open[old].Close()
+		delete(r.open, old)
+	}
+	r.open[loc.File] = fd
+	r.order = append(r.order, loc.File)
+	return fd, fi.Path, nil
+}
+
+func badRecord(path string, loc codec.Location, err error, detail string) error {
+	return &codec.CorruptionError{File: path, FileID: loc.File, Offset: int64(loc.Offset),
+		End: int64(loc.Offset) + int64(loc.Size), Err: err, Detail: detail}
+}
+
+// validLoc reports whether loc can be a user record at all.
+func validLoc(loc codec.Location) bool {
+	return loc.Offset >= 0 && loc.Size >= codec.RecordHeaderSize+1
+}
+
+// readRun reads the records at run (one file, increasing offsets, none
+// overlapping the next) with one pread into dst, which holds exactly the
+// span from the first record's start to the last one's end, and appends
+// their payloads (entry type, length, protobuf) to pls. It stops at the
+// first record it cannot return, with an error naming it.
+func (r *recordSource) readRun(run []codec.Location, dst []byte, pls [][]byte) ([][]byte, error) {
+	fd, path, err := r.file(run[0])
+	if err != nil {
+		return pls, err
+	}
+	base := int64(run[0].Offset)
+	n, rerr := fd.ReadAt(dst, base)
+	for _, loc := range run {
+		if !validLoc(loc) {
+			return pls, badRecord(path, loc, codec.ErrBadSize, "record location outside the file")
 		}
-		if len(r.order) >= openFiles {
-			old := r.order[0]
-			r.order = r.order[1:]
-			r.open[old].Close()
-			delete(r.open, old)
+		from := int(int64(loc.Offset) - base)
+		to := from + int(loc.Size)
+		if to > n {
+			if rerr == nil || rerr == io.EOF {
+				return pls, badRecord(path, loc, codec.ErrTruncated, "record location outside the file")
+			}
+			return pls, badRecord(path, loc, codec.ErrUnreadable, rerr.Error())
 		}
-		r.open[loc.File] = fd
-		r.order = append(r.order, loc.File)
-	}
-	bad := func(err error, detail string) error {
-		return &codec.CorruptionError{File: fi.Path, FileID: loc.File, Offset: int64(loc.Offset),
-			End: int64(loc.Offset) + int64(loc.Size), Err: err, Detail: detail}
-	}
-	if loc.Offset < 0 || loc.Size < codec.RecordHeaderSize+1 {
-		return nil, buf, bad(codec.ErrBadSize, "record location outside the file")
-	}
-	if cap(buf) < int(loc.Size) {
-		buf = make([]byte, loc.Size)
-	}
-	b := buf[:loc.Size]
-	if n, err := fd.ReadAt(b, int64(loc.Offset)); n < len(b) {
-		if err == nil || err == io.EOF {
-			return nil, buf, bad(codec.ErrTruncated, "record location outside the file")
+		b := dst[from:to]
+		if size := int32(binary.BigEndian.Uint32(b)); size != loc.Size || b[4] != codec.RecordTypeUser {
+			return pls, badRecord(path, loc, codec.ErrBadSize, fmt.Sprintf("the record there is now of type %d and %d bytes, not %d: the file changed since it was read", b[4], size, loc.Size))
 		}
-		return nil, buf, bad(codec.ErrUnreadable, err.Error())
+		pls = append(pls, b[codec.RecordHeaderSize:])
 	}
-	if size := int32(binary.BigEndian.Uint32(b)); size != loc.Size || b[4] != codec.RecordTypeUser {
-		return nil, buf, bad(codec.ErrBadSize, fmt.Sprintf("the record there is now of type %d and %d bytes, not %d: the file changed since it was read", b[4], size, loc.Size))
-	}
-	return b[codec.RecordHeaderSize:], buf, nil
+	return pls, nil
 }
 
 // prefetcher reads the payloads of a list of locations, in order, on its
 // own goroutine ahead of the writer, so that reading the original store
-// and writing the new one overlap. It owns the recordSource meanwhile.
+// and writing the new one overlap. It owns the recordSource.
+//
+// It fills a few reused buffers with the records of the list in turn;
+// records that follow each other in the list and lie close together in
+// the same file are read with one pread.
 type prefetcher struct {
-	out  chan fetched
-	free chan []byte
+	src  *recordSource
+	out  chan *fetchBatch
+	free chan *fetchBatch
 	stop chan struct{}
 	done chan struct{}
-	held []byte // the buffer of the payload next returned last
+	cur  *fetchBatch // batch being handed out
+	pos  int         // its next payload
 }
 
-type fetched struct {
-	pl, buf []byte
-	err     error
+// fetchBatch is a buffer of records read ahead, in list order.
+type fetchBatch struct {
+	buf []byte
+	pls [][]byte // payloads, pointing into buf
+	err error    // in place of the record after pls
 }
 
-// prefetchDepth is how many payloads may wait for the writer.
-const prefetchDepth = 64
+const (
+	// prefetchBufs buffers of prefetchBufBytes each circulate between the
+	// reading goroutine and the writer.
+	prefetchBufs     = 4
+	prefetchBufBytes = 64 << 10
+	// readGap: neighbouring records at most this far apart are read in
+	// one pread, the bytes between them read and skipped.
+	readGap = 4096
+)
 
 func prefetch(src *recordSource, locs []codec.Location) *prefetcher {
-	pf := &prefetcher{out: make(chan fetched, prefetchDepth), free: make(chan []byte, prefetchDepth+2),
+	pf := &prefetcher{src: src, out: make(chan *fetchBatch, prefetchBufs), free: make(chan *fetchBatch, prefetchBufs),
 		stop: make(chan struct{}), done: make(chan struct{})}
-	for range prefetchDepth + 2 { // in out, being read, being written
-		pf.free <- nil
+	slab := make([]byte, prefetchBufs*prefetchBufBytes)
+	for i := range prefetchBufs {
+		pf.free <- &fetchBatch{buf: slab[i*prefetchBufBytes : (i+1)*prefetchBufBytes : (i+1)*prefetchBufBytes]}
 	}
 	go func() {
 		defer close(pf.done)
 		defer close(pf.out)
-		for _, loc := range locs {
-			var buf []byte
+		for i := 0; i < len(locs); {
+			var fb *fetchBatch
 			select {
-			case buf = <-pf.free:
+			case fb = <-pf.free:
 			case <-pf.stop:
 				return
 			}
-			var f fetched
-			f.pl, f.buf, f.err = src.payloadInto(loc, buf)
+			i = fb.fill(src, locs, i)
 			select {
-			case pf.out <- f:
+			case pf.out <- fb:
 			case <-pf.stop:
 				return
 			}
-			if f.err != nil {
+			if fb.err != nil {
 				return
 			}
 		}
@@ -121,24 +158,85 @@ func prefetch(src *recordSource, locs []codec.Location) *prefetcher {
 	return pf
 }
 
-// next returns the next payload, valid until the following call.
-func (pf *prefetcher) next() ([]byte, error) {
-	if pf.held != nil {
-		pf.free <- pf.held // never blocks: free has room for every buffer
-		pf.held = nil
+// fill reads records from locs[i] on into the batch, as many as fit (at
+// least one: a record larger than the buffer gets a buffer of its own),
+// and returns the index of the first record not read.
+func (fb *fetchBatch) fill(src *recordSource, locs []codec.Location, i int) int {
+	fb.pls, fb.err = fb.pls[:0], nil
+	if cap(fb.buf) > prefetchBufBytes {
+		fb.buf = make([]byte, prefetchBufBytes) // do not keep an outsized buffer
 	}
-	f, ok := <-pf.out
-	if !ok {
-		return nil, fmt.Errorf("compact: more records asked for than planned")
+	used := 0
+	for i < len(locs) {
+		first := locs[i]
+		if !validLoc(first) {
+			_, path, _ := src.file(first)
+			fb.err = badRecord(path, first, codec.ErrBadSize, "record location outside the file")
+			return i
+		}
+		if int(first.Size) > cap(fb.buf)-used {
+			if used > 0 {
+				return i
+			}
+			fb.buf = make([]byte, first.Size)
+		}
+		// Extend the run while the next record is close after this one.
+		j, end := i+1, int64(first.Offset)+int64(first.Size)
+		for j < len(locs) {
+			n := locs[j]
+			if n.File != first.File || !validLoc(n) || int64(n.Offset) < end || int64(n.Offset)-end > readGap ||
+				int64(n.Offset)+int64(n.Size)-int64(first.Offset) > int64(cap(fb.buf)-used) {
+				break
+			}
+			end = int64(n.Offset) + int64(n.Size)
+			j++
+		}
+		span := int(end - int64(first.Offset))
+		dst := fb.buf[used : used+span : used+span]
+		var err error
+		k := len(fb.pls)
+		fb.pls, err = src.readRun(locs[i:j], dst, fb.pls)
+		if err != nil {
+			fb.err = err
+			return i + len(fb.pls) - k
+		}
+		used += span
+		i = j
 	}
-	pf.held = f.buf
-	return f.pl, f.err
+	return i
 }
 
-// close stops the reading goroutine and waits for it.
+// next returns the next payload, valid until the following call.
+func (pf *prefetcher) next() ([]byte, error) {
+	for pf.cur == nil || pf.pos == len(pf.cur.pls) {
+		if pf.cur != nil {
+			if pf.cur.err != nil {
+				return nil, pf.cur.err
+			}
+			pf.free <- pf.cur // never blocks: free has room for every buffer
+			pf.cur = nil
+		}
+		fb, ok := <-pf.out
+		if !ok {
+			return nil, fmt.Errorf("compact: more records asked for than planned")
+		}
+		pf.cur, pf.pos = fb, 0
+	}
+	pl := pf.cur.pls[pf.pos]
+	pf.pos++
+	return pl, nil
+}
+
+// close stops the reading goroutine, waits for it and closes the source.
+// Closing again does nothing.
 func (pf *prefetcher) close() {
+	if pf.src == nil {
+		return
+	}
 	close(pf.stop)
 	<-pf.done
+	pf.src.close()
+	pf.src = nil
 }
 
 func (r *recordSource) close() {

@@ -25,9 +25,11 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			continue
 		}
 		dir := t.TempDir()
-		_, err = p.write(st, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
+		pf := p.read(st)
+		_, _, err = p.write(pf, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
+		pf.close()
 		require.NoError(t, err, fx.Name)
-		_, ng, after, err := loadWithBodies(dir, maxLen(fx))
+		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0)
 		require.NoError(t, err, fx.Name)
 		require.NoError(t, verify(og, p.bodies, ng, after), fx.Name)
 		require.Len(t, p.bodies, p.counts.Messages, fx.Name)
