@@ -48,6 +48,8 @@ type result struct {
 	notes   []string
 	rate    float64 // compact: moved records per second of wall time
 	rateW   float64 // compact: the same over its write phase (its own report)
+	// mount: peak RSS when the first listing answered (0 when unknown)
+	hwmReady int64
 }
 
 func (r *result) note(format string, a ...any) { r.notes = append(r.notes, fmt.Sprintf(format, a...)) }

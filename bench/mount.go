@@ -41,6 +41,7 @@ func (b *bench) mountAndGrep() []*result {
 		return []*result{m, g}
 	}
 	m.wall = srv.ready
+	m.hwmReady = srv.hwmAtReady
 	m.note("RSS at first answer %s", mibOrUnknown(srv.hwmAtReady))
 	if b.wants(stepGrep) {
 		b.grep(g, mnt)
