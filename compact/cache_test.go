@@ -44,6 +44,8 @@ func TestCompactWithCache(t *testing.T) {
 			first, err := Compact(dir, opts) // writes the cache
 			require.NoError(t, err)
 			assert.Equal(t, want.Moved, first.Moved)
+			assert.Equal(t, Analysis{Cache: "off", BytesRead: want.Before.Bytes}, want.Analysis)
+			assert.Equal(t, Analysis{Cache: "miss", Reason: "no cache file", BytesRead: want.Before.Bytes}, first.Analysis)
 			files, err := filepath.Glob(filepath.Join(cdir, "*.kcache"))
 			require.NoError(t, err)
 			require.Len(t, files, 1)
@@ -52,6 +54,7 @@ func TestCompactWithCache(t *testing.T) {
 			second, err := Compact(dir, opts) // from the cache: a hit does not rewrite it
 			require.NoError(t, err)
 			assert.Equal(t, want.Moved, second.Moved)
+			assert.Equal(t, Analysis{Cache: "hit"}, second.Analysis)
 			again, err := os.Stat(files[0])
 			require.NoError(t, err)
 			assert.Equal(t, written.ModTime(), again.ModTime())
@@ -73,6 +76,7 @@ func TestCompactWithCache(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			assert.Equal(t, "miss", got.Analysis.Cache, "a store changed behind the cache's back is read in full")
 			assert.True(t, got.Verified)
 			assert.Equal(t, ref.Moved, got.Moved)
 			assert.Equal(t, ref.After, got.After)

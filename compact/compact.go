@@ -79,10 +79,23 @@ type Report struct {
 	Dropped  []string   `json:"dropped,omitempty"`
 	Verified bool       `json:"verified"`
 	Resumed  string     `json:"resumed,omitempty"`
+	Analysis Analysis   `json:"analysis"`
 	Phases   []Phase    `json:"phases"`
 	Seconds  float64    `json:"seconds"`
 	// RecordsPerSecond is moved records over the write phase.
 	RecordsPerSecond float64 `json:"recordsPerSecond"`
+}
+
+// Analysis says how the original store was analysed.
+type Analysis struct {
+	// Cache is the analysis cache's outcome (package replaycache): "hit"
+	// (no journal byte read), "tail" (only what was appended since),
+	// "miss" (read in full, cache written), "off" (read in full).
+	Cache string `json:"cache"`
+	// Reason says why the cache was not hit.
+	Reason string `json:"reason,omitempty"`
+	// BytesRead are the journal bytes read.
+	BytesRead int64 `json:"bytesRead"`
 }
 
 // ErrDamaged: the store has damage and Force was not given.
@@ -143,10 +156,11 @@ func Compact(dir string, opts Options) (*Report, error) {
 		rep.Resumed = resumed
 	}
 
-	st, g, err := loadCached(dir, opts.MaxFileLength, opts.Cache)
+	st, g, analysis, err := loadCached(dir, opts.MaxFileLength, opts.Cache)
 	if err != nil {
 		return nil, err
 	}
+	rep.Analysis = analysis
 	rep.Before = journalSize(st)
 	if g.Damaged() {
 		if !opts.Force {

@@ -13,7 +13,8 @@ import (
 // load replays the store in dir as a broker restarted on it would. An
 // unreadable index is ignored, as the broker rebuilds it from the journal.
 func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) {
-	return loadCached(dir, maxFileLength, nil)
+	st, g, _, err := loadCached(dir, maxFileLength, nil)
+	return st, g, err
 }
 
 // loadCached is load through the analysis cache (nil: none). The cache
@@ -21,24 +22,24 @@ func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) 
 // are the ones recorded (and, for the last one, its bytes up to the
 // recorded end), and it is consulted under the store's lock, so a stale
 // cache cannot drive a compaction; the verification replays the new
-// journal in full all the same.
-func loadCached(dir string, maxFileLength int, cache *replaycache.Options) (*codec.Store, *refgraph.Graph, error) {
+// journal in full all the same. It also says how the cache was used.
+func loadCached(dir string, maxFileLength int, cache *replaycache.Options) (*codec.Store, *refgraph.Graph, Analysis, error) {
 	st, opts, err := openForReplay(dir, maxFileLength)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Analysis{}, err
 	}
 	if cache == nil {
 		g, err := refgraph.Load(st, opts, codec.ReadOptions{})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, Analysis{}, err
 		}
-		return st, g, nil
+		return st, g, Analysis{Cache: string(replaycache.Off), BytesRead: journalSize(st).Bytes}, nil
 	}
 	res, err := replaycache.Load(st, opts, codec.ReadOptions{}, *cache)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Analysis{}, err
 	}
-	return st, res.Graph, nil
+	return st, res.Graph, Analysis{Cache: string(res.Outcome), Reason: res.Reason, BytesRead: res.BytesRead}, nil
 }
 
 // openForReplay lists the store in dir and the replay options of a broker

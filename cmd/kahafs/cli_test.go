@@ -196,6 +196,7 @@ func TestCompactCLI(t *testing.T) {
 	out, stderr, code = runCLI(t, "compact", "--max-file-length", "16384", dir)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, out, "Messages moved:")
+	assert.Contains(t, out, "- Analysis: read the whole journal", "a fresh copy: no analysis cache to use")
 	assert.Contains(t, out, "Original kept at: "+dir+".backup-")
 
 	_, stderr, code = runCLI(t, "compact", t.TempDir())

@@ -85,6 +85,16 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 		fmt.Fprintf(w, "- Interrupted run: %s.\n", r.Resumed)
 	}
 	fmt.Fprintf(w, "- Journals before: %d (%s).\n", r.Before.Files, sizeText(r.Before.Bytes))
+	switch a := r.Analysis; a.Cache {
+	case "hit":
+		fmt.Fprintln(w, "- Analysis: from the analysis cache (no journal bytes read).")
+	case "tail":
+		fmt.Fprintf(w, "- Analysis: from the analysis cache and %s appended since.\n", sizeText(a.BytesRead))
+	case "miss":
+		fmt.Fprintf(w, "- Analysis: read the whole journal (cache: %s).\n", a.Reason)
+	case "off":
+		fmt.Fprintln(w, "- Analysis: read the whole journal.")
+	}
 	after := "after"
 	if r.DryRun {
 		after = "after (estimate)"
