@@ -85,6 +85,10 @@ func noteCompact(r *result, raw []byte) {
 		} `json:"moved"`
 		Verified         bool    `json:"verified"`
 		RecordsPerSecond float64 `json:"recordsPerSecond"`
+		Analysis         struct {
+			Cache  string `json:"cache"`
+			Reason string `json:"reason"`
+		} `json:"analysis"`
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		r.note("report not understood: %v", err)
@@ -95,6 +99,11 @@ func noteCompact(r *result, raw []byte) {
 		rep.Moved.Records, rep.Moved.Messages, thousands(int64(r.rate)), thousands(int64(rep.RecordsPerSecond)))
 	r.note("%d → %d files, %s → %s, verified: %v", rep.Before.Files, rep.After.Files, mib(rep.Before.Bytes),
 		mib(rep.After.Bytes), rep.Verified)
+	a := "analysis cache: " + rep.Analysis.Cache
+	if rep.Analysis.Reason != "" {
+		a += " (" + rep.Analysis.Reason + ")"
+	}
+	r.note("%s", a)
 }
 
 // copyStore copies the data files into dir and fsyncs them, so that the
