@@ -26,6 +26,7 @@ type options struct {
 	steps                       string
 	javaOpts                    string
 	timeout                     time.Duration
+	runs                        int
 	write                       bool
 	genOnly                     bool
 }
@@ -60,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (options, genConfig, error) {
 	fs.StringVar(&o.steps, "steps", strings.Join(allSteps, ","), "steps to run")
 	fs.StringVar(&o.javaOpts, "java-opts", "-Xmx1g", "JVM options of the broker rebuild (BROKERKIT_JAVA_OPTS)")
 	fs.DurationVar(&o.timeout, "timeout", time.Hour, "longest a single step may run")
+	fs.IntVar(&o.runs, "runs", 3, "runs of cat, holders, stats and the mount's first answer; the median is reported")
 	fs.BoolVar(&o.write, "write", false, "replace the results section of BENCHMARKS.md with this run's")
 	fs.BoolVar(&o.genOnly, "generate-only", false, "only generate (or find) the store and print its manifest")
 	if err := fs.Parse(args); err != nil {

@@ -34,15 +34,38 @@ func (b *bench) mountAndGrep() []*result {
 		m.err = err
 		return []*result{m, g}
 	}
-	srv, err := b.startMount(mnt, "--no-cache")
-	if err != nil {
-		m.err = err
-		g.skipped = "the mount did not come up"
-		return []*result{m, g}
+	// b.o.runs mounts, timed to their first answer (the median is
+	// reported); the last one serves the grep.
+	var (
+		srv    *mountServer
+		walls  []time.Duration
+		runs   = max(b.o.runs, 1)
+		broken = func(err error) []*result {
+			m.err = err
+			g.skipped = "the mount did not come up"
+			return []*result{m, g}
+		}
+	)
+	for i := range runs {
+		s, err := b.startMount(mnt, "--no-cache")
+		if err != nil {
+			return broken(err)
+		}
+		walls = append(walls, s.ready)
+		m.hwmReady = max(m.hwmReady, s.hwmAtReady)
+		if i == runs-1 {
+			srv = s
+			break
+		}
+		if _, err := s.stop(mnt); err != nil {
+			return broken(err)
+		}
 	}
-	m.wall = srv.ready
-	m.hwmReady = srv.hwmAtReady
-	m.note("RSS at first answer %s", mibOrUnknown(srv.hwmAtReady))
+	m.wall = median(walls)
+	if len(walls) > 1 {
+		m.note("median of %d mounts: %s", len(walls), secondsList(walls))
+	}
+	m.note("RSS at first answer %s", mibOrUnknown(m.hwmReady))
 	if b.wants(stepGrep) {
 		b.grep(g, mnt)
 	} else {
