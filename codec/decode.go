@@ -75,8 +75,16 @@ func DecodeCommand(payload []byte, c *Command) error {
 // fixed fields v holds the value, for bytes fields b holds the bytes.
 func walk(msg []byte, fn func(num protowire.Number, typ protowire.Type, v uint64, b []byte) error) error {
 	for len(msg) > 0 {
-		num, typ, n := protowire.ConsumeTag(msg)
-		if n < 0 {
+		// One-byte tags, varints and lengths (nearly all of KahaDB's)
+		// are read here; the rest, and every error, by protowire.
+		var (
+			num protowire.Number
+			typ protowire.Type
+			n   int
+		)
+		if t := msg[0]; t < 0x80 && t>>3 != 0 {
+			num, typ, n = protowire.Number(t>>3), protowire.Type(t&7), 1
+		} else if num, typ, n = protowire.ConsumeTag(msg); n < 0 {
 			return errDecode("bad field tag: %v", protowire.ParseError(n))
 		}
 		msg = msg[n:]
@@ -84,9 +92,18 @@ func walk(msg []byte, fn func(num protowire.Number, typ protowire.Type, v uint64
 		var b []byte
 		switch typ {
 		case protowire.VarintType:
-			v, n = protowire.ConsumeVarint(msg)
+			if len(msg) > 0 && msg[0] < 0x80 {
+				v, n = uint64(msg[0]), 1
+			} else {
+				v, n = protowire.ConsumeVarint(msg)
+			}
 		case protowire.BytesType:
-			b, n = protowire.ConsumeBytes(msg)
+			if len(msg) > 0 && msg[0] < 0x80 && int(msg[0]) < len(msg) {
+				l := int(msg[0])
+				b, n = msg[1:1+l], 1+l
+			} else {
+				b, n = protowire.ConsumeBytes(msg)
+			}
 		case protowire.Fixed32Type:
 			var x uint32
 			x, n = protowire.ConsumeFixed32(msg)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // seedFiles adds the first bytes of fixture data files as fuzz seeds.
@@ -114,4 +115,85 @@ func FuzzDecodeCommand(f *testing.F) {
 		_, _ = codec.ParseMessageAck(c.Ack)
 		_ = codec.AppendCommandJSON(nil, codec.Record{}, &c, codec.JSONOptions{OpenWire: true})
 	})
+}
+
+// FuzzWalk: the field walker's one-byte fast paths give exactly what
+// protowire alone gives: the same fields, values, byte strings (and their
+// capacity) and errors.
+func FuzzWalk(f *testing.F) {
+	for _, b := range seedFiles(f, 1<<20) {
+		r := codec.NewReader(codec.NewDataFile(1, "x", b), codec.ReadOptions{Lenient: true})
+		for n := 0; n < 40; n++ {
+			rec, err := r.Next()
+			if err != nil {
+				break
+			}
+			if p := rec.Payload(); len(p) > 1 {
+				f.Add(append([]byte(nil), p[1:]...)) // the protobuf after the type byte
+			}
+		}
+	}
+	f.Add([]byte{0x00})
+	f.Add([]byte{0x0a, 0x05, 'a'})
+	f.Add([]byte{0x08, 0x80})
+	f.Add([]byte{0x0a, 0x7f})
+	f.Add([]byte{0x0a, 0x01})
+	f.Add([]byte{0x80, 0x01, 0x00})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		got, gotErr := codec.WalkFields(msg)
+		want, wantErr := walkReference(msg)
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Fatalf("errors differ: %v, want %v", gotErr, wantErr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d fields, want %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("field %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// walkReference walks msg with protowire alone, as codec did before its
+// fast paths.
+func walkReference(msg []byte) ([]codec.WalkedField, error) {
+	var out []codec.WalkedField
+	for len(msg) > 0 {
+		num, typ, n := protowire.ConsumeTag(msg)
+		if n < 0 {
+			return out, codec.ErrDecodef("bad field tag: %v", protowire.ParseError(n))
+		}
+		msg = msg[n:]
+		var v uint64
+		var b []byte
+		switch typ {
+		case protowire.VarintType:
+			v, n = protowire.ConsumeVarint(msg)
+		case protowire.BytesType:
+			b, n = protowire.ConsumeBytes(msg)
+		case protowire.Fixed32Type:
+			var x uint32
+			x, n = protowire.ConsumeFixed32(msg)
+			v = uint64(x)
+		case protowire.Fixed64Type:
+			v, n = protowire.ConsumeFixed64(msg)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, msg)
+		}
+		if n < 0 {
+			return out, codec.ErrDecodef("field %d: %v", num, protowire.ParseError(n))
+		}
+		msg = msg[n:]
+		out = append(out, codec.WalkedField{Num: int32(num), Type: int8(typ), V: v, Len: len(b), Cap: cap(b), Nil: b == nil, First: firstByte(b)})
+	}
+	return out, nil
+}
+
+func firstByte(b []byte) int {
+	if len(b) == 0 {
+		return -1
+	}
+	return int(b[0])
 }
