@@ -142,6 +142,30 @@ func compareWithBroker(t *testing.T, g *Graph, v brokerView) {
 		}
 		gotSubs[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName] = s
 	}
+	assert.Len(t, gotSubs, len(v.Subscriptions), "durable subscriptions")
+	for key, bs := range v.Subscriptions {
+		s, ok := gotSubs[key]
+		if !assert.True(t, ok, "subscription %s", key) {
+			continue
+		}
+		gotIDs := []string{}
+		for i := 0; i < s.NumPending(); i++ {
+			gotIDs = append(gotIDs, s.PendingAt(i).ID)
+		}
+		want := bs.Pending
+		if want == nil {
+			want = []string{}
+		}
+		assert.Equal(t, want, gotIDs, "messages delivered to %s", key)
+		assert.EqualValues(t, bs.Count, s.Count, "pending count of %s", key)
+		if bs.Selector != nil {
+			assert.True(t, s.HasSelector, "%s has a selector", key)
+			assert.Equal(t, *bs.Selector, s.Selector, "selector of %s", key)
+		} else {
+			assert.False(t, s.HasSelector, "%s has no selector", key)
+		}
+		assert.Equal(t, bs.NoLocal, s.NoLocal, "noLocal of %s", key)
+	}
 	prepared := g.PreparedTransactions()
 	if assert.Len(t, prepared, len(v.Prepared), "prepared transactions") {
 		byID := map[string]*Transaction{}
