@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kahafs/kahafs/internal/brokertest"
@@ -18,69 +16,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// brokerView is what brokerkit's Inspect reports: a real 5.17.2
-// KahaDBPersistenceAdapter started on the store as it is, and the files
-// its first cleanup (at stop) deleted.
-type brokerView struct {
-	MaxFileLength int64                      `json:"maxFileLength"`
-	FilesBefore   []int32                    `json:"filesBefore"`
-	Deleted       []int32                    `json:"deleted"`
-	Destinations  []string                   `json:"destinations"`
-	Queues        map[string][]string        `json:"queues"`
-	QueueCounts   map[string]int64           `json:"queueCounts"`
-	Subscriptions map[string]brokerSub       `json:"subscriptions"`
-	Prepared      []brokerPrepared           `json:"prepared"`
-	Extra         map[string]json.RawMessage `json:"-"`
-}
-
-type brokerSub struct {
-	ClientID         string   `json:"clientId"`
-	SubscriptionName string   `json:"subscriptionName"`
-	Selector         *string  `json:"selector"`
-	NoLocal          bool     `json:"noLocal"`
-	Count            int64    `json:"count"`
-	Pending          []string `json:"pending"`
-}
-
-type brokerPrepared struct {
-	XID  string   `json:"xid"`
-	Adds []string `json:"adds"`
-	Acks []string `json:"acks"`
-}
-
-type expectedFile struct {
-	Scenario      string     `json:"scenario"`
-	MaxFileLength int64      `json:"journalMaxFileLength"`
-	Inspect       brokerView `json:"inspect"`
-}
-
-// fixtures lists the real-broker stores under testdata/stores.
-func fixtures(t *testing.T) []string {
-	dirs, err := filepath.Glob("../testdata/stores/*/expected.json")
-	require.NoError(t, err)
-	if len(dirs) == 0 {
-		t.Skip("no real-broker fixtures in testdata/stores")
+// fixtureMaxFile is the journalMaxFileLength a fixture was made with.
+func fixtureMaxFile(fx brokertest.Fixture) int64 {
+	if fx.Expected.MaxFileLength == 0 && fx.Expected.Inspect != nil {
+		return int64(fx.Expected.Inspect.MaxFileLength)
 	}
-	for i := range dirs {
-		dirs[i] = filepath.Dir(dirs[i])
-	}
-	return dirs
-}
-
-func readExpected(t *testing.T, dir string) expectedFile {
-	b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
-	require.NoError(t, err)
-	var e expectedFile
-	require.NoError(t, json.Unmarshal(b, &e))
-	if e.MaxFileLength == 0 {
-		e.MaxFileLength = e.Inspect.MaxFileLength
-	}
-	return e
+	return int64(fx.Expected.MaxFileLength)
 }
 
 // compareWithBroker asserts that the graph predicts what the broker did.
-func compareWithBroker(t *testing.T, g *Graph, v brokerView) {
+func compareWithBroker(t *testing.T, g *Graph, v *brokertest.Inspection) {
 	t.Helper()
+	require.NotNil(t, v, "the broker's report")
 	want := v.Deleted
 	if want == nil {
 		want = []int32{}
@@ -132,7 +79,7 @@ func compareWithBroker(t *testing.T, g *Graph, v brokerView) {
 		}
 		assert.Equal(t, ids, gotIDs, "pending messages of queue %s, in delivery order", name)
 		if n, ok := v.QueueCounts[name]; ok {
-			assert.Equal(t, n, d.Stats.Messages, "message count of queue %s", name)
+			assert.EqualValues(t, n, d.Stats.Messages, "message count of queue %s", name)
 		}
 	}
 	gotSubs := map[string]*Subscription{}
@@ -194,14 +141,13 @@ func compareWithBroker(t *testing.T, g *Graph, v brokerView) {
 // TestFixturesAgainstBroker compares the replay of every real-broker store
 // with what brokerkit's Inspect recorded when the fixture was made.
 func TestFixturesAgainstBroker(t *testing.T) {
-	for _, dir := range fixtures(t) {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			e := readExpected(t, dir)
-			g := replayDir(t, filepath.Join(dir, "store"), e.MaxFileLength)
-			compareWithBroker(t, g, e.Inspect)
+	for _, fx := range brokertest.Fixtures(t) {
+		t.Run(fx.Name, func(t *testing.T) {
+			g := replayDir(t, fx.StoreDir, fixtureMaxFile(fx))
+			compareWithBroker(t, g, fx.Expected.Inspect)
 			assert.Empty(t, g.Warnings())
 			// the broker's own cleanup log, when the fixture kept it
-			if lines := brokerGCLines(t, filepath.Join(dir, "logs", "inspect.log")); lines != nil {
+			if lines := brokerGCLines(t, filepath.Join(fx.Dir, "logs", "inspect.log")); lines != nil {
 				assert.Equal(t, lines, gcLines(g.GCLog()), "cleanup log")
 			}
 		})
@@ -211,72 +157,44 @@ func TestFixturesAgainstBroker(t *testing.T) {
 // TestFixturesLiveBroker runs the real broker (brokerkit Inspect) on a copy
 // of every fixture and compares its first cleanup with the prediction.
 func TestFixturesLiveBroker(t *testing.T) {
-	dirs := fixtures(t)
+	fixtures := brokertest.Fixtures(t)
 	requireBroker(t)
-	for _, dir := range dirs {
-		t.Run(filepath.Base(dir), func(t *testing.T) {
+	for _, fx := range fixtures {
+		t.Run(fx.Name, func(t *testing.T) {
 			t.Parallel()
-			e := readExpected(t, dir)
-			g := replayDir(t, filepath.Join(dir, "store"), e.MaxFileLength)
-			v, log := runInspect(t, filepath.Join(dir, "store"), e.MaxFileLength)
+			g := replayDir(t, fx.StoreDir, fixtureMaxFile(fx))
+			v, log := runInspect(t, fx.StoreDir, fixtureMaxFile(fx))
 			compareWithBroker(t, g, v)
 			assert.Equal(t, brokerGCLines(t, log), gcLines(g.GCLog()), "cleanup log")
 		})
 	}
 }
 
-var (
-	brokerOnce sync.Once
-	brokerErr  string
-)
-
-// requireBroker skips the test unless the real broker can be run.
+// requireBroker skips the test in -short mode, and unless the real broker
+// can be run (in CI a missing broker fails the test: brokertest.Require).
 func requireBroker(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: not running the real broker")
 	}
-	brokerOnce.Do(func() {
-		if _, err := exec.LookPath("java"); err != nil {
-			brokerErr = "java or /usr/share/activemq not installed (java not in PATH)"
-			return
-		}
-		if _, err := os.Stat("/usr/share/activemq/lib"); err != nil {
-			brokerErr = "java or /usr/share/activemq not installed (/usr/share/activemq/lib missing)"
-			return
-		}
-		if _, err := os.Stat("../brokerkit/run.sh"); err != nil {
-			brokerErr = "brokerkit/run.sh not found"
-			return
-		}
-		// build once before tests run it in parallel
-		out, err := exec.Command("../brokerkit/build.sh").CombinedOutput()
-		if err != nil {
-			brokerErr = fmt.Sprintf("brokerkit/build.sh failed: %v\n%s", err, out)
-		}
-	})
-	if brokerErr != "" {
-		t.Skip(brokerErr)
-	}
+	brokertest.Require(t)
 }
 
 // runInspect copies store into a temporary directory, runs Inspect on the
 // copy and returns its report and the path of its log.
-func runInspect(t *testing.T, store string, maxFile int64) (brokerView, string) {
+func runInspect(t *testing.T, store string, maxFile int64) (*brokertest.Inspection, string) {
 	t.Helper()
 	tmp := t.TempDir()
 	cp := filepath.Join(tmp, "store")
 	require.NoError(t, faults.CopyDir(cp, store))
 	out := filepath.Join(tmp, "inspect.json")
 	log := filepath.Join(tmp, "inspect.log")
-	cmd := exec.Command("../brokerkit/run.sh", "Inspect", cp, out, "--max-file-length", fmt.Sprint(maxFile), "--log", log)
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "Inspect: %s", b)
+	brokertest.Run(t, "Inspect", cp, out, "--max-file-length", fmt.Sprint(maxFile), "--log", log)
 	raw, err := os.ReadFile(out)
 	require.NoError(t, err)
-	var v brokerView
+	var v brokertest.Inspection
 	require.NoError(t, json.Unmarshal(raw, &v))
-	return v, log
+	return &v, log
 }
 
 // gcLineRE picks the cleanup lines whose content the emulation must
@@ -354,16 +272,16 @@ func TestAdapterFixtures(t *testing.T) {
 			raw, err := os.ReadFile(p)
 			require.NoError(t, err)
 			var e struct {
-				MaxFileLength int64      `json:"journalMaxFileLength"`
-				Inspect       brokerView `json:"inspect"`
-				NoIndex       brokerView `json:"inspectWithoutIndex"`
+				MaxFileLength int64                 `json:"journalMaxFileLength"`
+				Inspect       brokertest.Inspection `json:"inspect"`
+				NoIndex       brokertest.Inspection `json:"inspectWithoutIndex"`
 			}
 			require.NoError(t, json.Unmarshal(raw, &e))
 			store := filepath.Join(dir, "store")
 			withIndex := replayDir(t, store, e.MaxFileLength)
-			compareWithBroker(t, withIndex, e.Inspect)
+			compareWithBroker(t, withIndex, &e.Inspect)
 			noIndex := replayWith(t, store, Options{MaxFileLength: e.MaxFileLength})
-			compareWithBroker(t, noIndex, e.NoIndex)
+			compareWithBroker(t, noIndex, &e.NoIndex)
 			// the two views differ, so the comparisons above mean something
 			a, _ := json.Marshal(e.Inspect)
 			b, _ := json.Marshal(e.NoIndex)

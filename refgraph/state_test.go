@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,14 +108,14 @@ type stateCase struct {
 
 func stateCases(t *testing.T) []stateCase {
 	var cases []stateCase
-	for _, dir := range fixtures(t) {
-		exp := readExpected(t, dir)
-		store := filepath.Join(dir, "store")
+	fixtures := brokertest.Fixtures(t)
+	for _, fx := range fixtures {
+		store := fx.StoreDir
 		st, err := codec.OpenStore(store)
 		require.NoError(t, err)
 		base := StoreOptions(st, true, nil)
-		base.MaxFileLength = exp.MaxFileLength
-		name := filepath.Base(dir)
+		base.MaxFileLength = fixtureMaxFile(fx)
+		name := fx.Name
 		noIndex := base
 		noIndex.Index = nil
 		running := base
@@ -132,7 +133,7 @@ func stateCases(t *testing.T) []stateCase {
 	}
 	// damage: a checksum error inside a file, a torn tail at the end
 	{
-		dir := filepath.Join(fixtures(t)[0], "store")
+		dir := fixtures[0].StoreDir
 		dmg := filepath.Join(t.TempDir(), "store")
 		require.NoError(t, faults.CopyDir(dmg, dir))
 		st, err := codec.OpenStore(dmg)
@@ -141,7 +142,7 @@ func stateCases(t *testing.T) []stateCase {
 		require.NoError(t, faults.EditFile(mid.Path, func(b []byte) []byte { return faults.FlipByte(b, len(b)/2) }))
 		require.NoError(t, faults.EditFile(last.Path, func(b []byte) []byte { return faults.Truncate(b, len(b)*2/3) }))
 		opts := StoreOptions(st, true, nil)
-		opts.MaxFileLength = readExpected(t, fixtures(t)[0]).MaxFileLength
+		opts.MaxFileLength = fixtureMaxFile(fixtures[0])
 		cases = append(cases, stateCase{"damaged", dmg, opts, true})
 	}
 	for _, sc := range scenarios(t) {
@@ -247,7 +248,7 @@ func TestStateResumeAddsFiles(t *testing.T) {
 }
 
 func TestStateMismatch(t *testing.T) {
-	dir := filepath.Join(fixtures(t)[0], "store")
+	dir := brokertest.Fixtures(t)[0].StoreDir
 	st, calls := recordStore(t, dir)
 	opts := StoreOptions(st, true, nil)
 	b := NewBuilder(opts)
@@ -453,9 +454,9 @@ func FuzzResumeState(f *testing.F) {
 // concurrent readers.
 func TestLazyTransactions(t *testing.T) {
 	var dir string
-	for _, d := range fixtures(t) {
-		if filepath.Base(d) == "tx" {
-			dir = filepath.Join(d, "store")
+	for _, fx := range brokertest.Fixtures(t) {
+		if fx.Name == "tx" {
+			dir = fx.StoreDir
 		}
 	}
 	require.NotEmpty(t, dir)
