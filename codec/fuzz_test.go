@@ -81,9 +81,9 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// FuzzDecodeCommand: any payload decodes without panic, and what decodes
-// without unknown fields re-encodes to bytes that decode to the same.
-func FuzzDecodeCommand(f *testing.F) {
+// seedPayloads are the payloads of the first 40 records of every seed file.
+func seedPayloads(f *testing.F) [][]byte {
+	var out [][]byte
 	for _, b := range seedFiles(f, 1<<20) {
 		r := codec.NewReader(codec.NewDataFile(1, "x", b), codec.ReadOptions{Lenient: true})
 		for n := 0; n < 40; n++ {
@@ -91,8 +91,17 @@ func FuzzDecodeCommand(f *testing.F) {
 			if err != nil {
 				break
 			}
-			f.Add(append([]byte(nil), rec.Payload()...))
+			out = append(out, append([]byte(nil), rec.Payload()...))
 		}
+	}
+	return out
+}
+
+// FuzzDecodeCommand: any payload decodes without panic, and what decodes
+// without unknown fields re-encodes to bytes that decode to the same.
+func FuzzDecodeCommand(f *testing.F) {
+	for _, p := range seedPayloads(f) {
+		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		var c, d codec.Command
@@ -121,16 +130,9 @@ func FuzzDecodeCommand(f *testing.F) {
 // protowire alone gives: the same fields, values, byte strings (and their
 // capacity) and errors.
 func FuzzWalk(f *testing.F) {
-	for _, b := range seedFiles(f, 1<<20) {
-		r := codec.NewReader(codec.NewDataFile(1, "x", b), codec.ReadOptions{Lenient: true})
-		for n := 0; n < 40; n++ {
-			rec, err := r.Next()
-			if err != nil {
-				break
-			}
-			if p := rec.Payload(); len(p) > 1 {
-				f.Add(append([]byte(nil), p[1:]...)) // the protobuf after the type byte
-			}
+	for _, p := range seedPayloads(f) {
+		if len(p) > 1 {
+			f.Add(p[1:]) // the protobuf after the type byte
 		}
 	}
 	f.Add([]byte{0x00})
