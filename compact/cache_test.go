@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
@@ -12,20 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// agedCopy copies a fixture store and dates its files back, so that the
-// analysis cache trusts their identities.
-func agedCopy(t *testing.T, src string) string {
-	t.Helper()
-	dir := brokertest.CopyStore(t, src)
-	old := time.Now().Add(-time.Hour)
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	for _, e := range ents {
-		require.NoError(t, os.Chtimes(filepath.Join(dir, e.Name()), old, old))
-	}
-	return dir
-}
 
 // TestCompactWithCache: a compaction analysed through the analysis cache
 // moves what one without it moves, also when the store changed after the
@@ -38,7 +23,7 @@ func TestCompactWithCache(t *testing.T) {
 			cache := &replaycache.Options{Dir: cdir, Logf: func(f string, a ...any) { logged = append(logged, f) }}
 			opts := Options{MaxFileLength: maxLen(fx), Now: fixedNow, DryRun: true, Cache: cache}
 
-			dir := agedCopy(t, fx.StoreDir)
+			dir := brokertest.AgedCopy(t, fx.StoreDir)
 			want, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow, DryRun: true})
 			require.NoError(t, err)
 			first, err := Compact(dir, opts) // writes the cache
@@ -64,7 +49,7 @@ func TestCompactWithCache(t *testing.T) {
 			st, err := codec.OpenStore(dir)
 			require.NoError(t, err)
 			require.NoError(t, os.Remove(st.Files[0].Path))
-			other := agedCopy(t, fx.StoreDir)
+			other := brokertest.AgedCopy(t, fx.StoreDir)
 			require.NoError(t, os.Remove(filepath.Join(other, st.Files[0].Name)))
 			opts.Force, opts.DryRun = true, false
 			got, err := Compact(dir, opts)

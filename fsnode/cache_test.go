@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/replaycache"
@@ -18,13 +17,7 @@ import (
 func TestOpenFromCache(t *testing.T) {
 	for _, fx := range brokertest.Fixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
-			store := brokertest.CopyStore(t, fx.StoreDir)
-			old := time.Now().Add(-time.Hour)
-			ents, err := os.ReadDir(store)
-			require.NoError(t, err)
-			for _, e := range ents {
-				require.NoError(t, os.Chtimes(filepath.Join(store, e.Name()), old, old))
-			}
+			store := brokertest.AgedCopy(t, fx.StoreDir)
 			before := storeState(t, store)
 			opts := quietOpts(t)
 			opts.MaxFileLength = int64(fx.Expected.MaxFileLength)

@@ -21,27 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// past is the mtime given to copied stores: old enough not to be racy.
-var past = time.Now().Add(-time.Hour)
-
-// copyStore copies a fixture store into a temporary directory and dates
-// its files an hour back.
-func copyStore(t *testing.T, src string) string {
-	t.Helper()
-	dir := brokertest.CopyStore(t, src)
-	age(t, dir)
-	return dir
-}
-
-// age dates every file of dir an hour back.
-func age(t *testing.T, dir string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	for _, e := range ents {
-		require.NoError(t, os.Chtimes(filepath.Join(dir, e.Name()), past, past))
-	}
-}
+// past is the mtime of copied stores (brokertest.Past).
+var past = brokertest.Past
 
 // logs collects what the cache logs.
 type logs struct {
@@ -173,7 +154,7 @@ func fixtureSetup(fx brokertest.Fixture) setup {
 func TestHit(t *testing.T) {
 	for _, fx := range brokertest.Fixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
-			dir := copyStore(t, fx.StoreDir)
+			dir := brokertest.AgedCopy(t, fx.StoreDir)
 			cdir := filepath.Join(t.TempDir(), "cache")
 			before := treeState(t, dir)
 			for _, s := range []setup{fixtureSetup(fx), {maxFile: fixtureSetup(fx).maxFile, noIndex: true, keep: -1}} {
@@ -273,7 +254,7 @@ func makePrefix(t *testing.T, dir string, j, cut int, kind prefixKind) func() {
 			require.NoError(t, f.Close())
 		}
 	}
-	age(t, dir)
+	brokertest.Age(t, dir)
 	// restore the full store and date the files it writes back (dating
 	// changes a file's ctime: the files before j are left alone)
 	return func() {
@@ -305,7 +286,7 @@ func TestTail(t *testing.T) {
 			for _, c := range cases {
 				for _, s := range []setup{fixtureSetup(fx), {maxFile: fixtureSetup(fx).maxFile, noIndex: true}} {
 					name := fmt.Sprintf("file%d-batch%d-kind%d-noindex=%v", c.j, c.cut, c.kind, s.noIndex)
-					dir := copyStore(t, fx.StoreDir)
+					dir := brokertest.AgedCopy(t, fx.StoreDir)
 					cdir := t.TempDir()
 					if c.kind != wholeFiles && len(batchStarts(t, codec.FileInfo{ID: st.Files[c.j].ID, Path: filepath.Join(dir, st.Files[c.j].Name)})) <= c.cut {
 						continue
@@ -384,7 +365,7 @@ func TestInvalidation(t *testing.T) {
 		}, s, "index positions or options changed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyStore(t, fx.StoreDir)
+			dir := brokertest.AgedCopy(t, fx.StoreDir)
 			cdir := t.TempDir()
 			var lg logs
 			require.True(t, load(t, dir, cdir, s, &lg).Saved)
@@ -419,7 +400,7 @@ func TestRacy(t *testing.T) {
 func TestCorruptCacheFile(t *testing.T) {
 	fx := brokertest.Fixtures(t)[0]
 	s := fixtureSetup(fx)
-	dir := copyStore(t, fx.StoreDir)
+	dir := brokertest.AgedCopy(t, fx.StoreDir)
 	cdir := t.TempDir()
 	wantG, wantF := reference(t, dir, s)
 	first := load(t, dir, cdir, s, nil)
@@ -454,12 +435,12 @@ func TestCorruptCacheFile(t *testing.T) {
 func TestDamageRoundTrip(t *testing.T) {
 	fx := brokertest.Fixtures(t)[0]
 	s := fixtureSetup(fx)
-	dir := copyStore(t, fx.StoreDir)
+	dir := brokertest.AgedCopy(t, fx.StoreDir)
 	st, err := codec.OpenStore(dir)
 	require.NoError(t, err)
 	mid := st.Files[len(st.Files)/2]
 	require.NoError(t, faults.EditFile(mid.Path, func(b []byte) []byte { return faults.FlipByte(b, len(b)/2) }))
-	age(t, dir)
+	brokertest.Age(t, dir)
 	cdir := t.TempDir()
 	wantG, wantF := reference(t, dir, s)
 	require.True(t, load(t, dir, cdir, s, nil).Saved)
@@ -482,7 +463,7 @@ func TestDamageRoundTrip(t *testing.T) {
 // TestNeverInsideStore: a cache directory inside the store is refused.
 func TestNeverInsideStore(t *testing.T) {
 	fx := brokertest.Fixtures(t)[0]
-	dir := copyStore(t, fx.StoreDir)
+	dir := brokertest.AgedCopy(t, fx.StoreDir)
 	before := treeState(t, dir)
 	var lg logs
 	res := load(t, dir, filepath.Join(dir, "cache"), fixtureSetup(fx), &lg)
@@ -501,7 +482,7 @@ func TestNeverInsideStore(t *testing.T) {
 // TestVariantsBounded: at most variantsPerStore cache files per store.
 func TestVariantsBounded(t *testing.T) {
 	fx := brokertest.Fixtures(t)[0]
-	dir := copyStore(t, fx.StoreDir)
+	dir := brokertest.AgedCopy(t, fx.StoreDir)
 	cdir := t.TempDir()
 	for i := 0; i < 7; i++ {
 		require.True(t, load(t, dir, cdir, setup{maxFile: int64(1<<20 + i)}, nil).Saved)
@@ -515,7 +496,7 @@ func TestVariantsBounded(t *testing.T) {
 func TestEmptyStore(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "db.data"), nil, 0o644))
-	age(t, dir)
+	brokertest.Age(t, dir)
 	cdir := t.TempDir()
 	s := setup{}
 	require.True(t, load(t, dir, cdir, s, nil).Saved)
@@ -611,7 +592,7 @@ func TestMappedCacheLifetime(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, fx.Name, "the tx fixture")
-	dir := copyStore(t, fx.StoreDir)
+	dir := brokertest.AgedCopy(t, fx.StoreDir)
 	cdir := filepath.Join(t.TempDir(), "cache")
 	s := setup{maxFile: fixtureSetup(fx).maxFile, noIndex: true, keep: -1}
 	wantG, wantF := reference(t, dir, s)
@@ -625,7 +606,7 @@ func TestMappedCacheLifetime(t *testing.T) {
 	}
 	require.Equal(t, 1, mappedCacheFiles(t, cdir), "a hit maps the cache file, and keeps it for the graph")
 	// a run that saves a new cache file (the old one is replaced)
-	age(t, dir)
+	brokertest.Age(t, dir)
 	require.NoError(t, os.Remove(filepath.Join(cdir, mustOne(t, cdir))))
 	require.Equal(t, Miss, load(t, dir, cdir, s, nil).Outcome)
 	for range 3 {

@@ -18,27 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// agedCopy copies a fixture's store and dates its files an hour back (a
-// file written in the last seconds is never trusted by the cache).
-func agedCopy(t *testing.T, fx brokertest.Fixture) string {
-	t.Helper()
-	store := brokertest.CopyStore(t, fx.StoreDir)
-	old := time.Now().Add(-time.Hour)
-	ents, err := os.ReadDir(store)
-	require.NoError(t, err)
-	for _, e := range ents {
-		require.NoError(t, os.Chtimes(filepath.Join(store, e.Name()), old, old))
-	}
-	return store
-}
-
 // TestHoldersCache: the second run of holders answers from the cache, with
 // the same output; --no-cache reads everything and writes no cache.
 func TestHoldersCache(t *testing.T) {
 	for _, name := range []string{"tx", "crash", "topics"} {
 		t.Run(name, func(t *testing.T) {
 			fx := fixture(t, name)
-			store := agedCopy(t, fx)
+			store := brokertest.AgedCopy(t, fx.StoreDir)
 			cdir := filepath.Join(t.TempDir(), "cache")
 			mfl := strconv.Itoa(fx.Expected.MaxFileLength)
 			for _, format := range [][]string{{"--json"}, {}} {
@@ -63,13 +49,7 @@ func TestHoldersCache(t *testing.T) {
 			assert.Len(t, ents, 1, "one cache file for the store")
 
 			// the store grew: only the new file is read
-			st, err := codec.OpenStore(store)
-			require.NoError(t, err)
-			next := st.Files[len(st.Files)-1].ID + 1
-			w := codec.NewJournalWriter(store, codec.WriterOptions{FirstID: next, NoSync: true})
-			_, err = w.AppendCommand(&codec.Command{Type: codec.TraceCommand, Text: []byte("hello"), Fields: 1 << 1})
-			require.NoError(t, err)
-			require.NoError(t, w.Close())
+			appendTraceFile(t, store)
 			args := []string{"holders", "--json", "--max-file-length", mfl, store}
 			fresh, _, code := runCLI(t, append(args, "--no-cache")...)
 			require.Equal(t, exitOK, code)
@@ -87,7 +67,7 @@ func TestHoldersCache(t *testing.T) {
 func TestMountCache(t *testing.T) {
 	requireFUSE(t)
 	fx := fixture(t, "tx")
-	store := agedCopy(t, fx)
+	store := brokertest.AgedCopy(t, fx.StoreDir)
 	cdir := t.TempDir()
 	bin := buildKahafs(t)
 	mfl := strconv.Itoa(fx.Expected.MaxFileLength)
@@ -190,16 +170,10 @@ func TestMountCache(t *testing.T) {
 	assert.Equal(t, want, tree(second.mnt))
 
 	// the store grows: the refresh reads the new file only
-	st, err := codec.OpenStore(store)
-	require.NoError(t, err)
-	next := st.Files[len(st.Files)-1].ID + 1
-	w := codec.NewJournalWriter(store, codec.WriterOptions{FirstID: next, NoSync: true})
-	_, err = w.AppendCommand(&codec.Command{Type: codec.TraceCommand, Text: []byte("hello"), Fields: 1 << 1})
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
+	next := appendTraceFile(t, store)
 	require.NoError(t, second.cmd.Process.Signal(syscall.SIGHUP))
 	assert.Contains(t, waitFor(second, "refreshed: snapshot 2"), "cache tail")
-	_, err = os.Stat(filepath.Join(second.mnt, "by-file", codec.DataFileName(next), "0000000028-KAHA_TRACE_COMMAND.json"))
+	_, err := os.Stat(filepath.Join(second.mnt, "by-file", codec.DataFileName(next), "0000000028-KAHA_TRACE_COMMAND.json"))
 	assert.NoError(t, err)
 	grown := tree(second.mnt)
 	stop(second)
@@ -208,4 +182,18 @@ func TestMountCache(t *testing.T) {
 	waitFor(third, "ready")
 	assert.Equal(t, tree(third.mnt), grown, "the refreshed tree is a fresh reading's")
 	stop(third)
+}
+
+// appendTraceFile adds a data file after the store's last one, holding one
+// trace command ("hello", at offset 28), and returns its id.
+func appendTraceFile(t *testing.T, store string) int32 {
+	t.Helper()
+	st, err := codec.OpenStore(store)
+	require.NoError(t, err)
+	next := st.Files[len(st.Files)-1].ID + 1
+	w := codec.NewJournalWriter(store, codec.WriterOptions{FirstID: next, NoSync: true})
+	_, err = w.AppendCommand(&codec.Command{Type: codec.TraceCommand, Text: []byte("hello"), Fields: 1 << 1})
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return next
 }

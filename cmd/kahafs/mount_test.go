@@ -121,14 +121,7 @@ func TestMountLifecycle(t *testing.T) {
 	assert.NotEmpty(t, ents)
 
 	// A new data file, then SIGHUP: the tree shows it.
-	st, err := codec.OpenStore(store)
-	require.NoError(t, err)
-	next := st.Files[len(st.Files)-1].ID + 1
-	w := codec.NewJournalWriter(store, codec.WriterOptions{FirstID: next, NoSync: true})
-	c := &codec.Command{Type: codec.TraceCommand, Text: []byte("hello"), Fields: 1 << 1}
-	_, err = w.AppendCommand(c)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
+	next := appendTraceFile(t, store)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
 	waitFor("refreshed: snapshot 2")
 	_, err = os.Stat(filepath.Join(mnt, "by-file", codec.DataFileName(next), "0000000028-KAHA_TRACE_COMMAND.json"))

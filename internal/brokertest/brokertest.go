@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kahafs/kahafs/internal/faults"
 )
@@ -114,6 +115,33 @@ func Fixtures(t testing.TB) []Fixture {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// Past is the time AgedCopy and Age give files: an hour before the tests
+// started, old enough for the analysis cache to trust a file's identity
+// (it never trusts a file written in the last seconds).
+var Past = time.Now().Add(-time.Hour)
+
+// AgedCopy is CopyStore with every file of the copy dated Past.
+func AgedCopy(t testing.TB, src string) string {
+	t.Helper()
+	dir := CopyStore(t, src)
+	Age(t, dir)
+	return dir
+}
+
+// Age dates every file of dir Past.
+func Age(t testing.TB, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("age %s: %v", dir, err)
+	}
+	for _, e := range ents {
+		if err := os.Chtimes(filepath.Join(dir, e.Name()), Past, Past); err != nil {
+			t.Fatalf("age %s: %v", dir, err)
+		}
+	}
 }
 
 // CopyStore copies a fixture's store into a fresh temporary directory.
