@@ -154,19 +154,27 @@ func stateCases(t *testing.T) []stateCase {
 	return cases
 }
 
+// fullReplay replays a state case without interruption: its records, the
+// options with the store's files, and the graph.
+func fullReplay(t *testing.T, tc stateCase) (*codec.Store, []call, Options, *Graph) {
+	t.Helper()
+	st, calls := recordStore(t, tc.dir)
+	opts := tc.opts
+	opts.Files = st.Files
+	ref := NewBuilder(opts)
+	feed(t, ref, calls)
+	g, err := ref.Build()
+	require.NoError(t, err)
+	return st, calls, opts, g
+}
+
 // TestStateResume saves the replay state at file and batch boundaries of
 // every fixture and synthetic journal, resumes a Builder from it, feeds
 // the rest and compares the graph in full with an uninterrupted replay.
 func TestStateResume(t *testing.T) {
 	for _, tc := range stateCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			st, calls := recordStore(t, tc.dir)
-			opts := tc.opts
-			opts.Files = st.Files
-			ref := NewBuilder(opts)
-			feed(t, ref, calls)
-			g, err := ref.Build()
-			require.NoError(t, err)
+			_, calls, opts, g := fullReplay(t, tc)
 			want := g.Dump()
 			if tc.name == "damaged" {
 				require.True(t, g.Damaged())
@@ -211,13 +219,7 @@ func TestStateResumeAddsFiles(t *testing.T) {
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			st, calls := recordStore(t, tc.dir)
-			opts := tc.opts
-			opts.Files = st.Files
-			ref := NewBuilder(opts)
-			feed(t, ref, calls)
-			g, err := ref.Build()
-			require.NoError(t, err)
+			st, calls, opts, g := fullReplay(t, tc)
 			want := g.Dump()
 
 			// split before the FileDone of every file: the state knows
