@@ -67,6 +67,12 @@ func TestCompactFixturesBrokerAgrees(t *testing.T) {
 			assert.LessOrEqual(t, rep.After.Files, rep.Before.Files, "no more files")
 
 			got := brokertest.Inspect(t, dir, maxLen(fx))
+			for q, ids := range want.Queues {
+				if brokertest.IndexOnlyOrder(fx.Name, q) {
+					assert.ElementsMatch(t, ids, got.Queues[q], "pending messages of %s", q)
+					want.Queues[q], got.Queues[q] = nil, nil
+				}
+			}
 			assert.Equal(t, want.Queues, got.Queues, "pending messages per queue, in order")
 			require.Equal(t, len(want.Subscriptions), len(got.Subscriptions))
 			for k, ws := range want.Subscriptions {

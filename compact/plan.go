@@ -158,6 +158,11 @@ func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
 			for i := 0; i < s.NumPending(); i++ {
 				pend = append(pend, s.PendingAt(i).Seq)
 			}
+			// acked in a prepared transaction: still the subscription's
+			// until the outcome (the transaction's ack is written after)
+			for _, m := range s.InDoubt() {
+				pend = append(pend, m.Seq)
+			}
 			slices.Sort(pend)
 			j := 0
 			for _, m := range msgs {

@@ -26,19 +26,13 @@ func stateOf(g *refgraph.Graph) liveState {
 	for _, d := range g.Destinations() {
 		s.dests = append(s.dests, d.String())
 		if !d.IsTopic() {
-			ids := make([]string, 0, len(d.Messages))
-			for _, m := range d.Messages {
-				ids = append(ids, m.ID)
-			}
-			s.queues[d.String()] = ids
+			s.queues[d.String()] = messageIDs(d.Pending())
+			s.queues[d.String()+" in doubt"] = messageIDs(d.InDoubt())
 			continue
 		}
 		for _, sub := range d.Subscriptions {
-			ids := make([]string, 0, sub.NumPending())
-			for i := 0; i < sub.NumPending(); i++ {
-				ids = append(ids, sub.PendingAt(i).ID)
-			}
-			s.subs[d.String()+"|"+sub.Key] = ids
+			s.subs[d.String()+"|"+sub.Key] = messageIDs(sub.Pending())
+			s.subs[d.String()+"|"+sub.Key+" in doubt"] = messageIDs(sub.InDoubt())
 		}
 	}
 	sort.Strings(s.dests)
@@ -54,6 +48,14 @@ func stateOf(g *refgraph.Graph) liveState {
 		s.prepared[t.ID] = ops
 	}
 	return s
+}
+
+func messageIDs(ms []*refgraph.Message) []string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
+	}
+	return ids
 }
 
 // verify compares the live state of the original and the compacted store,

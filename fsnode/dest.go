@@ -115,6 +115,7 @@ type destinationDir struct {
 const (
 	nameStats         = "stats.json"
 	namePending       = "pending"
+	nameInDoubt       = "in-doubt"
 	nameSubscriptions = "subscriptions"
 )
 
@@ -125,6 +126,8 @@ func (d *destinationDir) members() []member {
 	}
 	if d.d.IsTopic() {
 		ms = append(ms, member{nameSubscriptions, true, destIno(d.d, nameSubscriptions)})
+	} else {
+		ms = append(ms, member{nameInDoubt, true, destIno(d.d, nameInDoubt)})
 	}
 	return ms
 }
@@ -143,9 +146,18 @@ func (d *destinationDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 	case nameStats:
 		return newTextFile(ctx, p, name, s, dest.String()+"/"+name, destIno(dest, name), func() ([]byte, error) { return s.renderDestStats(dest) }, out)
 	case namePending:
-		msgs := dest.Messages
-		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: dest.String(), n: len(msgs), at: func(i int) *refgraph.Message { return &msgs[i] }}
+		// a queue: what a restarted broker delivers, in order; a topic:
+		// every message some durable subscription still needs
+		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: dest.String(), n: dest.NumPending(), at: dest.PendingAt}
+		if dest.IsTopic() {
+			msgs := dest.Messages
+			list.n, list.at = len(msgs), func(i int) *refgraph.Message { return &msgs[i] }
+		}
 		return newDir(ctx, p, name, s, list, destIno(dest, name), out), 0
+	case nameInDoubt:
+		if !dest.IsTopic() {
+			return newDir(ctx, p, name, s, messageList(s, dest.String()+"/"+name, dest.InDoubt()), destIno(dest, name), out), 0
+		}
 	case nameSubscriptions:
 		if dest.IsTopic() {
 			subs := dest.Subscriptions
@@ -154,6 +166,11 @@ func (d *destinationDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 		}
 	}
 	return nil, noEntry()
+}
+
+// messageList is a pendingDir over a list of messages.
+func messageList(s *Snapshot, what string, ms []*refgraph.Message) *pendingDir {
+	return &pendingDir{dirNode: dirNode{snap: s}, what: what, n: len(ms), at: func(i int) *refgraph.Message { return ms[i] }}
 }
 
 // pending/: one file per message in delivery order, named by its position
@@ -260,6 +277,7 @@ func (d *subscriptionDir) Readdir(context.Context) (fs.DirStream, syscall.Errno)
 	return membersStream([]member{
 		{nameInfo, false, subIno(d.sub, nameInfo)},
 		{namePending, true, subIno(d.sub, namePending)},
+		{nameInDoubt, true, subIno(d.sub, nameInDoubt)},
 	}), 0
 }
 
@@ -274,6 +292,8 @@ func (d *subscriptionDir) Lookup(ctx context.Context, name string, out *fuse.Ent
 	case namePending:
 		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: what, n: sub.NumPending(), at: sub.PendingAt}
 		return newDir(ctx, p, name, s, list, subIno(sub, name), out), 0
+	case nameInDoubt:
+		return newDir(ctx, p, name, s, messageList(s, what+"/"+name, sub.InDoubt()), subIno(sub, name), out), 0
 	}
 	return nil, noEntry()
 }

@@ -30,6 +30,7 @@ const (
 	kindTxDir                     // by-transaction/ID: first command's location
 	kindTxState                   // by-transaction/ID/state
 	kindTxInfo                    // by-transaction/ID/info.json
+	kindTxInDoubt                 // by-transaction/ID/in-doubt
 	kindHashed     inoKind = 31   // everything else: hash of the tree path
 )
 

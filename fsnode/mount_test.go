@@ -261,7 +261,7 @@ func TestDestinations(t *testing.T) {
 	var si struct {
 		ClientID string  `json:"clientId"`
 		Name     string  `json:"subscriptionName"`
-		Pending  int     `json:"pending"`
+		Pending  int     `json:"deliverable"`
 		Selector *string `json:"selector"`
 	}
 	readJSON(t, filepath.Join(td, "subscriptions", "c%2F2:..%2Fs2", "info.json"), &si)
@@ -352,6 +352,16 @@ func TestTransactions(t *testing.T) {
 		require.NoError(t, err)
 		states[n] = string(b)
 		ents := names(t, filepath.Join(bt, n))
+		if string(b) == "prepared\n" {
+			// in-doubt/: the stored messages the prepared transaction acks
+			require.Equal(t, "in-doubt", ents[len(ents)-3])
+			for _, m := range names(t, filepath.Join(bt, n, "in-doubt")) {
+				var msg map[string]any
+				readJSON(t, filepath.Join(bt, n, "in-doubt", m), &msg)
+				assert.Equal(t, "KAHA_ADD_MESSAGE_COMMAND", msg["type"], m)
+			}
+			ents = append(ents[:len(ents)-3], ents[len(ents)-2:]...)
+		}
 		assert.Equal(t, []string{"info.json", "state"}, ents[len(ents)-2:])
 		cmds := ents[:len(ents)-2]
 		assert.True(t, sort.StringsAreSorted(cmds))

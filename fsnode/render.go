@@ -373,12 +373,18 @@ func (s *Snapshot) renderDestStats(d *refgraph.Destination) ([]byte, error) {
 		Messages      int64    `json:"messages"`
 		Bytes         int64    `json:"bytes"`
 		Files         []string `json:"files"`
-		Pending       int      `json:"pending"`
+		BrokerCount   int64    `json:"brokerCount"`
+		Deliverable   *int     `json:"deliverable,omitempty"`
+		InDoubt       *int64   `json:"inDoubt,omitempty"`
 		Subscriptions int      `json:"subscriptions,omitempty"`
 	}{
 		Destination: d.String(), Type: d.Type.Scheme(), Name: d.Name, Escaped: EscapeName(d.Name), Key: d.Key,
 		Messages: d.Stats.Messages, Bytes: d.Stats.Bytes, Files: fileNames(d.Stats.Files),
-		Pending: len(d.Messages), Subscriptions: len(d.Subscriptions),
+		BrokerCount: d.Stats.Count, Subscriptions: len(d.Subscriptions),
+	}
+	if !d.IsTopic() {
+		n, in := d.NumPending(), d.Stats.InDoubt
+		doc.Deliverable, doc.InDoubt = &n, &in
 	}
 	return marshal(doc)
 }
@@ -393,13 +399,14 @@ func (s *Snapshot) renderSubInfo(sub *refgraph.Subscription) ([]byte, error) {
 		NoLocal          bool    `json:"noLocal"`
 		Retroactive      bool    `json:"retroactive"`
 		Location         string  `json:"location"`
-		Count            int64   `json:"count"`
-		Pending          int     `json:"pending"`
+		BrokerCount      int64   `json:"brokerCount"`
+		Deliverable      int     `json:"deliverable"`
+		InDoubt          int     `json:"inDoubt"`
 		LastAck          int64   `json:"lastAck"`
 	}{
 		Destination: sub.Destination.String(), Key: sub.Key, ClientID: sub.ClientID, SubscriptionName: sub.SubscriptionName,
 		NoLocal: sub.NoLocal, Retroactive: sub.Retroactive, Location: sub.Loc.String(),
-		Count: sub.Count, Pending: sub.NumPending(), LastAck: sub.LastAck,
+		BrokerCount: sub.Count, Deliverable: sub.NumPending(), InDoubt: len(sub.InDoubt()), LastAck: sub.LastAck,
 	}
 	if sub.HasSelector {
 		sel := sub.Selector

@@ -75,6 +75,9 @@ var _ fs.NodeReaddirer = (*transactionDir)(nil)
 
 func (d *transactionDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
 	ms := []member{{nameState, false, txIno(kindTxState, d.t)}, {nameInfo, false, txIno(kindTxInfo, d.t)}}
+	if d.t.State == refgraph.Prepared {
+		ms = append(ms, member{nameInDoubt, true, txIno(kindTxInDoubt, d.t)})
+	}
 	// The command types come from the files' indexes; build them now so
 	// that an error is reported here rather than as a short listing.
 	types := make([]codec.EntryType, len(d.t.Commands))
@@ -119,6 +122,11 @@ func (d *transactionDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 		return newTextFile(ctx, p, name, s, t.ID+"/"+name, txIno(kindTxState, t), func() ([]byte, error) { return []byte(string(t.State) + "\n"), nil }, out)
 	case nameInfo:
 		return newTextFile(ctx, p, name, s, t.ID+"/"+name, txIno(kindTxInfo, t), func() ([]byte, error) { return s.renderTxInfo(t) }, out)
+	case nameInDoubt:
+		if t.State == refgraph.Prepared {
+			return newDir(ctx, p, name, s, messageList(s, t.ID+"/"+name, t.InDoubt), txIno(kindTxInDoubt, t), out), 0
+		}
+		return nil, noEntry()
 	}
 	// FILE-OFFSET-TYPE.json: find the command among the transaction's.
 	const w = offsetDigits

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -68,7 +69,7 @@ func compareWithBroker(t *testing.T, g *Graph, v *brokertest.Inspection) {
 			continue
 		}
 		var gotIDs []string
-		for _, m := range d.Messages {
+		for _, m := range d.Pending() {
 			gotIDs = append(gotIDs, m.ID)
 		}
 		if ids == nil {
@@ -77,9 +78,13 @@ func compareWithBroker(t *testing.T, g *Graph, v *brokertest.Inspection) {
 		if gotIDs == nil {
 			gotIDs = []string{}
 		}
-		assert.Equal(t, ids, gotIDs, "pending messages of queue %s, in delivery order", name)
+		if brokertest.IndexOnlyOrder(path.Base(t.Name()), name) {
+			assert.ElementsMatch(t, ids, gotIDs, "pending messages of queue %s", name)
+		} else {
+			assert.Equal(t, ids, gotIDs, "pending messages of queue %s, in delivery order", name)
+		}
 		if n, ok := v.QueueCounts[name]; ok {
-			assert.EqualValues(t, n, d.Stats.Messages, "message count of queue %s", name)
+			assert.EqualValues(t, n, d.Stats.Count, "message count of queue %s", name)
 		}
 	}
 	gotSubs := map[string]*Subscription{}
@@ -146,6 +151,11 @@ func TestFixturesAgainstBroker(t *testing.T) {
 			g := replayDir(t, fx.StoreDir, fixtureMaxFile(fx))
 			compareWithBroker(t, g, fx.Expected.Inspect)
 			assert.Empty(t, g.Warnings())
+			if v := fx.Expected.InspectWithoutIndex; v != nil {
+				t.Run("without-index", func(t *testing.T) {
+					compareWithBroker(t, replayWith(t, fx.StoreDir, Options{MaxFileLength: fixtureMaxFile(fx)}), v)
+				})
+			}
 			// the broker's own cleanup log, when the fixture kept it
 			if lines := brokerGCLines(t, filepath.Join(fx.Dir, "logs", "inspect.log")); lines != nil {
 				assert.Equal(t, lines, gcLines(g.GCLog()), "cleanup log")

@@ -2,6 +2,7 @@ package refgraph
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +17,9 @@ import (
 func (b *Builder) Build() (*Graph, error) {
 	if b.built {
 		return nil, errBuilt
+	}
+	if err := b.reach(math.MaxInt32); err != nil {
+		return nil, err
 	}
 	b.built = true
 	g := &Graph{fileByID: map[int32]*File{}, destByK: map[string]*Destination{}}
@@ -163,6 +167,43 @@ func (b *Builder) inProgress(open []*txState) []*txState {
 
 // ---- destinations ----
 
+// preparedAcks are the acks of the prepared transactions a restarted
+// broker recovers (KahaDBTransactionStore.recover → trackRecoveredAcks):
+// per destination key, the acked message ids of queue acks (sub "") and
+// of each durable subscription, with the transaction.
+type preparedAcks map[string]map[string]map[string]string
+
+func (b *Builder) preparedAcks(open []*txState) preparedAcks {
+	pa := preparedAcks{}
+	for _, t := range open {
+		if !t.prepared {
+			continue
+		}
+		for _, op := range t.ops {
+			if op.add {
+				continue
+			}
+			key := strconv.Itoa(int(op.typ)) + ":" + op.name
+			bySub := pa[key]
+			if bySub == nil {
+				bySub = map[string]map[string]string{}
+				pa[key] = bySub
+			}
+			sub := ""
+			if op.hasSub {
+				sub = op.subKey
+			}
+			ids := bySub[sub]
+			if ids == nil {
+				ids = map[string]string{}
+				bySub[sub] = ids
+			}
+			ids[b.ids.String(op.id)] = t.id
+		}
+	}
+	return pa
+}
+
 func (b *Builder) materialize(g *Graph, open []*txState) {
 	var all []*dest
 	for _, m := range b.dests {
@@ -170,6 +211,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			all = append(all, d)
 		}
 	}
+	pa := b.preparedAcks(open)
 	for _, d := range all {
 		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key}
 		seqs := make([]int64, 0, len(d.entries))
@@ -183,22 +225,34 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			}
 			return seqs[i] < seqs[j]
 		})
+		acked := pa[d.key]
 		gd.Messages = make([]Message, len(seqs))
-		index := make(map[int64]int32, len(seqs))
 		files := map[int32]bool{}
 		for i, s := range seqs {
 			e := d.entries[s]
-			gd.Messages[i] = Message{ID: b.ids.String(e.id), Loc: e.loc, Priority: e.prio,
+			m := Message{ID: b.ids.String(e.id), Loc: e.loc, Priority: e.prio,
 				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
 				Updated: e.flags&flagUpdated != 0}
-			index[s] = int32(i)
+			for _, ids := range acked {
+				if tx, ok := ids[m.ID]; ok {
+					m.AckedInPreparedTx = tx
+				}
+			}
+			gd.Messages[i] = m
 			files[e.loc.File] = true
 		}
-		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes}
+		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes, Count: d.count}
 		for f := range files {
 			gd.Stats.Files = append(gd.Stats.Files, f)
 		}
 		sortInt32(gd.Stats.Files)
+		if !d.topic {
+			// KahaDBMessageStore.recover skips the messages a prepared
+			// transaction acked, and the recovered count leaves them out
+			gd.delivery, gd.inDoubt = holdBack(gd.Messages, indexesOf(len(gd.Messages)), acked[""])
+			gd.Stats.InDoubt = int64(len(gd.inDoubt))
+			gd.Stats.Count -= int64(len(acked[""]))
+		}
 		for _, s := range d.subs {
 			gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}
 			if info, err := codec.ParseSubscriptionInfo(s.info); err == nil {
@@ -216,48 +270,30 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 				}
 			}
 			// §5.4: filtered delivery when some pending seq is below lastAck
+			var deliver []int32
 			if s.hasPos && !s.pos.empty() && s.pos.head() < s.lastAck {
 				for i, m := range gd.Messages {
 					if s.pos.contains(m.Seq) {
-						gs.pending = append(gs.pending, int32(i))
+						deliver = append(deliver, int32(i))
 					}
 				}
 			} else {
 				for i, m := range gd.Messages {
 					if m.Seq > s.lastAck {
-						gs.pending = append(gs.pending, int32(i))
+						deliver = append(deliver, int32(i))
 					}
 				}
 			}
+			// recoverSubscription skips what the subscription acked in a
+			// prepared transaction
+			gs.pending, gs.inDoubt = holdBack(gd.Messages, deliver, acked[s.key])
 			gd.Subscriptions = append(gd.Subscriptions, gs)
 		}
 		g.dests = append(g.dests, gd)
 		g.destByK[gd.Key] = gd
-		_ = index
 	}
 	sort.Slice(g.dests, func(i, j int) bool { return g.dests[i].String() < g.dests[j].String() })
 
-	// messages acked inside prepared transactions stay until the outcome
-	for _, t := range open {
-		if !t.prepared {
-			continue
-		}
-		for _, op := range t.ops {
-			if op.add {
-				continue
-			}
-			gd, ok := g.destByK[strconv.Itoa(int(op.typ))+":"+op.name]
-			if !ok {
-				continue
-			}
-			id := b.ids.String(op.id)
-			for i := range gd.Messages {
-				if gd.Messages[i].ID == id {
-					gd.Messages[i].AckedInPreparedTx = t.id
-				}
-			}
-		}
-	}
 	s := &g.summary
 	for _, d := range g.dests {
 		s.Destinations++
@@ -270,6 +306,31 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 		s.Messages += d.Stats.Messages
 		s.MessageBytes += d.Stats.Bytes
 	}
+}
+
+func indexesOf(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i)
+	}
+	return out
+}
+
+// holdBack divides the messages at ix into those whose id is not in held and
+// those that are, keeping the order.
+func holdBack(ms []Message, ix []int32, held map[string]string) (keep, out []int32) {
+	if len(held) == 0 {
+		return ix, nil
+	}
+	keep = ix[:0:0]
+	for _, i := range ix {
+		if _, ok := held[ms[i].ID]; ok {
+			out = append(out, i)
+		} else {
+			keep = append(keep, i)
+		}
+	}
+	return keep, out
 }
 
 // destOrder emulates the broker's storedDestinations HashMap: a restarted
@@ -589,6 +650,11 @@ func (b *Builder) listTransactions(g *Graph, open []*txState) {
 			o := TxOp{Add: op.add, Destination: op.typ.Scheme() + "://" + op.name, MessageID: b.ids.String(op.id),
 				Subscription: op.subKey, Loc: op.loc}
 			tr.Ops = append(tr.Ops, o)
+			if t.prepared && !op.add {
+				if m := g.message(strconv.Itoa(int(op.typ))+":"+op.name, o.MessageID); m != nil {
+					tr.InDoubt = append(tr.InDoubt, m)
+				}
+			}
 		}
 		g.txs = append(g.txs, tr)
 	}
@@ -604,6 +670,20 @@ func (b *Builder) listTransactions(g *Graph, open []*txState) {
 	}
 	g.txs = append(g.txs, done...)
 	g.summary.CompletedTransactionsKept = len(done)
+}
+
+// message finds a stored message of the destination with key dk.
+func (g *Graph) message(dk, id string) *Message {
+	d := g.destByK[dk]
+	if d == nil {
+		return nil
+	}
+	for i := range d.Messages {
+		if d.Messages[i].ID == id {
+			return &d.Messages[i]
+		}
+	}
+	return nil
 }
 
 // checkMissing reports data files the index refers to that are not in the

@@ -36,6 +36,15 @@ type Options struct {
 	// KeepCompleted bounds the committed and rolled-back transactions the
 	// graph lists (the most recent ones): 0 means 1000, < 0 all.
 	KeepCompleted int
+	// Compactions are the store's ack-compaction files
+	// (codec.CompactionHeads of Files) and ReadForwarded reads the records
+	// one of them forwarded (codec.ReadForwarded); StoreOptions sets both.
+	// A compaction file whose source is gone carries the only trace of
+	// acks and commits the broker applied when they were first written:
+	// before the index's recovery position they are applied where the
+	// source was (see the package doc).
+	Compactions   []codec.CompactionHead
+	ReadForwarded func(file int32, fn func(codec.Record, *codec.Command) error) error
 }
 
 // priority classes of the broker's order index.
@@ -207,6 +216,13 @@ type Builder struct {
 	commands      int64
 	skipped       int64
 
+	// ack-compaction files whose source is gone, by source id, still to
+	// be met; reached: the replay is past every file below this id;
+	// earlyDone: the compaction files met so far
+	early     []codec.CompactionHead
+	reached   int32
+	earlyDone []int32
+
 	// compaction handling for the current file
 	skipping   bool
 	skipTo     int64
@@ -258,7 +274,61 @@ func NewBuilder(opts Options) *Builder {
 		}
 	}
 	b.phaseB = !b.hasRecovery
+	b.early = goneSources(opts.Compactions, b.present)
 	return b
+}
+
+// goneSources lists the compaction files whose source is not in the
+// store, by source (then file) id.
+func goneSources(heads []codec.CompactionHead, present map[int32]bool) []codec.CompactionHead {
+	var out []codec.CompactionHead
+	for _, h := range heads {
+		if !present[h.Source] && h.Source < h.File {
+			out = append(out, h)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Source != out[j].Source {
+			return out[i].Source < out[j].Source
+		}
+		return out[i].File < out[j].File
+	})
+	return out
+}
+
+// reach moves the replay up to file id: the forwarded records of every
+// compaction file whose source (gone) lies below id are applied here,
+// where the source's records were, when that is before the index's
+// recovery position. The broker that wrote them applied the acks and
+// commits when they were first written, in the source file; the copies
+// are all that is left of them. From the recovery position on, the
+// broker replays the copies where they are (Command), not here.
+func (b *Builder) reach(id int32) error {
+	if id <= b.reached {
+		return nil
+	}
+	b.reached = id
+	for len(b.early) > 0 && b.early[0].Source < id {
+		h := b.early[0]
+		b.early = b.early[1:]
+		b.earlyDone = append(b.earlyDone, h.File)
+		if b.phaseB {
+			continue
+		}
+		if b.opts.ReadForwarded == nil {
+			b.warnf("%s forwards the acks of %s, which is gone; they were not read, so messages they acknowledged may show as pending",
+				codec.DataFileName(h.File), codec.DataFileName(h.Source))
+			continue
+		}
+		err := b.opts.ReadForwarded(h.File, func(rec codec.Record, c *codec.Command) error {
+			b.process(rec.Loc, c)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("refgraph: forwarded acks of %s: %w", codec.DataFileName(h.File), err)
+		}
+	}
+	return nil
 }
 
 func (b *Builder) addFile(fi codec.FileInfo) *File {
@@ -294,6 +364,9 @@ func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
 	}
 	loc := rec.Loc
 	if b.curFile == nil || b.curFile.ID != loc.File {
+		if err := b.reach(loc.File); err != nil {
+			return err
+		}
 		b.startFile(loc.File)
 	}
 	f := b.curFile
@@ -373,6 +446,9 @@ func (b *Builder) startFile(id int32) {
 func (b *Builder) FileDone(sum *codec.FileSummary) error {
 	if b.built {
 		return errBuilt
+	}
+	if err := b.reach(sum.Info.ID); err != nil {
+		return err
 	}
 	f, ok := b.fileIx[sum.Info.ID]
 	if !ok {

@@ -39,16 +39,30 @@ func (g *Graph) Dump() string {
 		for _, m := range d.Messages {
 			p("  msg %+v", m)
 		}
+		for _, m := range d.Pending() {
+			p("  deliver %s %v", m.ID, m.Seq)
+		}
+		for _, m := range d.InDoubt() {
+			p("  in-doubt %s %v", m.ID, m.Seq)
+		}
 		for _, s := range d.Subscriptions {
 			p("  sub key=%q client=%q name=%q sel=%q/%v nolocal=%v retro=%v loc=%v count=%d lastAck=%d",
 				s.Key, s.ClientID, s.SubscriptionName, s.Selector, s.HasSelector, s.NoLocal, s.Retroactive, s.Loc, s.Count, s.LastAck)
 			for i := 0; i < s.NumPending(); i++ {
 				p("    pending %s %v", s.PendingAt(i).ID, s.PendingAt(i).Seq)
 			}
+			for _, m := range s.InDoubt() {
+				p("    in-doubt %s %v", m.ID, m.Seq)
+			}
 		}
 	}
 	for _, tx := range g.Transactions() {
-		p("tx %+v", *tx)
+		t := *tx
+		t.InDoubt = nil
+		p("tx %+v", t)
+		for _, m := range tx.InDoubt {
+			p("  in-doubt %s %v", m.ID, m.Seq)
+		}
 	}
 	p("summary %+v", g.Summary())
 	p("damaged %v", g.Damaged())

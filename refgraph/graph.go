@@ -157,10 +157,11 @@ type Destination struct {
 	Key string
 	// Messages are the messages the store holds for the destination, in
 	// the broker's order-index order (priority class HI, DEF, LO; by
-	// sequence within a class). For a queue this is the delivery order;
-	// for a topic every message still needed by at least one durable
-	// subscription. Messages acked only inside a prepared transaction are
-	// included (AckedInPreparedTx set).
+	// sequence within a class): for a queue its messages, for a topic
+	// every message still needed by at least one durable subscription.
+	// Messages acked only inside a prepared transaction are included
+	// (AckedInPreparedTx set): they keep their files. What a restarted
+	// broker delivers is Pending (queues) and Subscription.Pending.
 	Messages []Message
 	// Stats are what the broker keeps in its index for the destination
 	// (AMQ-7132): message count and record bytes.
@@ -168,6 +169,36 @@ type Destination struct {
 	// Subscriptions are the durable subscriptions of a topic, in the
 	// index's subscription-location list order.
 	Subscriptions []*Subscription
+
+	// delivery: indexes into Messages of what a restarted broker
+	// delivers from the queue, in order; inDoubt: the queue's messages
+	// acked inside a prepared transaction, which the broker holds back
+	// until the outcome.
+	delivery, inDoubt []int32
+}
+
+// NumPending is the number of messages a restarted broker delivers from a
+// queue (0 for a topic: see its subscriptions).
+func (d *Destination) NumPending() int { return len(d.delivery) }
+
+// PendingAt returns the i-th message a restarted broker delivers from the
+// queue.
+func (d *Destination) PendingAt(i int) *Message { return &d.Messages[d.delivery[i]] }
+
+// Pending returns the delivered messages of a queue in order (a new slice).
+func (d *Destination) Pending() []*Message { return pick(d.Messages, d.delivery) }
+
+// InDoubt returns the queue's messages that a prepared XA transaction
+// acknowledges, in the store's order (a new slice): the broker neither
+// delivers nor counts them until the transaction manager decides.
+func (d *Destination) InDoubt() []*Message { return pick(d.Messages, d.inDoubt) }
+
+func pick(ms []Message, ix []int32) []*Message {
+	out := make([]*Message, len(ix))
+	for i, j := range ix {
+		out[i] = &ms[j]
+	}
+	return out
 }
 
 // IsTopic reports whether the destination is a topic.
@@ -178,8 +209,15 @@ func (d *Destination) String() string { return d.Type.Scheme() + "://" + d.Name 
 
 // DestStats are per-destination statistics.
 type DestStats struct {
+	// Messages and Bytes are what the index holds for the destination
+	// (Bytes: the sum of the holding records' sizes).
 	Messages int64
-	Bytes    int64 // sum of the holding records' sizes
+	Bytes    int64
+	// Count is the message count a restarted broker reports for the
+	// destination (JMX QueueSize): for a queue, Messages less the
+	// messages acked inside prepared transactions (InDoubt).
+	Count   int64
+	InDoubt int64
 	// Files are the data files holding the destination's messages.
 	Files []int32
 }
@@ -224,9 +262,16 @@ type Subscription struct {
 	Count int64
 	// LastAck is the sequence of the last processed ack (-1: none).
 	LastAck int64
-	// pending: indexes into Destination.Messages, in delivery order.
-	pending []int32
+	// pending: indexes into Destination.Messages, in delivery order;
+	// inDoubt: messages the subscription acked inside a prepared
+	// transaction (not delivered until the outcome).
+	pending, inDoubt []int32
 }
+
+// InDoubt returns the messages the subscription acknowledged inside a
+// prepared XA transaction (a new slice): the broker does not deliver them
+// until the outcome; Count still counts them.
+func (s *Subscription) InDoubt() []*Message { return pick(s.Destination.Messages, s.inDoubt) }
 
 // NumPending is the number of messages the broker delivers to the
 // subscription on recovery (may differ from Count, §5.4).
@@ -236,13 +281,7 @@ func (s *Subscription) NumPending() int { return len(s.pending) }
 func (s *Subscription) PendingAt(i int) *Message { return &s.Destination.Messages[s.pending[i]] }
 
 // Pending returns the delivered messages in order (a new slice).
-func (s *Subscription) Pending() []*Message {
-	out := make([]*Message, len(s.pending))
-	for i, j := range s.pending {
-		out[i] = &s.Destination.Messages[j]
-	}
-	return out
-}
+func (s *Subscription) Pending() []*Message { return pick(s.Destination.Messages, s.pending) }
 
 // TxKind tells local from XA transactions.
 type TxKind string
@@ -280,6 +319,10 @@ type Transaction struct {
 	// Ops are the transaction's message operations (kept for in-flight
 	// and prepared transactions only; nil for finished ones).
 	Ops []TxOp
+	// InDoubt are the stored messages a prepared transaction acknowledges,
+	// in the order of its acks: the broker holds them back from delivery
+	// until the outcome (Destination.InDoubt, Subscription.InDoubt).
+	InDoubt []*Message
 }
 
 // TxOp is an operation of a transaction.

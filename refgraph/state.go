@@ -30,7 +30,7 @@ import (
 //	version | replay key | files | current file | phase | destinations |
 //	destination events | message-id table | transactions | completed
 //	transactions | ack maps | audit / ack-map / last-update locations |
-//	counters | compaction skipping | warnings
+//	counters | compaction skipping | compaction files met early | warnings
 //
 // Decoding checks every reference it restores, so a state that decodes
 // cannot make the Builder fail or loop later; allocations are bounded by
@@ -46,12 +46,18 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 1
+const stateVersion = 2
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was
 // written by another version of the encoding.
 var ErrStateMismatch = errors.New("refgraph: saved replay state does not match the options")
+
+// ErrForwardedBehind: a saved state does not fit the store because an
+// ack-compaction file whose source is gone lies behind the saved replay
+// position (its forwarded records belong there); it wraps
+// ErrStateMismatch.
+var ErrForwardedBehind = fmt.Errorf("%w: an ack-compaction file whose source is gone appeared behind the saved replay", ErrStateMismatch)
 
 // ErrStateCorrupt: a saved state does not decode.
 var ErrStateCorrupt = errors.New("refgraph: saved replay state is corrupt")
@@ -257,6 +263,12 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	w.Varint(b.skipTo)
 	w.Bool(b.skipWarned)
 	w.Bool(b.copyPhase)
+
+	w.Varint(int64(b.reached))
+	w.Uvarint(uint64(len(b.earlyDone)))
+	for _, id := range b.earlyDone {
+		w.Varint(int64(id))
+	}
 
 	w.Uvarint(uint64(len(b.warnings)))
 	for _, s := range b.warnings {
@@ -467,7 +479,38 @@ func resumeBuilder(opts Options, data []byte) (*Builder, error) {
 	for _, fi := range files {
 		b.addFile(fi)
 	}
+	if err := b.resumeEarly(); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+// resumeEarly works out which compaction files with a gone source a
+// resumed Builder still has to meet. One that is not among those the
+// saved replay met but belongs behind its position (a compaction file
+// written, or a source deleted, since) would have had to be applied in
+// the past: the state does not fit the store any more.
+func (b *Builder) resumeEarly() error {
+	done := map[int32]bool{}
+	for _, id := range b.earlyDone {
+		done[id] = true
+	}
+	var left []codec.CompactionHead
+	for _, h := range goneSources(b.opts.Compactions, b.present) {
+		if done[h.File] {
+			continue
+		}
+		// behind the saved position, where the replay was already in its
+		// second phase, the broker replays the copies where they are: nothing
+		// was missed
+		replayed := !b.hasRecovery || (b.seenPhaseB && b.phaseBStart.File <= h.Source)
+		if h.Source < b.reached && !replayed {
+			return fmt.Errorf("%w: %s (source %s)", ErrForwardedBehind, codec.DataFileName(h.File), codec.DataFileName(h.Source))
+		}
+		left = append(left, h)
+	}
+	b.early = left
+	return nil
 }
 
 // stateDecoder reads a state into a fresh Builder, checking every
@@ -657,6 +700,12 @@ func (d *stateDecoder) decode() error {
 	b.skipTo = r.Varint()
 	b.skipWarned = r.Bool()
 	b.copyPhase = r.Bool()
+
+	b.reached = r.Int32()
+	n = r.Count(1)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		b.earlyDone = append(b.earlyDone, r.Int32())
+	}
 
 	n = r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {

@@ -2,6 +2,7 @@ package refgraph
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 
 	"github.com/kahafs/kahafs/codec"
@@ -14,7 +15,7 @@ import (
 // journal, which is what a nil Options.Index means. The reading itself is
 // codec's; the replay stays free of I/O.
 func StoreOptions(st *codec.Store, useIndex bool, note func(error)) Options {
-	opts := Options{Files: st.Files}
+	opts := Options{Files: st.Files, Compactions: codec.CompactionHeads(st.Files), ReadForwarded: forwardedReader(st)}
 	if !st.HasIndex || !useIndex {
 		return opts
 	}
@@ -38,4 +39,15 @@ func Load(st *codec.Store, opts Options, read codec.ReadOptions) (*Graph, error)
 		return nil, err
 	}
 	return b.Build()
+}
+
+// forwardedReader reads the forwarded records of st's compaction files.
+func forwardedReader(st *codec.Store) func(int32, func(codec.Record, *codec.Command) error) error {
+	return func(file int32, fn func(codec.Record, *codec.Command) error) error {
+		fi, ok := st.File(file)
+		if !ok {
+			return fmt.Errorf("%s is not in %s", codec.DataFileName(file), st.Dir)
+		}
+		return codec.ReadForwarded(fi, fn)
+	}
 }

@@ -264,12 +264,9 @@ func replayDir(t testing.TB, dir string, maxFile int64) *Graph {
 	t.Helper()
 	st, err := codec.OpenStore(dir)
 	require.NoError(t, err)
-	var idx *codec.IndexMetadata
-	if st.HasIndex {
-		idx, err = codec.ReadIndexMetadata(dir)
-		require.NoError(t, err)
-	}
-	b := NewBuilder(Options{Files: st.Files, Index: idx, MaxFileLength: maxFile})
+	opts := StoreOptions(st, true, func(err error) { require.NoError(t, err) })
+	opts.MaxFileLength = maxFile
+	b := NewBuilder(opts)
 	require.NoError(t, codec.ReadStore(st, codec.ReadOptions{}, 0, b))
 	g, err := b.Build()
 	require.NoError(t, err)

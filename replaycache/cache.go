@@ -408,6 +408,9 @@ func (l *loader) use(c *cacheData) (*Result, string, error) {
 }
 
 func stateWhy(err error) string {
+	if errors.Is(err, refgraph.ErrForwardedBehind) {
+		return "an ack-compaction file whose source is gone appeared"
+	}
 	if errors.Is(err, refgraph.ErrStateMismatch) {
 		return "index positions or options changed"
 	}

@@ -36,7 +36,8 @@ import org.apache.activemq.store.kahadb.KahaDBPersistenceAdapter;
 public final class Scenarios {
     private Scenarios() {}
 
-    public static final String[] ALL = {"queues", "topics", "tx", "crash", "ackcompact", "hostile"};
+    public static final String[] ALL = {"queues", "topics", "tx", "crash", "ackcompact", "hostile",
+            "ackfwd-gone", "ackfwd-gone-tail", "ackfwd-chain"};
     public static final int HALT_EXIT_CODE = 77;
     /** Long enough that no periodic checkpoint fires during a run: all GC is explicit (adapter.checkpoint). */
     static final long NO_PERIODIC = 3_600_000L;
@@ -76,6 +77,7 @@ public final class Scenarios {
     }
 
     public static Cfg cfg(String name) {
+        if (Fidelity.has(name)) return Fidelity.cfg(name);
         Cfg c = new Cfg();
         c.name = name;
         switch (name) {
@@ -167,7 +169,10 @@ public final class Scenarios {
                 case "crash": crash(x); break; // does not return
                 case "ackcompact": ackcompact(x); break;
                 case "hostile": Hostile.run(x); break;
-                default: throw new IllegalArgumentException(name);
+                default:
+                    if (!Fidelity.has(name)) throw new IllegalArgumentException(name);
+                    Fidelity.run(x);
+                    break;
             }
             x.writeRun(true);
             return 0;
@@ -804,6 +809,7 @@ public final class Scenarios {
             if (xids.contains(o)) p.add("transaction " + o + " recovered as prepared");
         }
         List<Object> deleted = (List<Object>) ins.get("deleted");
+        if (Fidelity.has(name)) p.addAll(Fidelity.check(name, rec, run, ins));
         boolean wantGarbage = name.equals("queues") || name.equals("topics") || name.equals("crash") || name.equals("ackcompact");
         if (wantGarbage && deleted.isEmpty()) p.add("expected the restarted broker to delete garbage files, it deleted none");
         String[] need;

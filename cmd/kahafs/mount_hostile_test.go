@@ -182,7 +182,6 @@ func TestMountHostileNames(t *testing.T) {
 				Name        string `json:"name"`
 				Escaped     string `json:"escapedName"`
 				Key         string `json:"key"`
-				Pending     int    `json:"pending"`
 			}
 			readJSONFile(t, filepath.Join(tdir, e.Name(), "stats.json"), &st)
 			raw := rawName(t, e.Name(), func() string { return st.Name })
@@ -245,8 +244,8 @@ func TestMountHostileNames(t *testing.T) {
 				Key         string `json:"key"`
 				ClientID    string `json:"clientId"`
 				Name        string `json:"subscriptionName"`
-				Count       int    `json:"count"`
-				Pending     int    `json:"pending"`
+				Count       int    `json:"brokerCount"`
+				Pending     int    `json:"deliverable"`
 			}
 			readJSONFile(t, filepath.Join(sdir, e.Name(), "info.json"), &info)
 			key := rawName(t, e.Name(), func() string { return info.Key })
