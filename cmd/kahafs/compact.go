@@ -39,7 +39,7 @@ holds the lock while it works so that no broker starts mid-way.
 STORE is analysed through the analysis cache, as by holders (--cache-dir,
 --no-cache); a cache is used only when every data file has exactly the
 identity it had, and the compacted journal is always verified by a full replay.`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var cache *replaycache.Options
 			if !f.cache.off {

@@ -49,7 +49,7 @@ The analysis is kept in a cache outside the store (--cache-dir, default
 $KAHAFS_CACHE_DIR or the user cache directory): a second run on an unchanged
 store reads no journal, one on a store that grew reads only what was
 appended. stderr says how the cache was used; --no-cache reads everything.`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stop, err := f.profile.start()
 			if err != nil {

@@ -63,7 +63,7 @@ With --rw a file "control" appears at the root: writing "compact" (or
 compact; the broker must be stopped); reading it shows the progress and the
 last result. After a compaction the tree shows the new store. Everything
 else stays read-only.`,
-		Args: cobra.ExactArgs(2),
+		Args: withUsage(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMount(cmd, args[0], args[1], f)
 		},
@@ -116,8 +116,8 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 		Logger:        logger,
 		Progress:      bar.update,
 		Debug:         f.debug,
-		Control:       mountController(store, f, logger),
-		Cache:         mountCache(f, logger),
+		Control:       mountController(store, f, stderr),
+		Cache:         mountCache(f, stderr),
 		KernelCache:   f.kernelCache,
 	})
 	bar.finish()
@@ -262,12 +262,14 @@ func progressSize(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// mountCache is the analysis cache of the mount (nil with --no-cache).
-func mountCache(f mountFlags, logger *log.Logger) *replaycache.Options {
+// mountCache is the analysis cache of the mount (nil with --no-cache); its
+// problems are reported on w as every command reports them.
+func mountCache(f mountFlags, w io.Writer) *replaycache.Options {
 	if f.cache.off {
 		return nil
 	}
-	return &replaycache.Options{Dir: f.cache.dir, Logf: logger.Printf}
+	o := f.cache.options(w)
+	return &o
 }
 
 // cacheNote tells in the ready and refreshed lines how the snapshot used
@@ -281,14 +283,14 @@ func cacheNote(s *fsnode.Snapshot) string {
 }
 
 // mountController wires the control file of a --rw mount to compaction.
-func mountController(store string, f mountFlags, logger *log.Logger) fsnode.Controller {
+func mountController(store string, f mountFlags, stderr io.Writer) fsnode.Controller {
 	if !f.rw {
 		return nil
 	}
 	return func(args []string, progress func(string)) (string, bool, error) {
 		dry := len(args) > 1 && args[1] == "--dry-run"
 		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: int(f.maxFileLength), Progress: progress,
-			Cache: mountCache(f, logger)})
+			Cache: mountCache(f, stderr)})
 		if err != nil {
 			return "", false, err
 		}

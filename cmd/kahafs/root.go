@@ -19,6 +19,7 @@ Exit status: 0 clean, 1 error, 2 the store has damage (reported on stderr).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(flagUsageError)
 	root.AddCommand(newDumpCmd(), newStatsCmd(), newCompactCmd(), newMountCmd(), newHoldersCmd())
 	return root
 }
