@@ -24,8 +24,10 @@ type Options struct {
 	// store, named STORE.backup-<timestamp>). Must be on the same file
 	// system as the store.
 	BackupDir string
-	// MaxFileLength of the new journal files (default 32 MiB, the broker's
-	// default journalMaxFileLength). Also used to read the original.
+	// MaxFileLength is the broker's journalMaxFileLength: the length of the
+	// new journal files, and what the analysis of the original assumes.
+	// Zero: read off the store as every command does
+	// (replaycache.LoadMaxFileLength); Report.MaxFileLength says which.
 	MaxFileLength int
 	// Force compacts a damaged store; what the damage dropped is reported.
 	Force bool
@@ -80,8 +82,11 @@ type Report struct {
 	Verified bool       `json:"verified"`
 	Resumed  string     `json:"resumed,omitempty"`
 	Analysis Analysis   `json:"analysis"`
-	Phases   []Phase    `json:"phases"`
-	Seconds  float64    `json:"seconds"`
+	// MaxFileLength is the journalMaxFileLength used, and where it came
+	// from.
+	MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
+	Phases        []Phase                   `json:"phases"`
+	Seconds       float64                   `json:"seconds"`
 	// RecordsPerSecond is moved records over the write phase.
 	RecordsPerSecond float64 `json:"recordsPerSecond"`
 }
@@ -112,9 +117,6 @@ func Compact(dir string, opts Options) (*Report, error) {
 	start := time.Now()
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.MaxFileLength <= 0 {
-		opts.MaxFileLength = codec.DefaultMaxFileLength
 	}
 	if opts.crash == nil {
 		opts.crash = func(string) {}
@@ -156,11 +158,12 @@ func Compact(dir string, opts Options) (*Report, error) {
 		rep.Resumed = resumed
 	}
 
-	st, g, analysis, err := loadCached(dir, opts.MaxFileLength, opts.Cache)
+	st, g, analysis, mfl, err := analyse(dir, int64(max(opts.MaxFileLength, 0)), opts.Cache, nil)
 	if err != nil {
 		return nil, err
 	}
-	rep.Analysis = analysis
+	rep.Analysis, rep.MaxFileLength = analysis, mfl
+	opts.MaxFileLength = int(mfl.Value)
 	rep.Before = journalSize(st)
 	if g.Damaged() {
 		if !opts.Force {

@@ -14,7 +14,7 @@ import (
 type compactFlags struct {
 	dryRun        bool
 	backup        string
-	maxFileLength int
+	maxFileLength maxFileLengthFlag
 	json          bool
 	force         bool
 	cache         cacheFlags
@@ -51,11 +51,12 @@ identity it had, and the compacted journal is always verified by a full replay.`
 				return err
 			}
 			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
-				MaxFileLength: f.maxFileLength, Force: f.force, Cache: cache})
+				MaxFileLength: int(f.maxFileLength), Force: f.force, Cache: cache})
 			stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
 			if err != nil {
 				return err
 			}
+			warnMaxFileLength(cmd.ErrOrStderr(), rep.MaxFileLength)
 			if f.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -67,7 +68,7 @@ identity it had, and the compacted journal is always verified by a full replay.`
 	}
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "report what would be moved; write nothing")
 	cmd.Flags().StringVar(&f.backup, "backup", "", "where to keep the original store (default STORE.backup-<time>, same file system)")
-	cmd.Flags().IntVar(&f.maxFileLength, "max-file-length", 0, "journalMaxFileLength of the broker (default 32 MiB)")
+	addMaxFileLengthFlag(cmd, &f.maxFileLength)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&f.force, "force", false, "compact a damaged store, dropping what the damage hides")
 	f.cache.add(cmd)
@@ -85,6 +86,9 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 		fmt.Fprintf(w, "- Interrupted run: %s.\n", r.Resumed)
 	}
 	fmt.Fprintf(w, "- Journals before: %d (%s).\n", r.Before.Files, sizeText(r.Before.Bytes))
+	if m := r.MaxFileLength; m.Value > 0 {
+		fmt.Fprintf(w, "- journalMaxFileLength: %d (%s).\n", m.Value, m.Text)
+	}
 	switch a := r.Analysis; a.Cache {
 	case "hit":
 		fmt.Fprintln(w, "- Analysis: from the analysis cache (no journal bytes read).")

@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/fsnode"
 	"github.com/kahafs/kahafs/replaycache"
@@ -22,7 +21,7 @@ import (
 
 type mountFlags struct {
 	allowOther    bool
-	maxFileLength int64
+	maxFileLength maxFileLengthFlag
 	running       bool
 	noIndex       bool
 	refresh       time.Duration
@@ -71,7 +70,7 @@ else stays read-only.`,
 	cmd.Flags().BoolVar(&f.allowOther, "allow-other", false, "let other users see the mount (FUSE allow_other)")
 	cmd.Flags().DurationVar(&f.refresh, "refresh", 0, "re-read the store this often when its data files changed (0: only on SIGHUP)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
-	cmd.Flags().Int64Var(&f.maxFileLength, "max-file-length", codec.DefaultMaxFileLength, "the broker's journalMaxFileLength (as for holders)")
+	addMaxFileLengthFlag(cmd, &f.maxFileLength)
 	cmd.Flags().BoolVar(&f.running, "running", false, "pinned/free: the next cleanup of a broker running on the store (as for holders)")
 	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data, as a broker whose index was deleted (as for holders)")
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
@@ -110,7 +109,7 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	fsys, err = fsnode.Open(store, fsnode.Options{
 		AllowOther:    f.allowOther,
 		SkipChecksums: f.noVerify,
-		MaxFileLength: f.maxFileLength,
+		MaxFileLength: int64(f.maxFileLength),
 		Running:       f.running,
 		NoIndex:       f.noIndex,
 		Logger:        logger,
@@ -128,6 +127,7 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 		return err
 	}
 	s := fsys.Snapshot()
+	warnMaxFileLength(stderr, s.MaxFileLength())
 	fmt.Fprintf(stderr, "ready: %s mounted at %s (%d data files, %d commands, read in %s%s)\n",
 		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond), cacheNote(s))
 

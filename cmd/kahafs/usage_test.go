@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +25,8 @@ func TestUsageLine(t *testing.T) {
 		{"mount", store},
 		{"dump", "--file", "x", store},
 		{"stats", "--bogus", store},
-		{"holders", "--max-file-length", "16k", store},
+		{"holders", "--max-file-length", "16q", store},
+		{"compact", "--max-file-length", "4g", store},
 	} {
 		out, stderr, code := runCLI(t, args...)
 		assert.Equal(t, exitError, code, args)
@@ -76,37 +74,10 @@ func TestCacheWarningsOneFormat(t *testing.T) {
 	}
 
 	requireFUSE(t)
-	mnt := filepath.Join(t.TempDir(), "mnt")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	cmd := exec.Command(buildKahafs(t), "mount", "--cache-dir", cdir, fx.StoreDir, mnt)
-	pipe, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = exec.Command("fusermount3", "-u", "-z", mnt).Run()
-	})
-	var lines []string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-			if strings.HasPrefix(sc.Text(), "ready") {
-				return
-			}
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no ready line within 60 s")
-	}
-	got := strings.Join(lines, "\n")
+	p := startMountProc(t, buildKahafs(t), fx.StoreDir, "--cache-dir", cdir)
+	got := p.output()
 	assert.True(t, hasLine(got, warning), "mount: %s", got)
-	for _, l := range lines {
+	for _, l := range strings.Split(got, "\n") {
 		if strings.Contains(l, "cache: ") && !strings.HasPrefix(l, "ready") {
 			assert.True(t, strings.HasPrefix(l, "warning: cache: "), "mount: %q", l)
 		}
