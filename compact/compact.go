@@ -143,7 +143,16 @@ func Compact(dir string, opts Options) (*Report, error) {
 	}
 
 	t0 := time.Now()
-	lock, err := AcquireLock(dir)
+	// A dry run reads only: its lock needs no write access.
+	var lock *StoreLock
+	if opts.DryRun {
+		lock, err = ShareLock(dir)
+	} else {
+		lock, err = AcquireLock(dir)
+		if errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+			err = fmt.Errorf("%w (a compaction writes next to the store and swaps it in: it needs write access to %s and its parent; --dry-run needs only read access)", err, dir)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
