@@ -18,7 +18,9 @@ import (
 
 // Options configure a compaction.
 type Options struct {
-	// DryRun computes and reports what would be moved; nothing is written.
+	// DryRun reports what a compaction would move and write (Report.After:
+	// the files and bytes it writes, laid out without writing); nothing is
+	// written, and only read access to the store is needed.
 	DryRun bool
 	// BackupDir is where the original store goes (default: next to the
 	// store, named STORE.backup-<timestamp>). Must be on the same file
@@ -193,7 +195,16 @@ func Compact(dir string, opts Options) (*Report, error) {
 	rep.Moved = p.counts
 	phase("analyse", t0)
 	if opts.DryRun {
-		rep.After = FilesBytes{Files: estimateFiles(p.bytes, opts.MaxFileLength), Bytes: p.bytes}
+		// The records are read and laid out exactly as the compaction
+		// writes them, into no file: the report is the compaction's.
+		t0 = time.Now()
+		pf := p.read(st)
+		defer pf.close()
+		if _, _, err := p.write(pf, "", opts); err != nil {
+			return nil, err
+		}
+		rep.After = p.written
+		phase("layout", t0)
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, nil
 	}
@@ -403,13 +414,6 @@ func journalSize(st *codec.Store) FilesBytes {
 		fb.Bytes += f.Size
 	}
 	return fb
-}
-
-func estimateFiles(bytes int64, max int) int {
-	if bytes == 0 {
-		return 0
-	}
-	return int((bytes + int64(max) - 1) / int64(max))
 }
 
 func sameFileSystem(a, b string) error {

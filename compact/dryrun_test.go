@@ -85,3 +85,27 @@ func fixtureByName(t *testing.T, name string) brokertest.Fixture {
 	t.Fatalf("no fixture %q", name)
 	return brokertest.Fixture{}
 }
+
+// TestCompactDryRunIsTheResult: on every fixture, and with a file length
+// that makes many files, the dry run reports exactly the files and bytes
+// the compaction then writes, and what it moves.
+func TestCompactDryRunIsTheResult(t *testing.T) {
+	for _, fx := range brokertest.Fixtures(t) {
+		for _, mfl := range []int{0, 4096} {
+			t.Run(fx.Name+"/"+strconv.Itoa(mfl), func(t *testing.T) {
+				dir := brokertest.CopyStore(t, fx.StoreDir)
+				dry, err := Compact(dir, Options{DryRun: true, MaxFileLength: mfl, Now: fixedNow})
+				require.NoError(t, err)
+				rep, err := Compact(dir, Options{MaxFileLength: mfl, Now: fixedNow})
+				require.NoError(t, err)
+				require.True(t, rep.Verified)
+				assert.Equal(t, rep.After, dry.After)
+				assert.Equal(t, rep.Moved, dry.Moved)
+				assert.Equal(t, rep.MaxFileLength, dry.MaxFileLength)
+				if rep.Moved.Records > 0 {
+					assert.Positive(t, dry.After.Files)
+				}
+			})
+		}
+	}
+}
