@@ -47,6 +47,7 @@ func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error
 		s.files = append(s.files, f)
 		s.commands += f.count
 		s.bytes += f.sum.Size
+		s.alloc += f.sum.Allocated
 	}
 	return s, nil
 }

@@ -44,6 +44,7 @@ type Snapshot struct {
 	files    []*dataFile // replay (id) order
 	commands int64       // decoded commands, all files
 	bytes    int64       // apparent size, all files
+	alloc    int64       // bytes on disk, all files
 	opts     codec.ReadOptions
 	m        *mountState
 	graph    *refgraph.Graph
