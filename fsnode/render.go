@@ -71,8 +71,10 @@ by-transaction/ID/            every transaction of the journal, ID as the broker
   info.json                   kind, state, commands, operations
   FILE-OFFSET-TYPE.json       its commands in journal order
 
-A command is one file (one inode) wherever it appears: under by-file/, in a
-pending/ directory and in by-transaction/ the same command is a hard link.
+A command has one inode number wherever it appears: under by-file/, in a
+pending/ directory and in by-transaction/ (find -samefile finds all its
+names). Its link count is 1: the tree does not count the directories that
+list a command, so du, tar and cp -a see each name as a file of its own.
 
 Names
 Destination names, subscription keys, transaction ids and message ids come
