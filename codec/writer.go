@@ -46,6 +46,9 @@ type WriterOptions struct {
 	// batches, rotations, Bytes) but creates and writes nothing: what a
 	// dry run reports is then what a real run writes.
 	Discard bool
+	// Written, when set, is told the bytes of batches written so far (all
+	// files) after each batch.
+	Written func(bytes int64)
 }
 
 // JournalWriter writes db-N.log files into a directory the way the broker's
@@ -68,6 +71,7 @@ type JournalWriter struct {
 	bOff  int      // offset of the open batch
 	files []int32
 	bytes int64 // sizes of the files ended so far, EOF records included
+	total int64 // bytes of the batches written, all files
 }
 
 // NewJournalWriter writes into dir, which must exist.
@@ -152,8 +156,12 @@ func (w *JournalWriter) place(start int) (Location, error) {
 // writeBatch writes buf[:end] (control record room and user records) as a
 // batch to the current file.
 func (w *JournalWriter) writeBatch(end int) error {
+	if w.opts.Written != nil {
+		defer func() { w.opts.Written(w.total) }()
+	}
 	if w.opts.Discard {
 		w.off += end
+		w.total += int64(end)
 		return nil
 	}
 	b := w.buf[:end]
@@ -168,6 +176,7 @@ func (w *JournalWriter) writeBatch(end int) error {
 		return fmt.Errorf("write %s: %w", w.f.Name(), err)
 	}
 	w.off += end
+	w.total += int64(end)
 	return nil
 }
 

@@ -37,6 +37,11 @@ type Options struct {
 	Now func() time.Time
 	// Progress, when set, is told the current phase.
 	Progress func(phase string)
+	// Bytes, when set, is told how far the phases that read or write a
+	// journal are, in bytes: "analyse" (reading the original), "write"
+	// (or "layout" in a dry run; of the planned size, an estimate),
+	// "verify" (reading the new journal).
+	Bytes func(phase string, done, total int64)
 	// Cache, when set, analyses the original store through the analysis
 	// cache (package replaycache) instead of reading it in full. The
 	// compacted journal is always verified by a full replay.
@@ -169,7 +174,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 		rep.Resumed = resumed
 	}
 
-	st, g, analysis, mfl, err := analyse(dir, int64(max(opts.MaxFileLength, 0)), opts.Cache, nil)
+	st, g, analysis, mfl, err := analyse(dir, int64(max(opts.MaxFileLength, 0)), opts.Cache, opts.bytes("analyse"))
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +279,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 	defer func() { <-synced }() // never leave it working on tmp
 
 	t0 = time.Now()
-	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength, p.counts.Messages)
+	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength, p.counts.Messages, opts.bytes("verify"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}
@@ -319,6 +324,28 @@ func Compact(dir string, opts Options) (*Report, error) {
 	phase("swap", t0)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// bytes is the Bytes callback of one phase (nil without Bytes).
+func (o Options) bytes(phase string) func(done, total int64) {
+	if o.Bytes == nil {
+		return nil
+	}
+	return func(done, total int64) { o.Bytes(phase, done, total) }
+}
+
+// writeProgress is the journal writer's progress callback for a journal
+// of about total bytes (nil without Bytes).
+func (o Options) writeProgress(total int64) func(written int64) {
+	phase := "write"
+	if o.DryRun {
+		phase = "layout"
+	}
+	f := o.bytes(phase)
+	if f == nil {
+		return nil
+	}
+	return func(written int64) { f(written, total) }
 }
 
 // syncJournal fsyncs the data files ids of the new store in dir, then dir.

@@ -41,9 +41,10 @@ STORE is analysed through the analysis cache, as by holders (--cache-dir,
 identity it had, and the compacted journal is always verified by a full replay.`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			bar := newProgressBar(cmd.ErrOrStderr())
 			var cache *replaycache.Options
 			if !f.cache.off {
-				co := f.cache.options(cmd.ErrOrStderr())
+				co := f.cache.options(bar)
 				cache = &co
 			}
 			stopProfiles, err := f.profile.start()
@@ -51,7 +52,9 @@ identity it had, and the compacted journal is always verified by a full replay.`
 				return err
 			}
 			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
-				MaxFileLength: int(f.maxFileLength), Force: f.force, Cache: cache})
+				MaxFileLength: int(f.maxFileLength), Force: f.force, Cache: cache,
+				Bytes: func(phase string, done, total int64) { bar.update(compactPhase(phase), done, total) }})
+			bar.finish()
 			stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
 			if err != nil {
 				return err
@@ -74,6 +77,21 @@ identity it had, and the compacted journal is always verified by a full replay.`
 	f.cache.add(cmd)
 	f.profile.add(cmd)
 	return cmd
+}
+
+// compactPhase labels the progress bar of a compaction's phase.
+func compactPhase(phase string) string {
+	switch phase {
+	case "analyse":
+		return "reading store"
+	case "layout":
+		return "laying out"
+	case "write":
+		return "writing"
+	case "verify":
+		return "verifying"
+	}
+	return phase
 }
 
 func writeCompactReport(w io.Writer, r *compact.Report) {

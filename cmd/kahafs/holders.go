@@ -86,7 +86,11 @@ func loadGraph(dir string, w io.Writer, f holdersFlags) (*codec.Store, *refgraph
 		fmt.Fprintf(w, "note: %v; a broker rebuilds such an index from the whole journal, and so does this replay\n", err)
 	})
 	opts.Running = f.running
-	res, mfl, err := replaycache.LoadMaxFileLength(st, opts, int64(f.maxFileLength), codec.ReadOptions{SkipChecksums: f.noVerify}, f.cache.options(w))
+	bar := newProgressBar(w)
+	co := f.cache.options(bar)
+	co.Progress = bar.reading
+	res, mfl, err := replaycache.LoadMaxFileLength(st, opts, int64(f.maxFileLength), codec.ReadOptions{SkipChecksums: f.noVerify}, co)
+	bar.finish()
 	if err != nil {
 		return nil, nil, mfl, err
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/kahafs/kahafs/fsnode"
 	"github.com/kahafs/kahafs/replaycache"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 type mountFlags struct {
@@ -84,7 +83,9 @@ else stays read-only.`,
 
 func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error {
 	stderr := cmd.ErrOrStderr()
-	logger := log.New(stderr, "kahafs: ", log.LstdFlags)
+	// Lines said while the bar is drawn go through it (it steps aside).
+	bar := newProgressBar(stderr)
+	logger := log.New(bar, "kahafs: ", log.LstdFlags)
 	// Fail before reading a large store when the mount cannot work.
 	if err := fsnode.CheckFUSE(); err != nil {
 		return err
@@ -103,7 +104,6 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	}
 	defer stopProfiles(logger)
 
-	bar := newProgressBar(stderr)
 	start := time.Now()
 	var fsys *fsnode.FS
 	fsys, err = fsnode.Open(store, fsnode.Options{
@@ -113,10 +113,10 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 		Running:       f.running,
 		NoIndex:       f.noIndex,
 		Logger:        logger,
-		Progress:      bar.update,
+		Progress:      bar.reading,
 		Debug:         f.debug,
 		Control:       mountController(store, f, stderr),
-		Cache:         mountCache(f, stderr),
+		Cache:         mountCache(f, bar),
 		KernelCache:   f.kernelCache,
 	})
 	bar.finish()
@@ -145,6 +145,7 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	refresh := func(force bool) {
 		took := time.Now()
 		changed, err := fsys.Refresh(force)
+		bar.finish()
 		switch {
 		case err != nil:
 			logger.Printf("refresh failed, still showing snapshot %d: %v", fsys.Snapshot().Gen, err)
@@ -200,66 +201,6 @@ func lazyUnmount(mnt string) error {
 		return fmt.Errorf("%s -u -z %s: %v: %s", bin, mnt, err, out)
 	}
 	return nil
-}
-
-// progressBar draws reading progress on a terminal; on anything else it
-// draws nothing.
-type progressBar struct {
-	w     io.Writer
-	tty   bool
-	last  time.Time
-	drawn bool
-}
-
-func newProgressBar(w io.Writer) *progressBar {
-	p := &progressBar{w: w}
-	if f, ok := w.(*os.File); ok {
-		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-func (p *progressBar) update(done, total int64) {
-	if !p.tty || total <= 0 {
-		return
-	}
-	now := time.Now()
-	if done < total && now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = now
-	const width = 30
-	n := int(done * width / total)
-	bar := make([]byte, width)
-	for i := range bar {
-		bar[i] = ' '
-		if i < n {
-			bar[i] = '#'
-		}
-	}
-	fmt.Fprintf(p.w, "\rreading store [%s] %3d%% %s / %s", bar, done*100/total, progressSize(done), progressSize(total))
-	p.drawn = true
-}
-
-func (p *progressBar) finish() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-}
-
-func progressSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // mountCache is the analysis cache of the mount (nil with --no-cache); its
