@@ -105,7 +105,7 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 	}
 	fmt.Fprintf(w, "- Journals before: %d (%s).\n", r.Before.Files, sizeText(r.Before.Bytes))
 	if m := r.MaxFileLength; m.Value > 0 {
-		fmt.Fprintf(w, "- journalMaxFileLength: %d (%s).\n", m.Value, m.Text)
+		fmt.Fprintf(w, "- journalMaxFileLength: %d, %s.\n", m.Value, m.Text)
 	}
 	switch a := r.Analysis; a.Cache {
 	case "hit":

@@ -74,7 +74,7 @@ func TestCompactMaxFileLength(t *testing.T) {
 	dir := brokertest.CopyStore(t, fixture(t, "queues").StoreDir)
 	out, stderr, code := runCLI(t, "compact", "--no-cache", dir)
 	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, out, "- journalMaxFileLength: 16384 (read off the store: db-2.log … db-10.log (9 files) are preallocated to 16384 bytes).\n")
+	assert.Contains(t, out, "- journalMaxFileLength: 16384, read off the store: db-2.log … db-10.log (9 files) are preallocated to 16384 bytes.\n")
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	n := 0

@@ -128,8 +128,9 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	}
 	s := fsys.Snapshot()
 	warnMaxFileLength(stderr, s.MaxFileLength())
-	fmt.Fprintf(stderr, "ready: %s mounted at %s (%d data files, %d commands, read in %s%s)\n",
-		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond), cacheNote(s))
+	fmt.Fprintf(stderr, "ready: %s mounted at %s (%d data files, %d commands, read in %s%s); to unmount: Ctrl-C, kill %d or fusermount3 -u %s\n",
+		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond), cacheNote(s),
+		os.Getpid(), fsys.Mountpoint())
 
 	gone := make(chan struct{})
 	go func() {
