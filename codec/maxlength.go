@@ -159,6 +159,10 @@ func GuessMaxFileLength(files []FileInfo) int64 {
 	for _, f := range files[:n-1] {
 		bound = max(bound, f.Size-int64(len(EOFRecord))-(BatchHeaderSize-1))
 	}
+	if bound > 0 {
+		// The newest file counts when it ends past the older ones.
+		bound = max(bound, last.Size-int64(len(EOFRecord))-(BatchHeaderSize-1))
+	}
 	return bound
 }
 

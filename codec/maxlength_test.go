@@ -97,4 +97,5 @@ func TestGuessMaxFileLength(t *testing.T) {
 	assert.Equal(t, int64(1<<20), GuessMaxFileLength([]FileInfo{mk("db-2.log", 1<<20, true)}), "a hole")
 	assert.Equal(t, int64(16384), GuessMaxFileLength([]FileInfo{mk("db-3.log", 16384, false), mk("db-4.log", 16384, false)}), "dense copies of preallocated files")
 	assert.Equal(t, int64(16413-5-27), GuessMaxFileLength([]FileInfo{mk("db-5.log", 16413, false), mk("db-6.log", 16017, false), mk("db-7.log", 500, false)}))
+	assert.Equal(t, int64(16420-5-27), GuessMaxFileLength([]FileInfo{mk("db-8.log", 16017, false), mk("db-9.log", 16420, false)}), "a newest file past the older ones")
 }
