@@ -78,6 +78,9 @@ type compactPlan struct {
 	bodies map[codec.Location]bodySum // messages written, by their original location
 	counts Counts
 	bytes  int64 // estimated journal bytes
+	// written is what write wrote (or, in a dry run, laid out without
+	// writing: the same files and bytes).
+	written FilesBytes
 }
 
 const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
@@ -239,7 +242,8 @@ func (p *compactPlan) read(st *codec.Store) *prefetcher {
 // fsynced (see syncJournal).
 func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
 	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
-	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize, NoSync: true})
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
+		Written: opts.writeProgress(p.bytes)})
 	var c codec.Command
 	var scratch []byte
 	n, reads := 0, 0
@@ -315,5 +319,6 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 	if err := w.Close(); err != nil {
 		return n, nil, err
 	}
+	p.written = FilesBytes{Files: len(w.Files()), Bytes: w.Bytes()}
 	return n, w.Files(), nil
 }

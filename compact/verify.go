@@ -112,6 +112,18 @@ func sumOf(c *codec.Command) bodySum {
 type bodyVisitor struct {
 	*refgraph.Builder
 	sums map[codec.Location]bodySum
+	// progress, when set, is told the journal bytes read of total after
+	// each data file.
+	progress    func(done, total int64)
+	done, total int64
+}
+
+func (v *bodyVisitor) FileDone(sum *codec.FileSummary) error {
+	if v.progress != nil {
+		v.done += sum.Size
+		v.progress(v.done, v.total)
+	}
+	return v.Builder.FileDone(sum)
 }
 
 func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
@@ -122,13 +134,17 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 }
 
 // loadWithBodies is load (no cache: the new journal is replayed in full)
-// that also sums every message record (about messages of them).
-func loadWithBodies(dir string, maxFileLength, messages int) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
+// that also sums every message record (about messages of them). progress,
+// when set, is told the bytes read.
+func loadWithBodies(dir string, maxFileLength, messages int, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
 	st, opts, err := openForReplay(dir, maxFileLength)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: make(map[codec.Location]bodySum, messages)}
+	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: make(map[codec.Location]bodySum, messages), progress: progress}
+	for _, f := range st.Files {
+		v.total += f.Size
+	}
 	// One reading worker: framing and decoding the new journal is several
 	// times faster than this visitor (hashing, building), so more workers
 	// would only fill more read-ahead buffers (each of them memory to

@@ -29,7 +29,7 @@ func TestVerifyCatchesBodies(t *testing.T) {
 		_, _, err = p.write(pf, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
 		pf.close()
 		require.NoError(t, err, fx.Name)
-		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0)
+		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0, nil)
 		require.NoError(t, err, fx.Name)
 		require.NoError(t, verify(og, p.bodies, ng, after), fx.Name)
 		require.Len(t, p.bodies, p.counts.Messages, fx.Name)

@@ -41,7 +41,9 @@
 //     is built the first time its directory is used.
 //   - Inode numbers derive from what a node shows (ino.go): a command has
 //     the number of its journal location, so the same command under
-//     by-file/, pending/ and by-transaction/ is one inode (a hard link).
+//     by-file/, pending/ and by-transaction/ has one inode number; its link
+//     count is 1 (counting the directories that list it would take every
+//     subscription's pending set: see attr).
 //     The generation is the snapshot's.
 //   - Sizes are exact: a node's content is rendered when it is looked up,
 //     and kept only until it is read to the end or pushed to the kernel

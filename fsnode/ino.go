@@ -17,7 +17,8 @@ import (
 //
 // A command's file has the number of its journal location, so the same
 // command listed in by-file/, in a pending/ directory and in a
-// transaction is one inode with several names (hard links). Nodes without
+// transaction has one inode number under several names (its link count
+// stays 1: see attr). Nodes without
 // a location (destinations, subscriptions) hash their tree path into the
 // last kind's 59 bits. Numbers 0 and 1 (root) are never produced.
 type inoKind uint64

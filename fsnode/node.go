@@ -128,7 +128,12 @@ func (s *Snapshot) attr(out *fuse.Attr, mode uint32, size int64) {
 	out.Size = uint64(size)
 	out.Blocks = (uint64(size) + 511) / 512
 	out.Blksize = 4096
-	out.Nlink = 1 // directories too: "subdirectory count unknown" for find
+	// 1 for directories too ("subdirectory count unknown" for find), and
+	// for a command's file that several directories list under one inode
+	// number: the count of those directories is not known cheaply (a
+	// topic message is listed once per subscription it is pending for),
+	// and a count that is not exact would mislead du, tar and cp -a.
+	out.Nlink = 1
 	if s.m != nil {
 		out.Uid, out.Gid = s.m.uid, s.m.gid
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/replaycache"
 )
 
 // The small files of the tree. Each is rendered once per node from the
@@ -70,8 +71,10 @@ by-transaction/ID/            every transaction of the journal, ID as the broker
   info.json                   kind, state, commands, operations
   FILE-OFFSET-TYPE.json       its commands in journal order
 
-A command is one file (one inode) wherever it appears: under by-file/, in a
-pending/ directory and in by-transaction/ the same command is a hard link.
+A command has one inode number wherever it appears: under by-file/, in a
+pending/ directory and in by-transaction/ (find -samefile finds all its
+names). Its link count is 1: the tree does not count the directories that
+list a command, so du, tar and cp -a see each name as a file of its own.
 
 Names
 Destination names, subscription keys, transaction ids and message ids come
@@ -338,13 +341,16 @@ func (s *Snapshot) renderSummary() ([]byte, error) {
 		} `json:"transactions"`
 		Damage   damageSum `json:"damage"`
 		HasIndex bool      `json:"indexPresent"`
-		Warnings []string  `json:"warnings"`
+		// MaxFileLength is the journalMaxFileLength pinned and free
+		// assume (as in `kahafs holders --json`).
+		MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
+		Warnings      []string                  `json:"warnings"`
 	}{
 		Store: s.Store.Dir, ReadAt: s.Read.UTC().Format(time.RFC3339Nano), Snapshot: s.Gen,
 		Files: len(s.files), Bytes: s.bytes, Allocated: allocated, Commands: s.commands, ByType: typeCounts(&byType),
 		Pinned: names(true), Free: names(false),
 		Subscriptions: gs.Subscriptions, Messages: gs.Messages, MessageBytes: gs.MessageBytes,
-		Damage: dmg, HasIndex: s.Store.HasIndex, Warnings: g.Warnings(),
+		Damage: dmg, HasIndex: s.Store.HasIndex, MaxFileLength: s.mfl, Warnings: g.Warnings(),
 	}
 	doc.Destinations.Queues, doc.Destinations.Topics, doc.Destinations.Total = gs.Queues, gs.Topics, gs.Destinations
 	doc.Transactions.InFlight, doc.Transactions.Prepared = gs.InFlight, gs.Prepared

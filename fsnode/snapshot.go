@@ -44,10 +44,12 @@ type Snapshot struct {
 	files    []*dataFile // replay (id) order
 	commands int64       // decoded commands, all files
 	bytes    int64       // apparent size, all files
+	alloc    int64       // bytes on disk, all files
 	opts     codec.ReadOptions
 	m        *mountState
 	graph    *refgraph.Graph
 	cache    replaycache.Outcome // how the analysis used the cache
+	mfl      replaycache.MaxFileLength
 
 	dt     destTypes     // by-destination groups, lazy
 	tn     txNames       // by-transaction names, lazy
@@ -296,3 +298,8 @@ func (s *Snapshot) Graph() *refgraph.Graph { return s.graph }
 // Cache says how reading the store used the analysis cache (Options.Cache):
 // replaycache.Hit when no journal byte was read.
 func (s *Snapshot) Cache() replaycache.Outcome { return s.cache }
+
+// MaxFileLength is the journalMaxFileLength pinned, free and the holders
+// files assume, and where it came from (Options.MaxFileLength, or the
+// store).
+func (s *Snapshot) MaxFileLength() replaycache.MaxFileLength { return s.mfl }

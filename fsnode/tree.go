@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/kahafs/kahafs/codec"
+	"golang.org/x/sys/unix"
 )
 
 // The root: fixed members, each looked up in the current snapshot. A
@@ -91,12 +92,30 @@ func (r *rootDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 
 var _ fs.NodeStatfser = (*rootDir)(nil)
 
+// Statfs answers df: "used" is what the store's data files take on disk,
+// "available" (and free) is what the file system under the store has
+// left, and the size is the two together: the room the store has to grow
+// into. A tree that is read-only has no room of its own; reporting none
+// (size = used) made every mount 100 % full for disk monitoring. Inodes
+// alike: used are the commands, free the file system's free inodes. When
+// the store's file system cannot be asked, nothing is free.
 func (r *rootDir) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
 	s := r.fsys.Snapshot()
-	out.Bsize = 4096
-	out.Frsize = 4096
-	out.Blocks = uint64(s.bytes+4095) / 4096
-	out.Files = uint64(s.commands)
+	const bsize = 4096
+	out.Bsize, out.Frsize = bsize, bsize
+	used := uint64(s.alloc+bsize-1) / bsize
+	var under unix.Statfs_t
+	if err := unix.Statfs(r.fsys.dir, &under); err == nil {
+		unit := uint64(under.Frsize)
+		if unit == 0 {
+			unit = uint64(under.Bsize)
+		}
+		out.Bfree = under.Bfree * unit / bsize
+		out.Bavail = under.Bavail * unit / bsize
+		out.Ffree = under.Ffree
+	}
+	out.Blocks = used + out.Bfree
+	out.Files = uint64(s.commands) + out.Ffree
 	out.NameLen = MaxNameLen
 	return 0
 }
