@@ -55,10 +55,14 @@ type Options struct {
 
 // Counts of what a compaction moved.
 type Counts struct {
-	Subscriptions      int `json:"subscriptions"`
-	Messages           int `json:"messages"`
-	Acks               int `json:"acks"`
-	EmptyDestinations  int `json:"emptyDestinations"`
+	Subscriptions     int `json:"subscriptions"`
+	Messages          int `json:"messages"`
+	Acks              int `json:"acks"`
+	EmptyDestinations int `json:"emptyDestinations"`
+	// Placeholders: ADDs that stand for sequences the subscriptions'
+	// ack-position sets and last-ack positions use, removed again
+	// (topic.go); they keep the broker's counts and delivery as they were.
+	Placeholders       int `json:"placeholders"`
 	Transactions       int `json:"preparedTransactions"`
 	TransactionRecords int `json:"transactionRecords"`
 	Records            int `json:"records"`

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
@@ -62,6 +63,8 @@ const (
 	itemAck                          // a durable ack built from dest, id, sub
 	itemEmptyDest                    // an ack of a message that does not exist
 	itemVerbatim                     // the record at loc as it is
+	itemPlaceholder                  // an ADD with an empty body, id placeholderID
+	itemRemove                       // a plain remove of id (no subscription)
 )
 
 type item struct {
@@ -111,6 +114,8 @@ func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
 			p.counts.Acks++
 		case itemEmptyDest:
 			p.counts.EmptyDestinations++
+		case itemPlaceholder:
+			p.counts.Placeholders++
 		case itemVerbatim:
 			p.counts.TransactionRecords++
 		}
@@ -134,58 +139,15 @@ func (k itemKind) read() bool {
 func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
 	var queues []*refgraph.Destination
 	var msgs []*refgraph.Message
-	var pend []int64
 	var it item
 	for _, d := range g.Destinations() {
 		if !d.IsTopic() {
 			queues = append(queues, d)
 			continue
 		}
-		for _, s := range d.Subscriptions {
-			it = item{kind: itemSubscription, loc: s.Loc, dest: d}
-			if err := fn(&it, int64(s.Loc.Size)); err != nil {
-				return err
-			}
-		}
 		msgs = bySeq(msgs[:0], d.Messages)
-		for _, m := range msgs {
-			it = item{kind: itemMessage, loc: m.Loc, dest: d}
-			if err := fn(&it, int64(m.Loc.Size)); err != nil {
-				return err
-			}
-		}
-		for _, s := range d.Subscriptions {
-			// Ack every message of the destination that is not pending
-			// for the subscription: walk both in sequence order.
-			pend = pend[:0]
-			for i := 0; i < s.NumPending(); i++ {
-				pend = append(pend, s.PendingAt(i).Seq)
-			}
-			// acked in a prepared transaction: still the subscription's
-			// until the outcome (the transaction's ack is written after)
-			for _, m := range s.InDoubt() {
-				pend = append(pend, m.Seq)
-			}
-			slices.Sort(pend)
-			j := 0
-			for _, m := range msgs {
-				for j < len(pend) && pend[j] < m.Seq {
-					j++
-				}
-				if j < len(pend) && pend[j] == m.Seq {
-					continue
-				}
-				it = item{kind: itemAck, dest: d, id: m.ID, sub: s.Key}
-				if err := fn(&it, int64(40+len(d.Name)+len(m.ID)+len(s.Key))); err != nil {
-					return err
-				}
-			}
-		}
-		if len(d.Subscriptions) == 0 && len(msgs) == 0 {
-			it = item{kind: itemEmptyDest, dest: d}
-			if err := fn(&it, 64); err != nil {
-				return err
-			}
+		if err := walkTopic(d, layoutTopic(d, msgs), fn); err != nil {
+			return err
 		}
 	}
 	for _, d := range queues {
@@ -210,6 +172,92 @@ func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// walkTopic calls fn with the records of topic d's new journal, as tl
+// plans them (see topic.go).
+func walkTopic(d *refgraph.Destination, tl *topicLayout, fn func(it *item, est int64) error) error {
+	var it item
+	emit := func(k itemKind, loc codec.Location, id, sub string) error {
+		it = item{kind: k, loc: loc, dest: d, id: id, sub: sub}
+		est := int64(40 + len(d.Name) + len(id) + len(sub))
+		if k.read() {
+			est = int64(loc.Size)
+		}
+		return fn(&it, est)
+	}
+	slotID := func(sl slot) string {
+		if sl.msg != nil {
+			return sl.msg.ID
+		}
+		return placeholderID(sl.seq)
+	}
+	ack := func(sub string, v int64) error {
+		i := sort.Search(len(tl.slots), func(i int) bool { return tl.slots[i].seq >= v })
+		return emit(itemAck, codec.Location{}, slotID(tl.slots[i]), sub)
+	}
+	for i := range tl.subs {
+		if sl := &tl.subs[i]; sl.early {
+			if err := emit(itemSubscription, sl.sub.Loc, "", ""); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sl := range tl.slots {
+		var err error
+		if sl.msg != nil {
+			err = emit(itemMessage, sl.msg.Loc, "", "")
+		} else {
+			err = emit(itemPlaceholder, codec.Location{}, placeholderID(sl.seq), "")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for i := range tl.subs {
+		if sl := &tl.subs[i]; !sl.early {
+			if err := emit(itemSubscription, sl.sub.Loc, "", ""); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range tl.subs {
+		if sl := &tl.subs[i]; !sl.early && sl.hasFinal {
+			if err := ack(sl.sub.Key, sl.final); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range tl.subs {
+		sl := &tl.subs[i]
+		if !sl.early {
+			continue
+		}
+		for _, s := range tl.slots {
+			if (sl.hasFinal && s.seq == sl.final) || sl.inSet(s.seq) {
+				continue
+			}
+			if err := emit(itemAck, codec.Location{}, slotID(s), sl.sub.Key); err != nil {
+				return err
+			}
+		}
+		if sl.hasFinal {
+			if err := ack(sl.sub.Key, sl.final); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range tl.slots {
+		if s.msg == nil && tl.kept(s.seq) {
+			if err := emit(itemRemove, codec.Location{}, placeholderID(s.seq), ""); err != nil {
+				return err
+			}
+		}
+	}
+	if len(d.Subscriptions) == 0 && len(tl.slots) == 0 {
+		return emit(itemEmptyDest, codec.Location{}, "", "")
 	}
 	return nil
 }
@@ -288,7 +336,14 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
 			}
-		case itemAck, itemEmptyDest:
+		case itemPlaceholder:
+			scratch = append(append(scratch[:0], it.dest.Name...), it.id...)
+			c = *codec.NewAddMessageCommand(codec.TxID{}, codec.NewDestination(it.dest.Type, scratch[:len(it.dest.Name)]),
+				scratch[len(it.dest.Name):], scratch[:0:0], 4, false)
+			if _, err := w.AppendCommand(&c); err != nil {
+				return err
+			}
+		case itemAck, itemEmptyDest, itemRemove:
 			// What codec.NewRemoveMessageCommand builds, with the bytes
 			// in one reused buffer.
 			id, sub := it.id, it.sub

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kahafs/kahafs/codec"
@@ -28,11 +29,14 @@ func stateOf(g *refgraph.Graph) liveState {
 		if !d.IsTopic() {
 			s.queues[d.String()] = messageIDs(d.Pending())
 			s.queues[d.String()+" in doubt"] = messageIDs(d.InDoubt())
+			s.queues[d.String()+" count"] = []string{strconv.FormatInt(d.Stats.Count, 10)}
 			continue
 		}
 		for _, sub := range d.Subscriptions {
 			s.subs[d.String()+"|"+sub.Key] = messageIDs(sub.Pending())
 			s.subs[d.String()+"|"+sub.Key+" in doubt"] = messageIDs(sub.InDoubt())
+			// the count the broker reports (JMX), which may differ from what it delivers
+			s.subs[d.String()+"|"+sub.Key+" count"] = []string{strconv.FormatInt(sub.Count, 10)}
 		}
 	}
 	sort.Strings(s.dests)

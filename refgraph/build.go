@@ -213,7 +213,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 	}
 	pa := b.preparedAcks(open)
 	for _, d := range all {
-		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key}
+		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
 		seqs := make([]int64, 0, len(d.entries))
 		for s := range d.entries {
 			seqs = append(seqs, s)
@@ -267,6 +267,10 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			if s.hasPos {
 				if n := s.pos.count(); n > 0 {
 					gs.Count = n - 1
+				}
+				gs.AckPositions = make([]SeqRange, len(s.pos.r))
+				for i, r := range s.pos.r {
+					gs.AckPositions[i] = SeqRange{r.first, r.last}
 				}
 			}
 			// §5.4: filtered delivery when some pending seq is below lastAck

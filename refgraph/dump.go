@@ -35,7 +35,7 @@ func (g *Graph) Dump() string {
 	}
 	p("order %v", g.DestinationOrder())
 	for _, d := range g.Destinations() {
-		p("dest %d %q key=%q stats=%+v", d.Type, d.Name, d.Key, d.Stats)
+		p("dest %d %q key=%q next=%d stats=%+v", d.Type, d.Name, d.Key, d.NextSeq, d.Stats)
 		for _, m := range d.Messages {
 			p("  msg %+v", m)
 		}
@@ -46,8 +46,8 @@ func (g *Graph) Dump() string {
 			p("  in-doubt %s %v", m.ID, m.Seq)
 		}
 		for _, s := range d.Subscriptions {
-			p("  sub key=%q client=%q name=%q sel=%q/%v nolocal=%v retro=%v loc=%v count=%d lastAck=%d",
-				s.Key, s.ClientID, s.SubscriptionName, s.Selector, s.HasSelector, s.NoLocal, s.Retroactive, s.Loc, s.Count, s.LastAck)
+			p("  sub key=%q client=%q name=%q sel=%q/%v nolocal=%v retro=%v loc=%v count=%d lastAck=%d positions=%v",
+				s.Key, s.ClientID, s.SubscriptionName, s.Selector, s.HasSelector, s.NoLocal, s.Retroactive, s.Loc, s.Count, s.LastAck, s.AckPositions)
 			for i := 0; i < s.NumPending(); i++ {
 				p("    pending %s %v", s.PendingAt(i).ID, s.PendingAt(i).Seq)
 			}

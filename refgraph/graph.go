@@ -169,6 +169,9 @@ type Destination struct {
 	// Subscriptions are the durable subscriptions of a topic, in the
 	// index's subscription-location list order.
 	Subscriptions []*Subscription
+	// NextSeq is the sequence the broker gives the destination's next
+	// message.
+	NextSeq int64
 
 	// delivery: indexes into Messages of what a restarted broker
 	// delivers from the queue, in order; inDoubt: the queue's messages
@@ -262,6 +265,12 @@ type Subscription struct {
 	Count int64
 	// LastAck is the sequence of the last processed ack (-1: none).
 	LastAck int64
+	// AckPositions is the broker's ack-position set of the subscription
+	// (inclusive ranges of sequences, ascending): the messages it still
+	// needs and the next-message marker, and sequences of messages that
+	// are gone; nil when the index has no entry. Count is its size less
+	// one; delivery follows it or LastAck (§5.4).
+	AckPositions []SeqRange
 	// pending: indexes into Destination.Messages, in delivery order;
 	// inDoubt: messages the subscription acked inside a prepared
 	// transaction (not delivered until the outcome).
@@ -272,6 +281,9 @@ type Subscription struct {
 // prepared XA transaction (a new slice): the broker does not deliver them
 // until the outcome; Count still counts them.
 func (s *Subscription) InDoubt() []*Message { return pick(s.Destination.Messages, s.inDoubt) }
+
+// SeqRange is an inclusive range of sequence ids.
+type SeqRange struct{ First, Last int64 }
 
 // NumPending is the number of messages the broker delivers to the
 // subscription on recovery (may differ from Count, §5.4).
