@@ -17,7 +17,8 @@ import (
 //
 // A command's file has the number of its journal location, so the same
 // command listed in by-file/, in a pending/ directory and in a
-// transaction is one inode with several names (hard links). Nodes without
+// transaction is one inode with several names (hard links); so has the
+// .body file of a message, in a kind of its own. Nodes without
 // a location (destinations, subscriptions) hash their tree path into the
 // last kind's 59 bits. Numbers 0 and 1 (root) are never produced.
 type inoKind uint64
@@ -30,6 +31,7 @@ const (
 	kindTxDir                     // by-transaction/ID: first command's location
 	kindTxState                   // by-transaction/ID/state
 	kindTxInfo                    // by-transaction/ID/info.json
+	kindBody                      // a message body (.body): file id + offset of its command
 	kindHashed     inoKind = 31   // everything else: hash of the tree path
 )
 
