@@ -226,7 +226,7 @@ func (d Decoder) decode(r *reader, m *Message) error {
 		if r.err != nil {
 			return r.err
 		}
-		m.Body = Body{Kind: BodyUnknown, StoredSize: len(m.Content),
+		m.Body = Body{Kind: BodyUnknown, StoredSize: len(m.Content), Bytes: m.Content,
 			Err: &DecodeError{Field: "dataStructure", Offset: r.pos - 1, Err: ErrIncomplete, Detail: "data structure type " + strconv.Itoa(int(m.DataStructure))}}
 		if m.Content == nil {
 			m.Body.StoredSize = -1
