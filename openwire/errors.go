@@ -17,7 +17,7 @@ var (
 	// message (types 23 to 29).
 	ErrNotMessage = errors.New("not a message")
 	// ErrUnsupportedVersion: the OpenWire version is one whose message
-	// layout this decoder does not know (it reads 6 to 12). The fields all
+	// layout this decoder does not know (it reads 3 to 12). The fields all
 	// versions share are decoded.
 	ErrUnsupportedVersion = errors.New("unsupported OpenWire version")
 	// ErrIncomplete: the message embeds a data structure (an advisory):

@@ -76,7 +76,7 @@ func TestDecodeTextView(t *testing.T) {
 }
 
 // TestDecodeVersions: the layout depends on the store's version; decoded
-// with the wrong one a message does not fit, and a version outside 6..12
+// with the wrong one a message does not fit, and a version outside 3..12
 // is refused after the fields every version shares.
 func TestDecodeVersions(t *testing.T) {
 	v11 := fullMsg().build()
@@ -87,9 +87,9 @@ func TestDecodeVersions(t *testing.T) {
 	_, err = openwire.DecodeMessage(old.build())
 	assert.Error(t, err, "a v6 blob read as v11")
 
-	m, err := openwire.Decoder{Version: 3}.Decode(v11)
+	m, err := openwire.Decoder{Version: 2}.Decode(v11)
 	require.ErrorIs(t, err, openwire.ErrUnsupportedVersion)
-	assert.Contains(t, err.Error(), "version 3 (this decoder reads 6 to 12)")
+	assert.Contains(t, err.Error(), "version 2 (this decoder reads 3 to 12)")
 	require.NotNil(t, m)
 	assert.Equal(t, "queue://Q.A", m.Destination.String(), "the shared fields are decoded")
 	assert.Equal(t, "queue://Q.SRC", m.OriginalDestination.String())
