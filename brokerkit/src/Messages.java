@@ -44,6 +44,9 @@ final class Messages {
     static final String REDELIVERED = "Q.REDELIVERED";
     static final String DLQ_SOURCE = "Q.DLQSRC";
     static final String DLQ = "ActiveMQ.DLQ";
+    /** The ends of the large texts: words no other message holds (kahafs cuts them from the JSON). */
+    static final String END_PLAIN = " [the end of the large plain text]";
+    static final String END_COMPRESSED = " [the end of the large compressed text]";
     /** About 100 years: the message never expires while the fixture is in use. */
     static final long TTL = 100L * 365 * 24 * 3600 * 1000;
 
@@ -262,14 +265,14 @@ final class Messages {
             out.add(plain);
             Send nullText = new Send("text-null", s.createTextMessage(), body("none", null, null));
             out.add(nullText);
-            String big = text(5000, "A large uncompressed TextMessage: ");
+            String big = text(5000, "A large uncompressed TextMessage: ") + END_PLAIN;
             out.add(new Send("text-large-plain", s.createTextMessage(big), body("text", "text", big)));
             byte[] rnd = pseudoRandom(6000, 42);
             BytesMessage lb = s.createBytesMessage();
             lb.writeBytes(rnd);
             out.add(new Send("bytes-large-plain", lb, body("bytes", "base64", rnd)));
         } else {
-            String big = text(20000, "A large compressed TextMessage: ");
+            String big = text(20000, "A large compressed TextMessage: ") + END_COMPRESSED;
             out.add(new Send("text-large-compressed", s.createTextMessage(big), body("text", "text", big)));
         }
         return out;
