@@ -58,13 +58,11 @@ func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []b
 		o.Bool("prioritySupported", c.PrioritySupported)
 		o.Int("messageSize", int64(len(c.Message)))
 		if opts.OpenWire && len(c.Message) > 0 {
-			var s MessageSummary
-			err := ParseMessageSummary(c.Message, &s)
+			m, err := openwire.Decoder{Version: opts.OpenWireVersion}.Decode(c.Message)
 			o.Open("openwire")
-			appendSummary(&o, &s, err)
+			appendSummary(&o, m, err)
 			o.Close()
-			d := openwire.Decoder{Version: opts.OpenWireVersion}
-			if m, err := d.Decode(c.Message); m != nil {
+			if m != nil {
 				m.AppendJSON(&o, err, openwire.JSONOptions{BodyLimit: opts.BodyLimit})
 			}
 		}
@@ -149,49 +147,59 @@ func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []b
 	return o.End()
 }
 
-func appendSummary(o *jsonw.Writer, s *MessageSummary, err error) {
-	if s.Kind != "" {
-		o.Str("kind", s.Kind)
+// appendSummary writes the members of "openwire", the header summary the
+// JSON had before it showed the message itself (kept for the scripts that
+// read it): the fields MessageSummary holds, from the decoded message m
+// (nil when the blob is no message at all) and its header error.
+func appendSummary(o *jsonw.Writer, m *openwire.Message, err error) {
+	err = m.HeaderError(err)
+	if m == nil {
+		m = &openwire.Message{ContentOffset: -1}
+	} else {
+		o.Str("kind", m.Kind.String())
 	}
-	if s.ProducerID != "" {
-		o.Str("producerId", s.ProducerID)
-	}
-	if s.Destination != "" {
-		o.Str("destination", s.Destination)
-	}
-	if s.TransactionID != "" {
-		o.Str("transactionId", s.TransactionID)
-	}
-	if s.OriginalDestination != "" {
-		o.Str("originalDestination", s.OriginalDestination)
-	}
-	if s.GroupID != "" {
-		o.Str("groupId", s.GroupID)
-		o.Int("groupSequence", int64(s.GroupSequence))
-	}
-	if s.CorrelationID != "" {
-		o.Str("correlationId", s.CorrelationID)
-	}
-	o.Bool("persistent", s.Persistent)
-	o.Int("expiration", s.Expiration)
-	o.Int("priority", int64(s.Priority))
-	if s.ReplyTo != "" {
-		o.Str("replyTo", s.ReplyTo)
-	}
-	o.Int("timestamp", s.Timestamp)
-	if s.JMSType != "" {
-		o.Str("jmsType", s.JMSType)
-	}
-	o.Int("bodySize", int64(s.BodySize))
-	o.Int("propertiesSize", int64(s.PropertiesSize))
-	if s.Complete {
-		o.Bool("compressed", s.Compressed)
-		o.Int("redeliveryCounter", int64(s.RedeliveryCounter))
-		if s.UserID != "" {
-			o.Str("userId", s.UserID)
+	var buf [256]byte
+	id := func(key string, b []byte) {
+		if len(b) > 0 {
+			o.Bytes(key, b)
 		}
-		o.Int("brokerInTime", s.BrokerInTime)
-		o.Int("brokerOutTime", s.BrokerOutTime)
+	}
+	id("producerId", m.ProducerID.AppendTo(buf[:0]))
+	id("destination", m.Destination.AppendTo(buf[:0]))
+	id("transactionId", m.TransactionID.AppendTo(buf[:0]))
+	id("originalDestination", m.OriginalDestination.AppendTo(buf[:0]))
+	if m.GroupID != "" {
+		o.Str("groupId", m.GroupID)
+		o.Int("groupSequence", int64(m.GroupSequence))
+	}
+	if m.CorrelationID != "" {
+		o.Str("correlationId", m.CorrelationID)
+	}
+	o.Bool("persistent", m.Persistent)
+	o.Int("expiration", m.Expiration)
+	o.Int("priority", int64(m.Priority))
+	id("replyTo", m.ReplyTo.AppendTo(buf[:0]))
+	o.Int("timestamp", m.Timestamp)
+	if m.Type != "" {
+		o.Str("jmsType", m.Type)
+	}
+	bodySize, propsSize := -1, -1
+	if m.ContentOffset >= 0 {
+		bodySize = len(m.Content)
+	}
+	if m.MarshalledProperties != nil {
+		propsSize = len(m.MarshalledProperties)
+	}
+	o.Int("bodySize", int64(bodySize))
+	o.Int("propertiesSize", int64(propsSize))
+	if m.Complete {
+		o.Bool("compressed", m.Compressed)
+		o.Int("redeliveryCounter", int64(m.RedeliveryCounter))
+		if m.UserID != "" {
+			o.Str("userId", m.UserID)
+		}
+		o.Int("brokerInTime", m.BrokerInTime)
+		o.Int("brokerOutTime", m.BrokerOutTime)
 	}
 	if err != nil {
 		o.Str("error", err.Error())

@@ -34,11 +34,16 @@ type Destination struct {
 }
 
 // String is the destination as ActiveMQ qualifies it: queue://NAME.
-func (d *Destination) String() string {
+func (d *Destination) String() string { return string(d.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (d *Destination) AppendTo(dst []byte) []byte {
 	if d == nil {
-		return ""
+		return dst
 	}
-	return d.Type + "://" + d.Name
+	dst = append(dst, d.Type...)
+	dst = append(dst, "://"...)
+	return append(dst, d.Name...)
 }
 
 // ProducerID identifies a producer: connection id, session, producer.
@@ -49,11 +54,22 @@ type ProducerID struct {
 }
 
 // String is the id as ActiveMQ prints it: CONNECTION:SESSION:VALUE.
-func (p *ProducerID) String() string {
+func (p *ProducerID) String() string { return string(p.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (p *ProducerID) AppendTo(dst []byte) []byte {
 	if p == nil {
-		return ""
+		return dst
 	}
-	return p.ConnectionID + ":" + strconv.FormatInt(p.SessionID, 10) + ":" + strconv.FormatInt(p.Value, 10)
+	return appendTriple(dst, p.ConnectionID, p.SessionID, p.Value)
+}
+
+func appendTriple(dst []byte, conn string, a, b int64) []byte {
+	dst = append(dst, conn...)
+	dst = append(dst, ':')
+	dst = strconv.AppendInt(dst, a, 10)
+	dst = append(dst, ':')
+	return strconv.AppendInt(dst, b, 10)
 }
 
 // MessageID is an OpenWire MessageId. TextView, when set (OpenWire 10 and
@@ -66,14 +82,19 @@ type MessageID struct {
 }
 
 // String is the JMSMessageID: TextView, else PRODUCER:SEQUENCE.
-func (m *MessageID) String() string {
-	if m == nil {
-		return ""
+func (m *MessageID) String() string { return string(m.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (m *MessageID) AppendTo(dst []byte) []byte {
+	switch {
+	case m == nil:
+		return dst
+	case m.TextView != "":
+		return append(dst, m.TextView...)
 	}
-	if m.TextView != "" {
-		return m.TextView
-	}
-	return m.ProducerID.String() + ":" + strconv.FormatInt(m.ProducerSequence, 10)
+	dst = m.ProducerID.AppendTo(dst)
+	dst = append(dst, ':')
+	return strconv.AppendInt(dst, m.ProducerSequence, 10)
 }
 
 // TransactionID is a local transaction (ConnectionID, Value) or an XA one
@@ -89,14 +110,26 @@ type TransactionID struct {
 
 // String is the id as ActiveMQ prints it: TX:CONNECTION:N or
 // XID:[FORMAT,globalId=HEX,branchId=HEX].
-func (t *TransactionID) String() string {
+func (t *TransactionID) String() string { return string(t.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (t *TransactionID) AppendTo(dst []byte) []byte {
 	switch {
 	case t == nil:
-		return ""
+		return dst
 	case t.XA:
-		return "XID:[" + strconv.Itoa(int(t.FormatID)) + ",globalId=" + hex.EncodeToString(t.GlobalID) + ",branchId=" + hex.EncodeToString(t.BranchQualifier) + "]"
+		dst = append(dst, "XID:["...)
+		dst = strconv.AppendInt(dst, int64(t.FormatID), 10)
+		dst = append(dst, ",globalId="...)
+		dst = hex.AppendEncode(dst, t.GlobalID)
+		dst = append(dst, ",branchId="...)
+		dst = hex.AppendEncode(dst, t.BranchQualifier)
+		return append(dst, ']')
 	}
-	return "TX:" + t.ConnectionID + ":" + strconv.FormatInt(t.Value, 10)
+	dst = append(dst, "TX:"...)
+	dst = append(dst, t.ConnectionID...)
+	dst = append(dst, ':')
+	return strconv.AppendInt(dst, t.Value, 10)
 }
 
 // ConsumerID identifies a consumer: connection id, session, consumer.
@@ -107,11 +140,14 @@ type ConsumerID struct {
 }
 
 // String is the id as ActiveMQ prints it: CONNECTION:SESSION:VALUE.
-func (c *ConsumerID) String() string {
+func (c *ConsumerID) String() string { return string(c.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (c *ConsumerID) AppendTo(dst []byte) []byte {
 	if c == nil {
-		return ""
+		return dst
 	}
-	return c.ConnectionID + ":" + strconv.FormatInt(c.SessionID, 10) + ":" + strconv.FormatInt(c.Value, 10)
+	return appendTriple(dst, c.ConnectionID, c.SessionID, c.Value)
 }
 
 // nested reads the "present" flag and the type byte of a nested object

@@ -52,33 +52,39 @@ func (m *Message) AppendJSON(w *jsonw.Writer, err error, opts JSONOptions) {
 
 // timeMillis writes a time member as RFC 3339 (UTC, milliseconds; null for
 // 0) and, as KEYMillis, the milliseconds since 1970 themselves.
-func timeMillis(w *jsonw.Writer, key string, ms int64) {
+func timeMillis(w *jsonw.Writer, key, millisKey string, ms int64) {
 	if ms == 0 {
 		w.Null(key)
 	} else {
-		w.Str(key, FormatMillis(ms))
+		var buf [40]byte
+		w.Bytes(key, AppendMillis(buf[:0], ms))
 	}
-	w.Int(key+"Millis", ms)
+	w.Int(millisKey, ms)
 }
 
-// FormatMillis formats milliseconds since 1970 as RFC 3339 in UTC with
+// AppendMillis appends milliseconds since 1970 as RFC 3339 in UTC with
 // milliseconds: 2026-11-29T22:13:36.985Z.
-func FormatMillis(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+func AppendMillis(dst []byte, ms int64) []byte {
+	return time.UnixMilli(ms).UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
+}
+
+// putID writes the member key when the id appended to its scratch space
+// is there.
+func putID(w *jsonw.Writer, key string, b []byte) {
+	if len(b) > 0 {
+		w.Bytes(key, b)
+	}
 }
 
 func (m *Message) appendHeaders(w *jsonw.Writer, err error) {
+	var buf [256]byte // ids are appended here, then copied
 	w.Open("headers")
 	w.Str("kind", m.Kind.String())
-	if m.MessageID != nil {
-		w.Str("JMSMessageID", m.MessageID.String())
-	}
-	if m.Destination != nil {
-		w.Str("JMSDestination", m.Destination.String())
-	}
+	putID(w, "JMSMessageID", m.MessageID.AppendTo(buf[:0]))
+	putID(w, "JMSDestination", m.Destination.AppendTo(buf[:0]))
 	if m.jmsHeaders {
-		timeMillis(w, "JMSTimestamp", m.Timestamp)
-		timeMillis(w, "JMSExpiration", m.Expiration)
+		timeMillis(w, "JMSTimestamp", "JMSTimestampMillis", m.Timestamp)
+		timeMillis(w, "JMSExpiration", "JMSExpirationMillis", m.Expiration)
 		w.Int("JMSPriority", int64(m.Priority))
 		if m.Persistent {
 			w.Str("JMSDeliveryMode", "PERSISTENT")
@@ -91,9 +97,7 @@ func (m *Message) appendHeaders(w *jsonw.Writer, err error) {
 		if m.Type != "" {
 			w.Str("JMSType", m.Type)
 		}
-		if m.ReplyTo != nil {
-			w.Str("JMSReplyTo", m.ReplyTo.String())
-		}
+		putID(w, "JMSReplyTo", m.ReplyTo.AppendTo(buf[:0]))
 		if m.GroupID != "" {
 			w.Str("JMSXGroupID", m.GroupID)
 			w.Int("JMSXGroupSeq", int64(m.GroupSequence))
@@ -106,28 +110,18 @@ func (m *Message) appendHeaders(w *jsonw.Writer, err error) {
 			w.Str("JMSXUserID", m.UserID)
 		}
 	}
-	if m.OriginalDestination != nil {
-		w.Str("originalDestination", m.OriginalDestination.String())
-	}
-	if m.OriginalTransactionID != nil {
-		w.Str("originalTransactionId", m.OriginalTransactionID.String())
-	}
-	if m.ProducerID != nil {
-		w.Str("producerId", m.ProducerID.String())
-	}
-	if m.TransactionID != nil {
-		w.Str("transactionId", m.TransactionID.String())
-	}
+	putID(w, "originalDestination", m.OriginalDestination.AppendTo(buf[:0]))
+	putID(w, "originalTransactionId", m.OriginalTransactionID.AppendTo(buf[:0]))
+	putID(w, "producerId", m.ProducerID.AppendTo(buf[:0]))
+	putID(w, "transactionId", m.TransactionID.AppendTo(buf[:0]))
 	if m.Complete {
 		w.Bool("compressed", m.Compressed)
-		timeMillis(w, "brokerInTime", m.BrokerInTime)
-		timeMillis(w, "brokerOutTime", m.BrokerOutTime)
+		timeMillis(w, "brokerInTime", "brokerInTimeMillis", m.BrokerInTime)
+		timeMillis(w, "brokerOutTime", "brokerOutTimeMillis", m.BrokerOutTime)
 		if m.Arrival != 0 {
-			timeMillis(w, "arrival", m.Arrival)
+			timeMillis(w, "arrival", "arrivalMillis", m.Arrival)
 		}
-		if m.TargetConsumerID != nil {
-			w.Str("targetConsumerId", m.TargetConsumerID.String())
-		}
+		putID(w, "targetConsumerId", m.TargetConsumerID.AppendTo(buf[:0]))
 		appendStrings(w, "brokerPath", m.BrokerPath)
 		appendStrings(w, "cluster", m.Cluster)
 		if m.Droppable {
@@ -147,15 +141,10 @@ func (m *Message) appendHeaders(w *jsonw.Writer, err error) {
 	if m.DataStructure != 0 {
 		w.Int("dataStructure", int64(m.DataStructure))
 	}
-	if err != nil && isHeaderErr(m, err) {
+	if err := m.HeaderError(err); err != nil {
 		w.Str("error", err.Error())
 	}
 	w.Close()
-}
-
-// isHeaderErr: err is not the properties' or the body's own error.
-func isHeaderErr(m *Message, err error) bool {
-	return err != m.PropertiesErr && err != m.Body.Err
 }
 
 func appendStrings(w *jsonw.Writer, key string, ss []string) {

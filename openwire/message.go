@@ -124,6 +124,16 @@ type BlobInfo struct {
 	DeletedByBroker bool
 }
 
+// HeaderError is err, an error Decode returned with m, unless it is only
+// the properties' or the body's (m.PropertiesErr, m.Body.Err), which leave
+// the headers whole: then nil.
+func (m *Message) HeaderError(err error) error {
+	if m != nil && err != nil && (err == m.PropertiesErr || err == m.Body.Err) {
+		return nil
+	}
+	return err
+}
+
 // Redelivered is JMSRedelivered: the broker has delivered the message
 // before (ActiveMQ: redeliveryCounter > 0).
 func (m *Message) Redelivered() bool { return m.RedeliveryCounter > 0 }

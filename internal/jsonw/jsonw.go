@@ -17,9 +17,15 @@ import (
 func AppendString[T ~string | ~[]byte](dst []byte, s T) []byte {
 	const hexd = "0123456789abcdef"
 	dst = append(dst, '"')
+	plain := 0 // s[plain:i] needs no escaping: appended in one go
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
+				i++
+				continue
+			}
+			dst = append(dst, s[plain:i]...)
 			switch {
 			case c == '"' || c == '\\':
 				dst = append(dst, '\\', c)
@@ -29,12 +35,11 @@ func AppendString[T ~string | ~[]byte](dst []byte, s T) []byte {
 				dst = append(dst, '\\', 'r')
 			case c == '\t':
 				dst = append(dst, '\\', 't')
-			case c < 0x20 || c == 0x7f:
-				dst = append(dst, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xF])
 			default:
-				dst = append(dst, c)
+				dst = append(dst, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xF])
 			}
 			i++
+			plain = i
 			continue
 		}
 		var buf [utf8.UTFMax]byte
@@ -42,14 +47,19 @@ func AppendString[T ~string | ~[]byte](dst []byte, s T) []byte {
 		r, n := utf8.DecodeRune(buf[:n])
 		switch {
 		case r == utf8.RuneError && n == 1:
+			dst = append(dst, s[plain:i]...)
 			dst = append(dst, `\ufffd`...)
 		case r == 0x2028 || r == 0x2029:
+			dst = append(dst, s[plain:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hexd[r&0xF])
 		default:
-			dst = append(dst, buf[:n]...)
+			i += n // valid: stays in the run
+			continue
 		}
 		i += n
+		plain = i
 	}
+	dst = append(dst, s[plain:]...)
 	return append(dst, '"')
 }
 
