@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -173,4 +176,78 @@ func typeOf(t *testing.T, jsonPath string) codec.EntryType {
 	typ, ok := codec.ParseEntryType(doc.Type)
 	require.True(t, ok, doc.Type)
 	return typ
+}
+
+// bytesMessage returns the OpenWire blob of a BytesMessage holding body,
+// on queue Q.BIG, as a 5.17 store writes it (version 11, loose).
+func bytesMessage(id string, body []byte) []byte {
+	b := []byte{24}                                     // BytesMessage
+	b = append(b, 0, 0, 0, 1, 0)                        // commandId, responseRequired
+	b = append(b, 0)                                    // producerId
+	b = append(b, 1, 100)                               // destination: queue
+	b = owString(b, "Q.BIG")                            //
+	b = append(b, 0, 0)                                 // transactionId, originalDestination
+	b = append(b, 1, 110)                               // messageId
+	b = owString(b, id)                                 // textView
+	b = append(b, 0)                                    // producerId
+	b = binary.BigEndian.AppendUint64(b, 1)             // producerSequenceId
+	b = binary.BigEndian.AppendUint64(b, 0)             // brokerSequenceId
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 1)               // originalTransactionId, groupID, groupSequence, correlationId, persistent
+	b = binary.BigEndian.AppendUint64(b, 0)             // expiration
+	b = append(b, 4, 0)                                 // priority, replyTo
+	b = binary.BigEndian.AppendUint64(b, 1796000000000) // timestamp
+	b = append(b, 0, 1)                                 // type; content:
+	b = binary.BigEndian.AppendUint32(b, uint32(len(body)))
+	b = append(b, body...)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)               // properties, dataStructure, targetConsumerId, compressed, redeliveryCounter
+	b = append(b, 0)                                    // brokerPath
+	b = binary.BigEndian.AppendUint64(b, 0)             // arrival
+	b = append(b, 0, 0, 0, 0)                           // userID, recievedByDFBridge, droppable, cluster
+	b = binary.BigEndian.AppendUint64(b, 1796000000001) // brokerInTime
+	b = binary.BigEndian.AppendUint64(b, 0)             // brokerOutTime
+	b = append(b, 0)                                    // jmsXGroupFirstForConsumer
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+// TestMountLargeBody: a body of megabytes is read in many FUSE requests,
+// by several readers at once, whole and exact; its JSON shows 4 KiB.
+func TestMountLargeBody(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	body := make([]byte, 3<<20+17)
+	rand.New(rand.NewSource(1)).Read(body)
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{NoSync: true})
+	q := codec.NewDestination(codec.Queue, []byte("Q.BIG"))
+	var none codec.TxID
+	_, err := w.AppendCommand(codec.NewAddMessageCommand(none, q, []byte("ID:big:1:1:1:1"), bytesMessage("ID:big:1:1:1:1", body), 4, false))
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	_, mnt := mountStore(t, dir, quietOpts(t))
+	pend := filepath.Join(mnt, "by-destination", "queue", "Q.BIG", "pending")
+	require.Equal(t, []string{"0000000001-ID:big:1:1:1:1.body", "0000000001-ID:big:1:1:1:1.json"}, names(t, pend))
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			got := readChunks(t, filepath.Join(pend, "0000000001-ID:big:1:1:1:1.body"), 4096<<i)
+			assert.True(t, bytes.Equal(body, got), "reader %d: %d bytes", i, len(got))
+		}(i)
+	}
+	wg.Wait()
+	var doc struct {
+		Body struct {
+			Type      string
+			Size      int
+			Base64    string
+			Truncated bool
+		}
+	}
+	readJSON(t, filepath.Join(pend, "0000000001-ID:big:1:1:1:1.json"), &doc)
+	assert.Equal(t, "bytes", doc.Body.Type)
+	assert.Equal(t, len(body), doc.Body.Size)
+	assert.True(t, doc.Body.Truncated)
+	cut, err := base64.StdEncoding.DecodeString(doc.Body.Base64)
+	require.NoError(t, err)
+	assert.Equal(t, body[:4096], cut)
 }
