@@ -11,17 +11,18 @@
 //	│       ├── holders             textFile: "pinned"/"free: ..." then reasons
 //	│       ├── holders.json        textFile
 //	│       ├── info.json           textFile
-//	│       └── OFFSET-TYPE.json    commandFile (inode: file id + offset)
+//	│       ├── OFFSET-TYPE.json    commandFile (inode: file id + offset)
+//	│       └── OFFSET-TYPE.body    commandFile of a message's body (its own inode kind)
 //	├── by-destination/             byDestinationDir
 //	│   └── queue|topic/            destTypeDir
 //	│       └── NAME/               destinationDir
 //	│           ├── stats.json      textFile
-//	│           ├── pending/        pendingDir: N-MESSAGEID.json = commandFile
+//	│           ├── pending/        pendingDir: N-MESSAGEID.json, .body = commandFile
 //	│           └── subscriptions/  subscriptionsDir (topics)
 //	│               └── CLIENT:SUB/ subscriptionDir: info.json, pending/
 //	└── by-transaction/             byTransactionDir
 //	    └── ID/                     transactionDir: state, info.json,
-//	                                FILE-OFFSET-TYPE.json = commandFile
+//	                                FILE-OFFSET-TYPE.json (.body) = commandFile
 //
 // How it is built:
 //

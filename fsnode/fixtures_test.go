@@ -28,18 +28,31 @@ func replay(t testing.TB, dir string, maxFileLength int64) *refgraph.Graph {
 }
 
 // pendingIDs reads the message ids of a pending/ directory, in listing
-// order, checking the names carry positions 1, 2, ...
+// order, checking the names carry positions 1, 2, ... and that each
+// message's .json has its .body.
 func pendingIDs(t testing.TB, dir string) []string {
 	t.Helper()
 	ids := []string{}
-	for i, n := range names(t, dir) {
+	all := names(t, dir)
+	bodies := map[string]bool{}
+	for _, n := range all {
+		if strings.HasSuffix(n, suffixBody) {
+			bodies[strings.TrimSuffix(n, suffixBody)] = true
+		}
+	}
+	for _, n := range all {
+		if !strings.HasSuffix(n, suffixJSON) {
+			continue
+		}
 		var m struct {
 			ID string `json:"messageId"`
 		}
 		readJSON(t, filepath.Join(dir, n), &m)
-		assert.Equal(t, pendingName(i, m.ID), n)
+		assert.Equal(t, pendingName(len(ids), m.ID, false), n)
+		assert.True(t, bodies[strings.TrimSuffix(n, suffixJSON)], "%s has no .body", n)
 		ids = append(ids, m.ID)
 	}
+	assert.Len(t, bodies, len(ids), "one .body per message")
 	return ids
 }
 

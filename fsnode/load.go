@@ -34,7 +34,13 @@ func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error
 	if co.Progress == nil {
 		co.Progress = opts.Progress
 	}
-	res, mfl, err := replaycache.LoadMaxFileLength(st, graphOptions(st, m, opts), opts.MaxFileLength, s.opts, co)
+	gopts := graphOptions(st, m, opts)
+	if gopts.Index != nil {
+		s.wireVersion = codec.MessageOpenWireVersion(gopts.Index)
+	} else {
+		s.wireVersion = codec.StoreOpenWireVersion(st.Dir) // --no-index: the version is still the index's
+	}
+	res, mfl, err := replaycache.LoadMaxFileLength(st, gopts, opts.MaxFileLength, s.opts, co)
 	if err != nil {
 		return nil, err
 	}

@@ -52,11 +52,16 @@ by-file/db-N.log/             one directory per data file, in id order
                               record's byte offset in 10 digits, so that ls
                               lists them in journal order; the content is the
                               line "kahafs dump --json" prints for the command
+                              (for a message: its headers, typed properties
+                              and body, the body cut at 4096 bytes)
+  OFFSET-TYPE.body            the body of a message command, whole: a text as
+                              UTF-8, bytes as they are, a map or stream as
+                              JSON, an object's Java serialization stream
 
 by-destination/queue/NAME/    a queue
   stats.json                  message count, bytes, the data files holding them
   pending/N-MESSAGEID.json    its messages in delivery order (N: 1, 2, ... in
-                              10 digits)
+                              10 digits), each with N-MESSAGEID.body
 by-destination/topic/NAME/    a topic
   stats.json                  as for a queue
   pending/N-MESSAGEID.json    the messages it keeps for its subscriptions
@@ -69,12 +74,14 @@ by-transaction/ID/            every transaction of the journal, ID as the broker
                               prints it (TX:<connection>:<n>, XID:[...])
   state                       in-flight, prepared, committed or rolled-back
   info.json                   kind, state, commands, operations
-  FILE-OFFSET-TYPE.json       its commands in journal order
+  FILE-OFFSET-TYPE.json       its commands in journal order (.body: the
+                              bodies of its messages)
 
 A command has one inode number wherever it appears: under by-file/, in a
 pending/ directory and in by-transaction/ (find -samefile finds all its
-names). Its link count is 1: the tree does not count the directories that
-list a command, so du, tar and cp -a see each name as a file of its own.
+names), and so has a message's body. Its link count is 1: the tree does
+not count the directories that list a command, so du, tar and cp -a see
+each name as a file of its own.
 
 Names
 Destination names, subscription keys, transaction ids and message ids come

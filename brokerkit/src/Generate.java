@@ -143,6 +143,8 @@ public final class Generate {
         String inspect = inspectCopy(name, store, cfg.maxLen, logs, "inspect", false);
         String inspectNoIndex = inspectCopy(name, store, cfg.maxLen, logs, "inspect-noindex", true);
 
+        if (cfg.recordMessages) writeMessages(name, sdir, store, logs, cfg.maxLen);
+
         Map<String, Object> exp = new LinkedHashMap<>();
         exp.put("scenario", name);
         exp.put("description", cfg.description);
@@ -202,6 +204,28 @@ public final class Generate {
                     "--max-file-length", String.valueOf(maxLen), "--log", new File(logs, tag + ".log").getPath());
             if (irc != 0) throw new IOException(name + ": Inspect failed (" + irc + "), see " + new File(logs, tag + ".out"));
             return new String(Files.readAllBytes(out.toPath()), StandardCharsets.UTF_8);
+        } finally {
+            Records.deleteTree(tmp);
+        }
+    }
+
+    /**
+     * messages.json: what the scenario sent (logs/sent.json) and what the broker recovers from a copy of the
+     * store (Recovered), per message id.
+     */
+    static void writeMessages(String name, File sdir, File store, File logs, int maxLen) throws Exception {
+        File tmp = Files.createTempDirectory("brokerkit-recovered").toFile();
+        try {
+            File copy = new File(tmp, "store");
+            copyDir(store, copy);
+            File out = new File(tmp, "recovered.json");
+            int rc = fork(new File(logs, "recovered.out"), "Recovered", copy.getPath(), out.getPath(),
+                    "--max-file-length", String.valueOf(maxLen));
+            if (rc != 0) throw new IOException(name + ": Recovered failed (" + rc + "), see " + new File(logs, "recovered.out"));
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("sent", new Json.Raw(new String(Files.readAllBytes(new File(logs, "sent.json").toPath()), StandardCharsets.UTF_8)));
+            m.put("recovered", new Json.Raw(new String(Files.readAllBytes(out.toPath()), StandardCharsets.UTF_8)));
+            Files.write(new File(sdir, "messages.json").toPath(), Json.write(m).getBytes(StandardCharsets.UTF_8));
         } finally {
             Records.deleteTree(tmp);
         }

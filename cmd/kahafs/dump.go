@@ -37,8 +37,11 @@ func newDumpCmd() *cobra.Command {
 		Short: "Print every journal command, in journal order",
 		Long: `dump prints one line per journal command in journal (replay) order:
 location, size, type and the command's fields. With --json every line is a
-JSON object with file, offset, size, batch, type and the decoded fields,
-including a summary of the OpenWire message header.`,
+JSON object with file, offset, size, batch, type and the decoded fields; a
+message's line also has a summary of its OpenWire header ("openwire") and the
+message itself: "headers" (JMS headers, times in RFC 3339), "properties"
+(typed values) and "body" (text, base64 bytes, typed map or stream, the
+class name of an object; cut at 4096 bytes, with its full size).`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.file != "" {
@@ -73,6 +76,7 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
 	opts := codec.ReadOptions{SkipChecksums: f.noVerify}
+	jsonOpts := codec.JSONOptions{OpenWire: true, OpenWireVersion: codec.StoreOpenWireVersion(st.Dir)}
 	type part struct {
 		text []byte
 		sum  codec.FileSummary
@@ -84,7 +88,7 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 		var line []byte
 		p.sum, err = codec.ScanFile(fi, opts, func(rec codec.Record, c *codec.Command) error {
 			if f.json {
-				p.text = codec.AppendCommandJSON(p.text, rec, c, codec.JSONOptions{OpenWire: true})
+				p.text = codec.AppendCommandJSON(p.text, rec, c, jsonOpts)
 			} else {
 				line = appendCommandText(line[:0], rec, c)
 				p.text = appendSafe(p.text, line)
