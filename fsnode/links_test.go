@@ -26,8 +26,10 @@ func TestOneInodeLinkCountOne(t *testing.T) {
 	xid := "XID:[4660,globalId=67747269642d636f6d6d6974,branchId=62712d31]"
 	names := []string{
 		"by-file/db-4.log/0000003526-KAHA_ADD_MESSAGE_COMMAND.json",
-		"by-destination/queue/Q.XA/pending/0000000001-ID:vm-35087-1795990416081-6:2:1:1:1.json",
+		// acked inside the prepared transaction: held back from pending/
+		"by-destination/queue/Q.XA/in-doubt/0000000001-ID:vm-35087-1795990416081-6:2:1:1:1.json",
 		"by-transaction/" + xid + "/0000000004-0000003526-KAHA_ADD_MESSAGE_COMMAND.json",
+		"by-transaction/XID:[4660,globalId=67747269642d7072657061726564,branchId=62712d34]/in-doubt/0000000001-ID:vm-35087-1795990416081-6:2:1:1:1.json",
 	}
 	var first syscall.Stat_t
 	for i, n := range names {

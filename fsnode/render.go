@@ -59,16 +59,22 @@ by-file/db-N.log/             one directory per data file, in id order
                               JSON, an object's Java serialization stream
 
 by-destination/queue/NAME/    a queue
-  stats.json                  message count, bytes, the data files holding them
+  stats.json                  message count, bytes, the data files holding them;
+                              brokerCount (what the broker reports), deliverable
   pending/N-MESSAGEID.json    its messages in delivery order (N: 1, 2, ... in
                               10 digits), each with N-MESSAGEID.body
+  in-doubt/                   messages acked inside a prepared XA transaction:
+                              stored, but not delivered or counted until its
+                              outcome
 by-destination/topic/NAME/    a topic
   stats.json                  as for a queue
   pending/N-MESSAGEID.json    the messages it keeps for its subscriptions
   subscriptions/CLIENTID:SUBNAME/
-    info.json                 client id, name, selector, pending count, last ack
+    info.json                 client id, name, selector, brokerCount (the
+                              count the broker reports), deliverable, last ack
     pending/N-MESSAGEID.json  what the broker delivers to the subscription
                               when it recovers, in order
+    in-doubt/                 what it acked inside a prepared XA transaction
 
 by-transaction/ID/            every transaction of the journal, ID as the broker
                               prints it (TX:<connection>:<n>, XID:[...])
@@ -76,6 +82,7 @@ by-transaction/ID/            every transaction of the journal, ID as the broker
   info.json                   kind, state, commands, operations
   FILE-OFFSET-TYPE.json       its commands in journal order (.body: the
                               bodies of its messages)
+  in-doubt/                   (prepared) the stored messages it acknowledges
 
 A command has one inode number wherever it appears: under by-file/, in a
 pending/ directory and in by-transaction/ (find -samefile finds all its
