@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kahafs/kahafs/internal/brokertest"
@@ -313,4 +314,32 @@ func TestAdapterFixtures(t *testing.T) {
 			assert.Equal(t, brokerGCLines(t, log), gcLines(noIndex.GCLog()), "cleanup log without the index")
 		})
 	}
+}
+
+// TestUnreadableFileNeverFree: a data file kahafs cannot read (here a FIFO
+// in place of db-3.log, which holds 13 pending messages of the queues
+// fixture) is never predicted deleted, and neither is a file whose acks
+// refer to it.
+func TestUnreadableFileNeverFree(t *testing.T) {
+	var fx brokertest.Fixture
+	for _, f := range brokertest.Fixtures(t) {
+		if f.Name == "queues" {
+			fx = f
+		}
+	}
+	require.NotEmpty(t, fx.Name)
+	dir := brokertest.CopyStore(t, fx.StoreDir)
+	p := filepath.Join(dir, "db-3.log")
+	require.NoError(t, os.Remove(p))
+	require.NoError(t, syscall.Mkfifo(p, 0o644))
+	g := replayDir(t, dir, fixtureMaxFile(fx))
+	f3, ok := g.File(3)
+	require.True(t, ok)
+	assert.True(t, f3.Pinned)
+	require.NotEmpty(t, f3.Reasons)
+	assert.Equal(t, KindUnreadable, f3.Reasons[0].Kind)
+	assert.Contains(t, f3.Reasons[0].Text, "unknown")
+	assert.NotContains(t, g.GCCandidates(), int32(3))
+	f5, _ := g.File(5)
+	assert.True(t, f5.Pinned, "db-5.log holds acks for messages in db-3.log")
 }

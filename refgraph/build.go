@@ -1,6 +1,7 @@
 package refgraph
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -576,6 +577,14 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 		}
 		logf("gc candidates after dest:%s, %s", key, &cand)
 	}
+	// What a file that could not be read holds is unknown: its deletion
+	// is never predicted (explain says why), and the files whose acks
+	// refer to it are kept with it.
+	for _, f := range b.files {
+		if unreadable(f) != nil {
+			cand.remove(f.ID)
+		}
+	}
 	logf("gc candidates: %s", &cand)
 	logf("ackMessageFileMap: %s", javaAckMap(st.acks))
 	for i := 0; i < len(cand.ids); {
@@ -603,11 +612,23 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 	if len(cand.ids) > 0 {
 		logf("Cleanup removing the data files: %s", &cand)
 	}
+
 	g.gc = append([]int32{}, cand.ids...)
 	g.gcLog = log
 	for _, f := range b.files {
 		f.Pinned = !cand.has(f.ID)
 	}
+}
+
+// unreadable returns the damage that kept f from being read, nil when it
+// was read.
+func unreadable(f *File) *codec.CorruptionError {
+	for _, d := range f.Damage {
+		if errors.Is(d, codec.ErrUnreadable) {
+			return d
+		}
+	}
+	return nil
 }
 
 // noPending is the broker's rewrite test: no ackPositions, or only the

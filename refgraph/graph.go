@@ -92,6 +92,9 @@ const (
 	// messages in files that are kept; deleting it would let a replay
 	// resurrect those messages.
 	KindAcks ReasonKind = "acks"
+	// KindUnreadable: the file (or part of it) could not be read, so what
+	// it holds is unknown: kahafs never predicts its deletion.
+	KindUnreadable ReasonKind = "unreadable"
 
 	// Notes (File.Notes), never pins.
 
