@@ -270,15 +270,57 @@ func load(data, redo, free source) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{Path: data.name, PageFile: pf.info, Fresh: fresh}
+	r := &reader{pf: pf, ix: ix}
 	if fresh {
-		ix.Meta = Metadata{State: 1, DestinationsPage: 1, Version: IndexVersion, OpenWireVersion: 11}
+		// loadPageFile allocates the metadata page and the destinations
+		// root: from the free list when db.free has pages, else as new
+		// (free) pages at the end of the file.
+		free := append([]Range(nil), pf.info.FreeList...)
+		next := pf.info.PageCount
+		alloc := func() (int64, bool) {
+			if id, ok := allocateFree(&free); ok {
+				return id, true
+			}
+			next++
+			return next - 1, false
+		}
+		alloc() // the metadata page: written before it is read
+		root, reused := alloc()
+		ix.Meta = Metadata{State: 1, DestinationsPage: root, Version: IndexVersion, OpenWireVersion: 11}
+		if !reused {
+			return ix, nil
+		}
+		// A page the free list hands out is read as it is on disk.
+		r.version = ix.Meta.Version
+		if err := r.readDestinations(); err != nil {
+			return nil, err
+		}
 		return ix, nil
 	}
-	r := &reader{pf: pf, ix: ix}
 	if err := r.read(); err != nil {
 		return nil, err
 	}
 	return ix, nil
+}
+
+// allocateFree is SequenceSet.removeFirstSequence(1): the first value of
+// the first sequence of at least one value.
+func allocateFree(free *[]Range) (int64, bool) {
+	for i, s := range *free {
+		n := s.Last - s.First + 1
+		if s.First == s.Last {
+			n = 1
+		}
+		switch {
+		case n == 1:
+			*free = append((*free)[:i:i], (*free)[i+1:]...)
+			return s.First, true
+		case n > 1:
+			(*free)[i].First++
+			return s.First, true
+		}
+	}
+	return 0, false
 }
 
 func (r *reader) note(kind NoteKind, dest string, page int64, format string, a ...any) {
@@ -318,6 +360,11 @@ func (r *reader) read() error {
 		return &CorruptionError{File: r.pf.data.name, Page: 0, Offset: r.pf.toOffset(0), Structure: "metadata",
 			Err: ErrVersion, Detail: fmt.Sprintf("version %d (a 5.17.2 broker upgrades it in place; this reader needs %d or later)", r.version, minVersion)}
 	}
+	return r.readDestinations()
+}
+
+// readDestinations reads the destinations B-tree and every destination.
+func (r *reader) readDestinations() error {
 	dests := &btree[jstring, storedDest]{pf: r.pf, root: r.ix.Meta.DestinationsPage, what: "destinations B-tree",
 		key: readUTF, value: func(in dataInput) (storedDest, error) { return readStoredDest(in, r.version) },
 		cmp: compareJava}
