@@ -78,6 +78,7 @@ func (t *btree[K, V]) loadNode(id int64) (*node[K, V], error) {
 		return nil, err
 	}
 	if isBranch {
+		t.pf.shape.add(&t.pf.shape.branches, t.what)
 		n.children = make([]int64, 0, 1)
 		for i := 0; i <= int(count); i++ {
 			c, err := readI64(s)

@@ -23,6 +23,8 @@ type Index struct {
 	Meta         Metadata
 	Destinations []*Destination // in the destinations B-tree's order (Java String order of keys)
 	Notes        []Note
+
+	shape shape
 }
 
 // Damaged reports whether some Note is Damage: parts of the index the
@@ -300,6 +302,7 @@ func load(data, redo, free source) (*Index, error) {
 	if err := r.read(); err != nil {
 		return nil, err
 	}
+	ix.shape = pf.shape
 	return ix, nil
 }
 

@@ -474,3 +474,61 @@ func writeFile(t *testing.T, dir, name string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// TestGeneratedStoreShape checks that the stores IndexStores makes exercise
+// what they are made for: B-tree branch nodes, nodes and values spanning
+// several pages, the three priority classes, a fragmented ack-position set,
+// removed subscriptions and destinations, and an unclean index whose redo
+// file holds a batch.
+func TestGeneratedStoreShape(t *testing.T) {
+	brokertest.Require(t)
+	gen := t.TempDir()
+	brokertest.Run(t, "IndexStores", gen)
+	ix, err := Read(filepath.Join(gen, "index-clean"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []string{`destination "0:Q.DEEP" order index (DEF)`, `destination "0:Q.DEEP" message-id index`,
+		`destination "0:Q.DEEP" location index`} {
+		if ix.shape.branches[what] == 0 {
+			t.Errorf("%s: no branch node; branches: %v", what, ix.shape.branches)
+		}
+	}
+	for _, what := range []string{`destination "0:Q.LONGID" order index (DEF)`, `destination "0:Q.LONGID" message-id index`,
+		`destination "1:T.FRAG" ack-positions list`, `destination "1:T.FRAG" subscriptions B-tree`} {
+		if ix.shape.multiPage[what] == 0 {
+			t.Errorf("%s: no multi-page stream; multi-page: %v", what, ix.shape.multiPage)
+		}
+	}
+	classes := map[Class]int{}
+	for _, m := range ix.Destination("0:Q.PRIO").Messages {
+		classes[m.Class]++
+	}
+	if len(classes) != 3 {
+		t.Errorf("Q.PRIO classes: %v", classes)
+	}
+	frag := ix.Destination("1:T.FRAG")
+	var keys []string
+	for _, s := range frag.Subscriptions {
+		keys = append(keys, s.Key)
+		if s.Key == "c-odd:s" && len(s.AckPositions) < 500 {
+			t.Errorf("c-odd:s: %d ack ranges, want a fragmented set", len(s.AckPositions))
+		}
+	}
+	if got := strings.Join(keys, " "); got != "c-odd:s c-none:s c-big:s c-retro:s c-late:s" {
+		t.Errorf("T.FRAG subscriptions: %s", got)
+	}
+	if ix.Destination("1:T.GONE") != nil {
+		t.Error("T.GONE (its only subscription removed) is still listed")
+	}
+	if d := ix.Destination("1:T.DONE"); d == nil || len(d.Messages) != 0 || d.NextSeq != 30 {
+		t.Errorf("T.DONE: %+v", d)
+	}
+	un, err := Read(filepath.Join(gen, "index-unclean"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if un.PageFile.CleanShutdown || un.PageFile.Redo != RedoApplied || un.PageFile.RedoPages == 0 {
+		t.Errorf("unclean copy: %+v", un.PageFile)
+	}
+}

@@ -126,6 +126,21 @@ type pageFile struct {
 	unaligned  bool          // some patch offset is not page aligned
 	reads      int64         // page reads so far
 	budget     int64         // page reads allowed
+	shape      shape
+}
+
+// shape counts what the structures read looked like (for tests that check
+// a store exercises what it should).
+type shape struct {
+	multiPage map[string]int // structure -> streams that spanned several pages
+	branches  map[string]int // structure -> branch nodes read
+}
+
+func (s *shape) add(m *map[string]int, what string) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[what]++
 }
 
 // openPageFile does what PageFile.load does before any index is read:

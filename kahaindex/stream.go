@@ -85,6 +85,9 @@ func (s *stream) atEOF() (bool, error) {
 	if err := s.load(s.next); err != nil {
 		return false, err
 	}
+	if len(s.visited) == 2 {
+		s.pf.shape.add(&s.pf.shape.multiPage, s.what)
+	}
 	return s.pos >= s.end, nil
 }
 
