@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/adler32"
 	"sort"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -193,8 +194,12 @@ func utfs(vs ...string) []out {
 //	2..7  Q.A: DEF, location, message-id, LO, HI, statistics
 //	8..17 T.B: DEF, location, message-id, subscriptions, acks,
 //	           ack positions, subscription locations, LO, HI, statistics (free)
-func testIndex() *tIndex {
-	x := &tIndex{pageSize: 4096, header: [2]string{props(true, 2, ""), props(true, 2, "")}, pages: map[int64][]byte{}}
+func testIndex() *tIndex { return testIndexSized(4096) }
+
+// testIndexSized is testIndex with pages of ps bytes (256 is enough).
+func testIndexSized(ps int) *tIndex {
+	h := strings.Replace(props(true, 2, ""), "pageSize=4096", fmt.Sprintf("pageSize=%d", ps), 1)
+	x := &tIndex{pageSize: ps, header: [2]string{h, h}, pages: map[int64][]byte{}}
 	x.put(metadataPage(1), 0)
 	x.put(leaf(utfs("0:Q.A", "1:T.B"), []out{storedQueue(2, 3, 4, 5, 6, 7),
 		storedTopic(8, 9, 10, 11, 12, 13, 14, 15, 16, 17)}, -1), 1)

@@ -124,8 +124,8 @@ type pageFile struct {
 	patches    []patch
 	aligned    map[int64]int // patch offset -> index of the last patch there
 	unaligned  bool          // some patch offset is not page aligned
-	reads      int64         // page reads so far
-	budget     int64         // page reads allowed
+	read       int64         // bytes of pages read so far
+	budget     int64         // bytes of pages allowed
 	shape      shape
 }
 
@@ -181,8 +181,8 @@ func openPageFile(data, redo, free source) (pf *pageFile, fresh bool, err error)
 	pf.info.PageCount = (pf.length - fileHeaderSize) / int64(pf.pageSize)
 	// Every page of a sound index is read a few times at most (B-tree
 	// descents add their depth per lookup); allow far more than that.
-	stored := (data.size+int64(len(pf.patches))*int64(pf.pageSize))/int64(pf.pageSize) + 1
-	pf.budget = 64*stored + 1<<16
+	stored := data.size + int64(len(pf.patches))*int64(pf.pageSize)
+	pf.budget = 64*stored + 1<<26
 	return pf, pf.info.PageCount == 0, nil
 }
 
@@ -352,7 +352,7 @@ func (pf *pageFile) readAt(b []byte, off int64) error {
 // readPage reads page id whole (PageFile.readPage) into b (pageSize bytes).
 // Errors are ErrPageID (negative id, past the end) or I/O errors.
 func (pf *pageFile) readPage(id int64, b []byte, what string) error {
-	if err := pf.count(id, what); err != nil {
+	if err := pf.count(id, int64(pf.pageSize), what); err != nil {
 		return err
 	}
 	if err := pf.checkPage(id, int64(pf.pageSize), what); err != nil {
@@ -382,7 +382,7 @@ func (pf *pageFile) checkPage(id, n int64, what string) error {
 // pageType reads just the header of page id, as Transaction.load(id, null)
 // does before an index is used: the page must exist (21 bytes of it).
 func (pf *pageFile) pageType(id int64, what string) (byte, error) {
-	if err := pf.count(id, what); err != nil {
+	if err := pf.count(id, pageHeaderSize, what); err != nil {
 		return 0, err
 	}
 	if err := pf.checkPage(id, pageHeaderSize, what); err != nil {
@@ -395,11 +395,12 @@ func (pf *pageFile) pageType(id int64, what string) (byte, error) {
 	return h[0], nil
 }
 
-func (pf *pageFile) count(id int64, what string) error {
-	pf.reads++
-	if pf.reads > pf.budget {
+// count charges n bytes of page reads to the budget.
+func (pf *pageFile) count(id, n int64, what string) error {
+	pf.read += n
+	if pf.read > pf.budget {
 		return pf.pageErr(id, pf.toOffset(id), what, ErrBudget,
-			fmt.Sprintf("more than %d page reads for %d stored pages", pf.budget, pf.info.PageCount), false)
+			fmt.Sprintf("more than %d bytes of page reads for a %d-byte file", pf.budget, pf.data.size), false)
 	}
 	return nil
 }
