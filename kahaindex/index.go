@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kahafs/kahafs/codec"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Index is a KahaDB index as a 5.17.2 broker loads it at start.
@@ -132,6 +133,16 @@ type Subscription struct {
 	// assigned in it as well.
 	AckPositions    []Range
 	HasAckPositions bool
+}
+
+// DecodeCommand decodes the stored subscription command into c (codec's
+// decoder, as for a journal record). Byte fields of c point into Command.
+func (s *Subscription) DecodeCommand(c *codec.Command) error {
+	if !s.HasCommand {
+		return fmt.Errorf("kahaindex: subscription %q: no command in the subscriptions B-tree", s.Key)
+	}
+	payload := protowire.AppendVarint([]byte{byte(codec.SubscriptionCommand)}, uint64(len(s.Command)))
+	return codec.DecodeCommand(append(payload, s.Command...), c)
 }
 
 // Destination is one stored destination.

@@ -49,9 +49,12 @@ func TestReadSoundIndex(t *testing.T) {
 		t.Errorf("subscription %+v", s)
 	}
 	var c codec.Command
-	if err := codec.DecodeCommand(append([]byte{byte(codec.SubscriptionCommand), byte(len(s.Command))}, s.Command...), &c); err != nil ||
-		string(c.SubscriptionKey) != "c:s" || c.Dest.Key() != "1:T.B" {
+	if err := s.DecodeCommand(&c); err != nil || string(c.SubscriptionKey) != "c:s" || c.Dest.Key() != "1:T.B" ||
+		c.IsSubscriptionDelete() {
 		t.Errorf("subscription command: %v %+v", err, c)
+	}
+	if err := (&Subscription{Key: "x"}).DecodeCommand(&c); err == nil {
+		t.Error("no command decoded")
 	}
 }
 
