@@ -20,7 +20,8 @@ var (
 	// can be used (file too short, malformed \u escape, page size unusable).
 	ErrHeader = errors.New("page file header unusable")
 	// ErrRedo: the redo file would make the broker's page file load fail
-	// (header shorter than 20 bytes, a page write at an impossible offset).
+	// (missing or empty after an unclean shutdown, header shorter than 20
+	// bytes, a page write at an impossible offset).
 	ErrRedo = errors.New("redo file unusable")
 	// ErrFreeList: a cleanly shut down page file says it has free pages but
 	// db.free is missing or malformed.

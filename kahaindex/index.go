@@ -397,16 +397,26 @@ func (r *reader) readDestinations() error {
 	if stopped != nil {
 		r.stopNote("", "destinations B-tree", stopped)
 	}
+	seen := map[string]int{}
 	for _, e := range list {
 		// loadStoredDestination looks the key up again.
 		sd, found, err := dests.get(e.key)
 		if err != nil {
 			return atLoad(err)
 		}
-		d, err := r.loadDestination(e.key.String(), e.sd.topic, sd, found)
+		key := e.key.String()
+		d, err := r.loadDestination(key, e.sd.topic, sd, found)
 		if err != nil {
 			return err
 		}
+		// The broker keeps its destinations in a map: a key listed twice
+		// is loaded twice, and the last load is the one it keeps.
+		if i, ok := seen[key]; ok {
+			r.note(Mismatch, key, -1, "listed more than once in the destinations B-tree (the last one loaded is kept)")
+			r.ix.Destinations[i] = d
+			continue
+		}
+		seen[key] = len(r.ix.Destinations)
 		r.ix.Destinations = append(r.ix.Destinations, d)
 	}
 	return nil

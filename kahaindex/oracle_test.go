@@ -191,6 +191,8 @@ type oracleCase struct {
 	// wantNote: a note kind Read must report (the damage is one the broker
 	// reads past).
 	wantNote *NoteKind
+	// anyNotes: the case is checked by the table tests for its notes.
+	anyNotes bool
 }
 
 // TestAgainstBroker reads every store with Read and with brokerkit's
@@ -216,6 +218,7 @@ func TestAgainstBroker(t *testing.T) {
 		oracleCase{name: "index-clean", dir: filepath.Join(gen, "index-clean")},
 		oracleCase{name: "index-unclean", dir: filepath.Join(gen, "index-unclean")})
 	cases = append(cases, damagedStores(t, filepath.Join(gen, "index-unclean"), filepath.Join(gen, "index-clean"))...)
+	cases = append(cases, syntheticStores(t)...)
 
 	args := []string{}
 	outs := make([]string, len(cases))
@@ -244,6 +247,12 @@ func compareWithOracle(t *testing.T, c oracleCase, want oracleDump) {
 	ix, err := Read(c.dir)
 	var ce *CorruptionError
 	switch {
+	case errors.Is(err, ErrVersion):
+		// Older indexes are upgraded in place by the broker (or not:
+		// an index whose version field is missing fails it); Read does
+		// not go there.
+		t.Logf("unsupported version; broker: %q", want.Error)
+		return
 	case want.Error != "":
 		if !errors.As(err, &ce) || !ce.AtLoad {
 			t.Fatalf("the broker fails to load the index (%s); Read: %v", want.Error, err)
@@ -263,7 +272,11 @@ func compareWithOracle(t *testing.T, c oracleCase, want oracleDump) {
 	if !reflect.DeepEqual(got.Header, want.Header) {
 		t.Errorf("header: got %+v, broker %+v", got.Header, want.Header)
 	}
-	if !ix.Fresh && want.PageCount != nil && *want.PageCount != ix.PageFile.PageCount {
+	recreated := false
+	for _, n := range ix.Notes {
+		recreated = recreated || n.Kind == Recreated // the broker allocated pages for it
+	}
+	if !ix.Fresh && !recreated && want.PageCount != nil && *want.PageCount != ix.PageFile.PageCount {
 		t.Errorf("page count: got %d, broker %d", ix.PageFile.PageCount, *want.PageCount)
 	}
 	if !reflect.DeepEqual(got.Metadata, want.Metadata) {
@@ -288,7 +301,7 @@ func compareWithOracle(t *testing.T, c oracleCase, want oracleDump) {
 		if !found {
 			t.Errorf("no %v note; notes: %v", *c.wantNote, ix.Notes)
 		}
-	} else {
+	} else if !c.anyNotes {
 		for _, n := range ix.Notes {
 			t.Errorf("unexpected note: %v", n)
 		}
@@ -339,6 +352,39 @@ func firstDiff(got, want string) string {
 		}
 	}
 	return "(no line differs)"
+}
+
+// syntheticStores writes the test index of the table tests, edited each
+// way, where the broker would not loop forever on it.
+func syntheticStores(t *testing.T) []oracleCase {
+	t.Helper()
+	var out []oracleCase
+	add := func(name string, r synthRow) {
+		data, redo, free := r.files()
+		dir := filepath.Join(t.TempDir(), "synthetic")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for n, b := range map[string][]byte{"db.data": data, "db.redo": redo, "db.free": free} {
+			if b != nil {
+				writeFile(t, dir, n, b)
+			}
+		}
+		out = append(out, oracleCase{name: "synthetic: " + name, dir: dir, anyNotes: true})
+	}
+	add("sound", synthRow{})
+	for _, r := range errorRows() {
+		if !r.hangs {
+			add(r.name, r.synthRow)
+		}
+	}
+	for _, r := range noteRows() {
+		add(r.name, synthRow{name: r.name, edit: r.edit})
+	}
+	for _, r := range redoRows() {
+		add(r.name, synthRow{name: r.name, edit: r.edit})
+	}
+	return out
 }
 
 // damagedStores makes stores the broker must treat in particular ways, from

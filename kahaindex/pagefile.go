@@ -52,8 +52,6 @@ const (
 	// RedoNotNeeded: the page file was shut down cleanly; the broker does
 	// not look at db.redo.
 	RedoNotNeeded RedoOutcome = iota
-	// RedoEmpty: unclean shutdown, but db.redo is missing or empty.
-	RedoEmpty
 	// RedoApplied: unclean shutdown; db.redo held a complete batch whose
 	// Adler-32 matched, and its pages were written over db.data's.
 	RedoApplied
@@ -70,8 +68,6 @@ func (o RedoOutcome) String() string {
 	switch o {
 	case RedoNotNeeded:
 		return "not-needed"
-	case RedoEmpty:
-		return "empty"
 	case RedoApplied:
 		return "applied"
 	case RedoIncomplete:
@@ -167,7 +163,7 @@ func openPageFile(data, redo, free source) (pf *pageFile, fresh bool, err error)
 			fmt.Sprintf("page size %d (the broker cannot read pages of that size)", h.pageSize))
 	}
 	pf.pageSize = int(h.pageSize)
-	pf.length = max(data.size, fileHeaderSize)
+	pf.length = data.size
 	if h.cleanShutdown {
 		pf.info.Redo = RedoNotNeeded
 		if h.freePages > 0 {
@@ -177,6 +173,12 @@ func openPageFile(data, redo, free source) (pf *pageFile, fresh bool, err error)
 		}
 	} else if err := pf.recoverRedo(); err != nil {
 		return nil, false, err
+	}
+	if pf.length < fileHeaderSize {
+		// PageFile.load extends it with RecoverableRandomAccessFile.setLength,
+		// which in 5.17.2 always throws IllegalStateException.
+		return nil, false, pf.headerErr(0, fmt.Sprintf("file is %d bytes, shorter than its %d-byte header (the broker cannot extend it)",
+			pf.length, fileHeaderSize))
 	}
 	pf.info.PageCount = (pf.length - fileHeaderSize) / int64(pf.pageSize)
 	// Every page of a sound index is read a few times at most (B-tree
@@ -230,8 +232,11 @@ func (pf *pageFile) chooseHeader() (header, int, error) {
 func (pf *pageFile) recoverRedo() error {
 	r := pf.redo
 	if !r.exists() || r.size == 0 {
-		pf.info.Redo = RedoEmpty
-		return nil
+		// The broker initialises an empty redo file with
+		// RecoverableRandomAccessFile.setLength, which in 5.17.2 always
+		// throws IllegalStateException.
+		return &CorruptionError{File: r.name, Page: -1, Offset: 0, Structure: "redo file", Err: ErrRedo,
+			Detail: "unclean shutdown and no redo file (the broker cannot create one)", AtLoad: true}
 	}
 	var hdr [20]byte
 	if err := r.readFull(hdr[:], 0); err != nil {

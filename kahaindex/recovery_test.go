@@ -14,19 +14,38 @@ func unclean(x *tIndex) {
 // TestRedo: PageFile.redoRecoveryUpdates applies db.redo's batch only after
 // an unclean shutdown, only when it is whole and its checksum matches.
 func TestRedo(t *testing.T) {
-	rows := []struct {
-		name    string
-		edit    func(x *tIndex)
-		outcome RedoOutcome
-		msgs    int // messages of Q.A read
-		pages   int64
-	}{
+	rows := redoRows()
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			x := testIndex()
+			r.edit(x)
+			ix, err := x.parse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := ix.Destination("0:Q.A")
+			if ix.PageFile.Redo != r.outcome || len(q.Messages) != r.msgs || ix.PageFile.PageCount != r.pages {
+				t.Errorf("redo %v, %d messages, %d pages; want %v, %d, %d", ix.PageFile.Redo, len(q.Messages),
+					ix.PageFile.PageCount, r.outcome, r.msgs, r.pages)
+			}
+		})
+	}
+}
+
+type redoRow struct {
+	name    string
+	edit    func(x *tIndex)
+	outcome RedoOutcome
+	msgs    int // messages of Q.A read
+	pages   int64
+}
+
+func redoRows() []redoRow {
+	return []redoRow{
 		{name: "clean: redo ignored", edit: func(x *tIndex) {
 			x.redo = redoFile(x, 9, map[int64][]byte{2: x.pages[2]})
 			x.pages[2] = x.page(pageFree, 0, nil)
 		}, outcome: RedoNotNeeded, msgs: 0, pages: 18},
-		{name: "unclean, no redo", edit: unclean, outcome: RedoEmpty, msgs: 2, pages: 18},
-		{name: "unclean, empty redo", edit: func(x *tIndex) { unclean(x); x.redo = []byte{} }, outcome: RedoEmpty, msgs: 2, pages: 18},
 		{name: "unclean, batch applied", edit: func(x *tIndex) {
 			unclean(x)
 			x.redo = redoFile(x, 9, map[int64][]byte{2: x.pages[2], 3: x.pages[3]})
@@ -52,21 +71,6 @@ func TestRedo(t *testing.T) {
 			unclean(x)
 			x.redo = redoFile(x, 9, nil)[:20]
 		}, outcome: RedoApplied, msgs: 2, pages: 18},
-	}
-	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) {
-			x := testIndex()
-			r.edit(x)
-			ix, err := x.parse()
-			if err != nil {
-				t.Fatal(err)
-			}
-			q := ix.Destination("0:Q.A")
-			if ix.PageFile.Redo != r.outcome || len(q.Messages) != r.msgs || ix.PageFile.PageCount != r.pages {
-				t.Errorf("redo %v, %d messages, %d pages; want %v, %d, %d", ix.PageFile.Redo, len(q.Messages),
-					ix.PageFile.PageCount, r.outcome, r.msgs, r.pages)
-			}
-		})
 	}
 }
 
@@ -151,12 +155,44 @@ func TestHeaderCopies(t *testing.T) {
 
 // TestNotes: damage the broker reads past, and structures that disagree.
 func TestNotes(t *testing.T) {
-	rows := []struct {
-		name  string
-		edit  func(x *tIndex)
-		kind  NoteKind
-		check func(t *testing.T, ix *Index)
-	}{
+	rows := noteRows()
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			x := testIndex()
+			r.edit(x)
+			ix, err := x.parse()
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, n := range ix.Notes {
+				found = found || n.Kind == r.kind
+				if !strings.HasPrefix(n.String(), n.Kind.String()+": ") {
+					t.Errorf("note text %q", n)
+				}
+			}
+			if !found {
+				t.Errorf("no %v note: %v", r.kind, ix.Notes)
+			}
+			if (r.kind == Damage) != ix.Damaged() {
+				t.Errorf("Damaged() = %v", ix.Damaged())
+			}
+			if r.check != nil {
+				r.check(t, ix)
+			}
+		})
+	}
+}
+
+type noteRow struct {
+	name  string
+	edit  func(x *tIndex)
+	kind  NoteKind
+	check func(t *testing.T, ix *Index)
+}
+
+func noteRows() []noteRow {
+	return []noteRow{
 		{name: "leaf link past the end: iteration stops", edit: func(x *tIndex) {
 			x.put(branch(i64s(2), 18, 19), 2)
 			x.put(leaf(i64s(1), []out{msgKeys("ID:1", 1, 200, 50)}, 99), 18)
@@ -215,32 +251,6 @@ func TestNotes(t *testing.T) {
 			x.put(leaf(utfs("0:Q.A"), []out{storedQueue(2, 3, 4, 5, 6, 7)}, 19), 18)
 			x.put(leaf(utfs("0:Q.A"), []out{storedTopic(2, 3, 4, 11, 12, 13, 14, 5, 6, 7)}, -1), 19)
 		}, kind: Mismatch},
-	}
-	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) {
-			x := testIndex()
-			r.edit(x)
-			ix, err := x.parse()
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, n := range ix.Notes {
-				found = found || n.Kind == r.kind
-				if !strings.HasPrefix(n.String(), n.Kind.String()+": ") {
-					t.Errorf("note text %q", n)
-				}
-			}
-			if !found {
-				t.Errorf("no %v note: %v", r.kind, ix.Notes)
-			}
-			if (r.kind == Damage) != ix.Damaged() {
-				t.Errorf("Damaged() = %v", ix.Damaged())
-			}
-			if r.check != nil {
-				r.check(t, ix)
-			}
-		})
 	}
 }
 

@@ -34,7 +34,8 @@ import org.apache.activemq.util.RecoverableRandomAccessFile;
  * MessageOrderIndex.iterator (the order in which the broker recovers messages; the priority class taken from the
  * iterator's current sub-iterator), BTreeIndex.iterator for the message-id, location, subscription and last-ack
  * indexes, ListIndex.iterator for ack positions and subscription locations, StoredMessageStoreStatistics.get.
- * The page file header is read with PageFile.loadMetaData on a separate PageFile before the load.
+ * The page file header is read with PageFile.loadMetaData on a separate PageFile before the load. Destinations are
+ * listed in the destinations B-tree's iteration order, each key once (the broker keeps them in a map).
  *
  * Usage: IndexDump STORE_DIR OUT.json [STORE_DIR OUT.json ...]
  *
@@ -112,8 +113,11 @@ public final class IndexDump {
         out.put("destinations", list);
         try {
             pf.tx().execute((Transaction.Closure<Exception>) tx -> {
+                java.util.Set<String> seen = new java.util.HashSet<>();
                 for (Iterator<Map.Entry<String, Object>> it = dests.iterator(tx); it.hasNext();) {
                     String key = it.next().getKey();
+                    // storedDestinations is a map: a key the B-tree lists twice is one destination (the last loaded)
+                    if (!seen.add(key)) continue;
                     try {
                         list.add(destination(tx, key, stored.get(key)));
                     } catch (Throwable t) {
