@@ -25,7 +25,7 @@ type btree[K, V any] struct {
 	key   func(dataInput) (K, error)
 	value func(dataInput) (V, error)
 	cmp   func(a, b K) int // Java compareTo of the key type
-	empty bool             // the root page is free
+	kind  objectKind
 }
 
 type node[K, V any] struct {
@@ -45,15 +45,29 @@ func (t *btree[K, V]) load() error {
 	if err != nil {
 		return err
 	}
-	t.empty = typ == pageFree
+	if typ == pageFree {
+		t.pf.cacheAs(t.root, t.kind, true, true)
+	}
 	return nil
 }
 
 // loadNode reads the node in page id (BTreeIndex.loadNode).
 func (t *btree[K, V]) loadNode(id int64) (*node[K, V], error) {
-	if t.empty && id == t.root {
+	if err := t.pf.claim(id, t.kind, t.what); err != nil {
+		return nil, err
+	}
+	if e, ok := t.pf.cache[id]; ok && e.initialized {
 		return &node[K, V]{page: id, next: -1}, nil
 	}
+	n, err := t.decodeNode(id)
+	if err != nil {
+		return nil, err
+	}
+	t.pf.cacheAs(id, t.kind, len(n.keys) == 0, false)
+	return n, nil
+}
+
+func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
 	s, err := t.pf.openStream(id, t.what)
 	if err != nil {
 		return nil, err

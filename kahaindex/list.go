@@ -13,6 +13,7 @@ type listIndex[K, V any] struct {
 	pf    *pageFile
 	head  int64
 	what  string
+	kind  objectKind
 	key   func(dataInput) (K, error)
 	value func(dataInput) (V, error)
 }
@@ -31,6 +32,7 @@ func (l *listIndex[K, V]) load() ([]listEntry[K, V], error) {
 		return nil, err
 	}
 	if typ == pageFree {
+		l.pf.cacheAs(l.head, l.kind, true, true)
 		return nil, nil
 	}
 	var out []listEntry[K, V]
@@ -53,6 +55,22 @@ func (l *listIndex[K, V]) load() ([]listEntry[K, V], error) {
 }
 
 func (l *listIndex[K, V]) loadNode(id int64, out *[]listEntry[K, V]) (int64, error) {
+	if err := l.pf.claim(id, l.kind, l.what); err != nil {
+		return 0, err
+	}
+	if e, ok := l.pf.cache[id]; ok && e.initialized {
+		return -1, nil
+	}
+	before := len(*out)
+	next, err := l.decodeNode(id, out)
+	if err != nil {
+		return 0, err
+	}
+	l.pf.cacheAs(id, l.kind, len(*out) == before, false)
+	return next, nil
+}
+
+func (l *listIndex[K, V]) decodeNode(id int64, out *[]listEntry[K, V]) (int64, error) {
 	s, err := l.pf.openStream(id, l.what)
 	if err != nil {
 		return 0, err

@@ -262,9 +262,11 @@ func readStats(in dataInput) (*Stats, error) {
 // protobuf message framed by its varint32 length (BaseMessage.mergeFramed),
 // returned unframed. A negative length is the broker's
 // NegativeArraySizeException, a short stream its
-// InvalidProtocolBufferException. The message itself is not parsed here
-// (Subscription.DecodeCommand does): ActiveMQ's protobuf parser accepts
-// much that a strict one refuses (truncated nested messages, for one).
+// InvalidProtocolBufferException. The message is then checked the way the
+// broker's protobuf parser reads it (checkSubscriptionCommand), which
+// accepts much that a strict parser refuses (truncated nested messages, for
+// one) and refuses some that one accepts; Subscription.DecodeCommand
+// decodes it.
 func readSubscriptionCommand(in dataInput) ([]byte, error) {
 	n, err := readRawVarint32(in)
 	if err != nil {
@@ -287,6 +289,12 @@ func readSubscriptionCommand(in dataInput) ([]byte, error) {
 	}
 	if body == nil {
 		body = []byte{}
+	}
+	if err := checkSubscriptionCommand(body); err != nil {
+		if errors.Is(err, errPBNegative) {
+			return nil, in.fail(ErrNegative, "subscription command: "+err.Error(), false)
+		}
+		return nil, in.fail(ErrProtobuf, err.Error(), false)
 	}
 	return body, nil
 }

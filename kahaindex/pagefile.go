@@ -122,7 +122,72 @@ type pageFile struct {
 	unaligned  bool          // some patch offset is not page aligned
 	read       int64         // bytes of pages read so far
 	budget     int64         // bytes of pages allowed
+	cache      map[int64]cacheEntry
 	shape      shape
+}
+
+// objectKind is the kind of object the broker's page cache holds for a page
+// it decoded (Transaction.load with a marshaller caches the page with its
+// object; later loads of the page return that object, whatever marshaller
+// asks).
+type objectKind int
+
+const (
+	kindMetadata      objectKind = iota + 1
+	kindStats                    // MessageStoreStatistics
+	kindDestinations             // BTreeNode String -> StoredDestination
+	kindOrder                    // BTreeNode Long -> MessageKeys
+	kindLocations                // BTreeNode Location -> Long
+	kindMessageIDs               // BTreeNode String -> Long
+	kindSubscriptions            // BTreeNode String -> KahaSubscriptionCommand
+	kindLastAcks                 // BTreeNode String -> LastAck
+	kindAckPositions             // ListNode String -> SequenceSet
+	kindSubLocations             // ListNode String -> Location
+)
+
+var kindNames = map[objectKind]string{kindMetadata: "the metadata", kindStats: "statistics",
+	kindDestinations: "a destinations B-tree node", kindOrder: "an order index node", kindLocations: "a location index node",
+	kindMessageIDs: "a message-id index node", kindSubscriptions: "a subscriptions B-tree node",
+	kindLastAcks: "a subscription-acks B-tree node", kindAckPositions: "an ack-positions list node",
+	kindSubLocations: "a subscription-locations list node"}
+
+// class is the Java class of the cached object.
+func (k objectKind) class() int {
+	switch {
+	case k >= kindDestinations && k <= kindLastAcks:
+		return 1 // BTreeNode
+	case k >= kindAckPositions:
+		return 2 // ListNode
+	}
+	return -int(k)
+}
+
+type cacheEntry struct {
+	kind objectKind
+	// empty: no key, value or statistics to cast; initialized: the broker
+	// made it in memory (a free root page, null statistics).
+	empty, initialized bool
+}
+
+// claim checks that page id can be read as kind: the broker's page cache
+// returns whatever object it holds for the page, and using an object of
+// another kind fails (ClassCastException, NullPointerException). Empty
+// nodes of the same class are harmless.
+func (pf *pageFile) claim(id int64, kind objectKind, what string) error {
+	e, ok := pf.cache[id]
+	if !ok || e.kind == kind || e.kind.class() == kind.class() && e.empty {
+		return nil
+	}
+	return pf.pageErr(id, pf.toOffset(id), what, ErrInconsistent,
+		fmt.Sprintf("page %d was already read as %s (the broker's page cache would hand that object out)", id, kindNames[e.kind]), false)
+}
+
+// cacheAs records what the broker's cache holds for page id once it has
+// been decoded (or made) as kind; the first object stays.
+func (pf *pageFile) cacheAs(id int64, kind objectKind, empty, initialized bool) {
+	if _, ok := pf.cache[id]; !ok {
+		pf.cache[id] = cacheEntry{kind, empty, initialized}
+	}
 }
 
 // shape counts what the structures read looked like (for tests that check
@@ -144,7 +209,7 @@ func (s *shape) add(m *map[string]int, what string) {
 // with free pages only), page count. fresh is true when the broker finds
 // no page at all and starts a new index.
 func openPageFile(data, redo, free source) (pf *pageFile, fresh bool, err error) {
-	pf = &pageFile{data: data, redo: redo, aligned: map[int64]int{}}
+	pf = &pageFile{data: data, redo: redo, aligned: map[int64]int{}, cache: map[int64]cacheEntry{}}
 	if !data.exists() || data.size == 0 {
 		// The broker creates the file with a fresh header and a new index.
 		pf.info = PageFile{PageSize: 4096, CleanShutdown: true, FreePages: -1, Redo: RedoNotNeeded}
@@ -392,6 +457,9 @@ func (pf *pageFile) pageType(id int64, what string) (byte, error) {
 	}
 	if err := pf.checkPage(id, pageHeaderSize, what); err != nil {
 		return 0, err
+	}
+	if _, ok := pf.cache[id]; ok {
+		return pageEnd, nil // the cached page, never a free one
 	}
 	var h [pageHeaderSize]byte
 	if err := pf.readAt(h[:], pf.toOffset(id)); err != nil {

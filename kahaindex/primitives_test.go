@@ -157,3 +157,30 @@ func TestReadRawVarint32(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckSubscriptionCommand(t *testing.T) {
+	good := []byte(subCommand("T.B", "c:s"))
+	body := good[1:] // unframed
+	rows := []struct {
+		name string
+		in   []byte
+		want error
+	}{
+		{"sound", body, nil},
+		{"empty", []byte{}, nil},
+		{"nested message cut short", []byte{0x0a, 0x05}, nil},
+		{"unknown tag: its data read as tags", []byte{0x28, 0x10}, nil},
+		{"end-group tag", []byte{0x0c}, errPBEndTag},
+		{"end-group tag in the destination", []byte{0x0a, 0x01, 0x0c}, errPBEndTag},
+		{"tag 0", []byte{0x12, 0x00, 0x80, 0x00}, errPBTag},
+		{"string past the end", []byte{0x12, 0x05, 'a'}, errPBEOF},
+		{"negative string length", []byte{0x12, 0xfe, 0xff, 0xff, 0xff, 0x0f, 'a'}, errPBNegative},
+		{"malformed varint", []byte{0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, errPBMalformed},
+	}
+	for _, r := range rows {
+		err := checkSubscriptionCommand(r.in)
+		if !errors.Is(err, r.want) || (r.want == nil) != (err == nil) {
+			t.Errorf("%s: got %v, want %v", r.name, err, r.want)
+		}
+	}
+}

@@ -39,7 +39,8 @@ import org.apache.activemq.util.RecoverableRandomAccessFile;
  *
  * Usage: IndexDump STORE_DIR OUT.json [STORE_DIR OUT.json ...]
  *
- * Output: {"header":{...}|null, "error":"..." (load failed: the broker would rebuild the index), "pageCount":N,
+ * Output: {"timeout":true} when the broker's code did not finish (it loops on page links that form a cycle), else
+ *         {"header":{...}|null, "error":"..." (load failed: the broker would rebuild the index), "pageCount":N,
  *          "iterationError":"..." (listing the destinations failed after the load),
  *          "metadata":{...}, "destinations":[{"key","topic","nextMessageId","messages":[{seq,id,file,offset,size,
  *          class}], "messageIds":[{id,seq}], "locations":[{file,offset,size,seq}], "subscriptions":[{key,command
@@ -57,10 +58,45 @@ public final class IndexDump {
         }
         Logs.setup(null);
         for (int i = 0; i < args.length; i += 2) {
-            Map<String, Object> m = dump(new File(args[i]));
+            Map<String, Object> m = dumpWithTimeout(new File(args[i]));
             Files.write(new File(args[i + 1]).toPath(), Json.write(m).getBytes(StandardCharsets.UTF_8));
             System.out.println("IndexDump: " + args[i] + " -> " + args[i + 1]);
         }
+        System.exit(0);
+    }
+
+    /**
+     * A damaged index can make the broker's code loop forever (page links that form a cycle): such a dump is
+     * stopped after INDEXDUMP_TIMEOUT_MS (default 10000) and reported as {"timeout": true}.
+     */
+    @SuppressWarnings("deprecation")
+    static Map<String, Object> dumpWithTimeout(File store) throws Exception {
+        long limit = Long.parseLong(System.getenv().getOrDefault("INDEXDUMP_TIMEOUT_MS", "10000"));
+        Map<String, Object>[] result = new Map[1];
+        Throwable[] failure = new Throwable[1];
+        Thread t = new Thread(() -> {
+            try {
+                result[0] = dump(store);
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        }, "indexdump");
+        t.setDaemon(true);
+        t.start();
+        t.join(limit);
+        if (t.isAlive()) {
+            t.stop(); // Java 17: still stops a thread that loops without blocking
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("timeout", true);
+            return m;
+        }
+        if (failure[0] != null) {
+            if (failure[0] instanceof Exception) throw (Exception) failure[0];
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("error", String.valueOf(failure[0]));
+            return m;
+        }
+        return result[0];
     }
 
     static Map<String, Object> dump(File store) throws Exception {
@@ -181,10 +217,11 @@ public final class IndexDump {
             Object cur = get(oi, "currentIterator");
             String cls = cur == get(oi, "highIterator") ? "HI" : cur == get(oi, "defaultIterator") ? "DEF" : "LO";
             Map.Entry<Long, Object> e = oi.next();
-            Location l = (Location) get(e.getValue(), "location");
+            Object keys = MESSAGE_KEYS.cast(e.getValue()); // the casts the broker makes when it uses an entry
+            Location l = (Location) get(keys, "location");
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("seq", e.getKey());
-            m.put("id", get(e.getValue(), "messageId"));
+            m.put("seq", (Long) e.getKey());
+            m.put("id", (String) get(keys, "messageId"));
             m.put("file", l.getDataFileId());
             m.put("offset", l.getOffset());
             m.put("size", l.getSize());
@@ -197,8 +234,8 @@ public final class IndexDump {
         for (Iterator<Map.Entry<String, Long>> i = ((BTreeIndex<String, Long>) get(sd, "messageIdIndex")).iterator(tx); i.hasNext();) {
             Map.Entry<String, Long> e = i.next();
             Map<String, Object> m = new LinkedHashMap<>();
-            m.put("id", e.getKey());
-            m.put("seq", e.getValue());
+            m.put("id", (String) e.getKey());
+            m.put("seq", (Long) e.getValue());
             ids.add(m);
         }
         d.put("messageIds", ids);
@@ -210,7 +247,7 @@ public final class IndexDump {
             m.put("file", e.getKey().getDataFileId());
             m.put("offset", e.getKey().getOffset());
             m.put("size", e.getKey().getSize());
-            m.put("seq", e.getValue());
+            m.put("seq", (Long) e.getValue());
             locs.add(m);
         }
         d.put("locations", locs);
@@ -220,7 +257,7 @@ public final class IndexDump {
             for (Iterator<Map.Entry<String, Object>> i = subscriptions.iterator(tx); i.hasNext();) {
                 Map.Entry<String, Object> e = i.next();
                 Map<String, Object> m = new LinkedHashMap<>();
-                m.put("key", e.getKey());
+                m.put("key", (String) e.getKey());
                 m.put("command", hex(((KahaSubscriptionCommand) e.getValue()).toUnframedByteArray()));
                 subs.add(m);
             }
@@ -229,10 +266,11 @@ public final class IndexDump {
             List<Object> acks = new ArrayList<>();
             for (Iterator<Map.Entry<String, Object>> i = ((BTreeIndex<String, Object>) get(sd, "subscriptionAcks")).iterator(tx); i.hasNext();) {
                 Map.Entry<String, Object> e = i.next();
+                Object ack = LAST_ACK.cast(e.getValue());
                 Map<String, Object> m = new LinkedHashMap<>();
-                m.put("key", e.getKey());
-                m.put("seq", get(e.getValue(), "lastAckedSequence"));
-                m.put("priority", ((Byte) get(e.getValue(), "priority")).intValue());
+                m.put("key", (String) e.getKey());
+                m.put("seq", get(ack, "lastAckedSequence"));
+                m.put("priority", ((Byte) get(ack, "priority")).intValue());
                 acks.add(m);
             }
             d.put("lastAcks", acks);
@@ -245,7 +283,7 @@ public final class IndexDump {
                     ranges.add(new long[] {s.getFirst(), s.getLast()});
                 }
                 Map<String, Object> m = new LinkedHashMap<>();
-                m.put("key", e.getKey());
+                m.put("key", (String) e.getKey());
                 m.put("ranges", ranges);
                 positions.add(m);
             }
@@ -255,7 +293,7 @@ public final class IndexDump {
             for (Iterator<Map.Entry<String, Location>> i = ((ListIndex<String, Location>) get(sd, "subLocations")).iterator(tx); i.hasNext();) {
                 Map.Entry<String, Location> e = i.next();
                 Map<String, Object> m = new LinkedHashMap<>();
-                m.put("key", e.getKey());
+                m.put("key", (String) e.getKey());
                 m.put("file", e.getValue().getDataFileId());
                 m.put("offset", e.getValue().getOffset());
                 subLocs.add(m);
@@ -279,6 +317,17 @@ public final class IndexDump {
             d.put("stats", m);
         }
         return d;
+    }
+
+    static final Class<?> MESSAGE_KEYS = inner("MessageKeys");
+    static final Class<?> LAST_ACK = inner("LastAck");
+
+    static Class<?> inner(String name) {
+        try {
+            return Class.forName(MessageDatabase.class.getName() + "$" + name);
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     static Object loc(Location l) {
