@@ -6,11 +6,13 @@
 // subscription structures and the persisted statistics. A broker
 // restarted on a store with its index keeps that state and replays only the
 // journal records after the index's recovery position (Index.ReplayStart).
-// Read never writes anything.
+// Read never writes anything. Read takes the directory that holds db.data
+// (KahaDB's indexDirectory when it is set, else the store directory).
 //
 // Tests compare Read with brokerkit's IndexDump, which loads the same files
 // with the real 5.17.2 classes (MessageDatabase.loadPageFile and the
-// broker's own iterators), on every fixture store and on stores made for it.
+// broker's own iterators), on every fixture store, on stores made for it,
+// on every index of the table tests and on randomly damaged ones.
 //
 // # Errors and notes
 //
@@ -20,10 +22,10 @@
 // meets the damage while loading the index: it logs "Index corrupted.
 // Recovering the index through journal replay", deletes the index and
 // replays the whole journal. A caller should do the same: fall back to a
-// full replay. Damage in structures the broker reads only later (the
-// message-id, location and subscription indexes, the order index past its
-// last leaf) fails Read with AtLoad false: the broker would start and fail
-// when it uses them.
+// full replay. Damage in what the broker reads only later (the message-id,
+// location and subscriptions B-trees, the order index beyond the nodes
+// configureLast visits, the statistics) fails Read with AtLoad false: the
+// broker would start and fail when it uses them.
 //
 // Where the broker reads past damage without noticing, Read does too and
 // says so in Index.Notes: its B-tree iterators treat an IOException at the
@@ -88,9 +90,17 @@
 // unclean shutdown (cleanShutdown=false) PageFile.load re-applies the batch
 // to db.data when all count records are there and the checksum matches;
 // otherwise db.data already holds a consistent state and the batch is
-// ignored. After a clean shutdown the redo file is not read. A redo file
-// of 1 to 19 bytes fails the load. Read applies the batch in memory only
-// (PageFile.Redo says what happened).
+// ignored. After a clean shutdown the redo file is not read. Each page is
+// written at 4096 + id×P computed in Java's long arithmetic (a huge id
+// wraps around). Read applies the batch in memory only (PageFile.Redo says
+// what happened).
+//
+// Three states of the files fail the 5.17.2 page file load, so the broker
+// rebuilds the index from the journal: an unclean shutdown with db.redo
+// missing or empty, a db.redo of 1 to 19 bytes, and a db.data shorter than
+// 4096 bytes (not empty). The first and last need the broker to extend a
+// file with RecoverableRandomAccessFile.setLength, which in 5.17.2 always
+// throws.
 //
 // # db.free
 //
@@ -175,16 +185,37 @@
 // sequence is the largest plus one), and for topics both lists whole and an
 // iteration of the subscription acks. A topic without messages takes its
 // next sequence from the last acks (largest plus one); one with messages
-// raises it to the largest sequence in any ack-position set.
+// raises it to the largest sequence in any ack-position set. The broker
+// keeps destinations in a map: a key the B-tree lists twice is loaded twice
+// and the last load wins. Read does the same, then reads what the broker
+// reads later: the order index through a MessageOrderIterator (classes HI,
+// DEF, LO, each from sequence 0 found by a lookup), the message-id,
+// location and subscriptions B-trees, the statistics.
+//
+// The broker's page cache matters only for damaged indexes: a page loaded
+// with a marshaller is cached with its object, and a later load of the same
+// page by another structure gets that object. Read follows it: a page read
+// as two kinds of object fails (the broker's ClassCastException), a free
+// root page stays the empty node the broker made of it, and a cached page
+// never reads as free.
+//
+// Subscription commands are checked with ActiveMQ's own protobuf rules (an
+// unknown tag is not skipped, its data is read as tags; a truncated nested
+// message ends quietly; an end-group tag fails), which accept much a strict
+// parser refuses; Subscription.DecodeCommand decodes them with codec.
 //
 // # Where Read differs from the broker
 //
-// Only on damage, and only to stay finite: a cycle or a SequenceSet
-// iteration the broker would not finish is an error; pages shared between
-// structures are read as they are on disk (the broker would see its own
-// in-memory initialisation of a free root page); a subscription command is
-// parsed like the journal's commands (codec), which skips unknown fields
-// where the broker's parser misreads them; numbers in the header are ASCII
-// decimal. Redo writes past 16 TiB are refused (the broker's file system
-// would refuse them too).
+// Only on damage, and mostly to stay finite. A cycle, or a SequenceSet
+// iteration the broker would not finish, is an error where the broker
+// loops. The page cache is not bounded as the broker's is (10,000 pages), so
+// on damaged indexes larger than that a page shared between structures may
+// fail here and not in the broker; an object of the right class but other
+// key or value types fails when read, not when first used. A negative
+// length of a subscription's info bytes fails here, where the broker goes
+// on parsing from an earlier position. Versions before 6 are not read (the
+// broker upgrades them). Numbers in the header are ASCII decimal. Redo
+// writes past 16 TiB are refused (the broker's file system would refuse them
+// too). The differential test (TestDifferential) compares Read with the
+// broker on thousands of randomly damaged indexes.
 package kahaindex

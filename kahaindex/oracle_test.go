@@ -217,6 +217,7 @@ func TestAgainstBroker(t *testing.T) {
 	}
 	gen := t.TempDir()
 	brokertest.Run(t, "IndexStores", gen)
+	t.Run("generated store shape", func(t *testing.T) { checkGeneratedShape(t, gen) })
 	cases = append(cases,
 		oracleCase{name: "index-clean", dir: filepath.Join(gen, "index-clean")},
 		oracleCase{name: "index-unclean", dir: filepath.Join(gen, "index-unclean")})
@@ -533,15 +534,12 @@ func writeFile(t *testing.T, dir, name string, b []byte) {
 	}
 }
 
-// TestGeneratedStoreShape checks that the stores IndexStores makes exercise
+// checkGeneratedShape checks that the stores IndexStores makes exercise
 // what they are made for: B-tree branch nodes, nodes and values spanning
 // several pages, the three priority classes, a fragmented ack-position set,
 // removed subscriptions and destinations, and an unclean index whose redo
 // file holds a batch.
-func TestGeneratedStoreShape(t *testing.T) {
-	brokertest.Require(t)
-	gen := t.TempDir()
-	brokertest.Run(t, "IndexStores", gen)
+func checkGeneratedShape(t *testing.T, gen string) {
 	ix, err := Read(filepath.Join(gen, "index-clean"))
 	if err != nil {
 		t.Fatal(err)
