@@ -199,6 +199,10 @@ func errorRows() []errorRow {
 			x.header = [2]string{props(false, 2, ""), props(false, 2, "")}
 			x.redo = redoFile(x, 9, map[int64][]byte{-3: x.pages[5]})
 		}, want: ErrRedo, page: -1, atLoad: true},
+		{name: "redo writes past 16 TiB", edit: func(x *tIndex) {
+			x.header = [2]string{props(false, 2, ""), props(false, 2, "")}
+			x.redo = redoFile(x, 9, map[int64][]byte{1 << 40: x.pages[5]})
+		}, want: ErrRedo, page: -1, atLoad: true},
 		{name: "free list missing", edit: func(x *tIndex) {
 			x.header = [2]string{props(true, 2, "freePages=2"), props(true, 2, "freePages=2")}
 		}, want: ErrFreeList, page: -1, atLoad: true},
@@ -268,6 +272,14 @@ func errorRows() []errorRow {
 		}, want: ErrFreePage, page: 19, atLoad: true},
 		{name: "message-id index root unreadable", edit: func(x *tIndex) { x.pages[4] = x.page(pageEnd, 21, nil) },
 			want: ErrShort, page: 4},
+		{name: "statistics page is the order index root", edit: func(x *tIndex) {
+			// the broker decodes page 2 as statistics first (none) and its
+			// page cache then hands that out as the order index root
+			x.put(leaf(utfs("0:Q.A"), []out{storedQueue(2, 3, 4, 5, 6, 2)}, -1), 1)
+		}, want: ErrInconsistent, page: 2, atLoad: true},
+		{name: "location index root is an order index node", edit: func(x *tIndex) {
+			x.put(leaf(utfs("0:Q.A"), []out{storedQueue(2, 2, 4, 5, 6, 7)}, -1), 1)
+		}, want: ErrInconsistent, page: 2},
 		{name: "ack-positions list links back", edit: func(x *tIndex) {
 			x.put(listNode(13, utfs("c:s"), []out{seqSet(Range{3, 4})}), 13)
 		}, want: ErrCycle, page: 13, atLoad: true, hangs: true},
