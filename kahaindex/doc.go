@@ -40,7 +40,8 @@
 // list chains are checked for cycles, where the broker would loop forever)
 // and allocates in proportion to the bytes the files hold: counts are
 // trusted only as far as the data they announce is there, and the bytes of
-// pages read are bounded by 64 times the size of the files (ErrBudget).
+// pages read are bounded by 16 times the size of the files plus 4 MiB
+// (ErrBudget; a sound index reads 1.1 to 1.5 times its size).
 //
 // # db.data
 //
