@@ -24,8 +24,9 @@
 // replays the whole journal. A caller should do the same: fall back to a
 // full replay. Damage in what the broker reads only later (the message-id,
 // location and subscriptions B-trees, the order index beyond the nodes
-// configureLast visits, the statistics) fails Read with AtLoad false: the
-// broker would start and fail when it uses them.
+// configureLast visits, a statistics page shared with another structure)
+// fails Read with AtLoad false: the broker would start and fail when it
+// uses them.
 //
 // Where the broker reads past damage without noticing, Read does too and
 // says so in Index.Notes: its B-tree iterators treat an IOException at the
