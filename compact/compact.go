@@ -197,6 +197,16 @@ func Compact(dir string, opts Options) (*Report, error) {
 			}
 		}
 	}
+	for _, d := range g.Destinations() {
+		for i := range d.Messages {
+			if m := &d.Messages[i]; m.Unreadable {
+				if !opts.Force {
+					return nil, ErrDamaged
+				}
+				rep.Dropped = append(rep.Dropped, fmt.Sprintf("%s: message %s at %s: the index holds it, its record cannot be read", d, m.ID, m.Loc))
+			}
+		}
+	}
 	p, err := plan(st, g)
 	if err != nil {
 		return nil, err

@@ -153,6 +153,9 @@ func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
 	for _, d := range queues {
 		msgs = bySeq(msgs[:0], d.Messages)
 		for _, m := range msgs {
+			if m.Unreadable {
+				continue // dropped (Report.Dropped)
+			}
 			it = item{kind: itemMessage, loc: m.Loc, dest: d}
 			if err := fn(&it, int64(m.Loc.Size)); err != nil {
 				return err

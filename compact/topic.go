@@ -193,7 +193,9 @@ func layoutTopic(d *refgraph.Destination, msgs []*refgraph.Message) *topicLayout
 	for i, v := range values {
 		tl.slots[i].seq = v
 		if j < len(msgs) && msgs[j].Seq == v {
-			tl.slots[i].msg = msgs[j]
+			if !msgs[j].Unreadable { // else a placeholder: dropped (Report.Dropped)
+				tl.slots[i].msg = msgs[j]
+			}
 			j++
 		}
 	}

@@ -29,7 +29,13 @@ func stateOf(g *refgraph.Graph) liveState {
 		if !d.IsTopic() {
 			s.queues[d.String()] = messageIDs(d.Pending())
 			s.queues[d.String()+" in doubt"] = messageIDs(d.InDoubt())
-			s.queues[d.String()+" count"] = []string{strconv.FormatInt(d.Stats.Count, 10)}
+			n := d.Stats.Count // less what a forced compaction drops
+			for _, m := range d.Pending() {
+				if m.Unreadable {
+					n--
+				}
+			}
+			s.queues[d.String()+" count"] = []string{strconv.FormatInt(n, 10)}
 			continue
 		}
 		for _, sub := range d.Subscriptions {
@@ -54,10 +60,14 @@ func stateOf(g *refgraph.Graph) liveState {
 	return s
 }
 
+// messageIDs lists the ids of ms, leaving out the messages whose record
+// could not be read (a forced compaction drops them and says so).
 func messageIDs(ms []*refgraph.Message) []string {
-	ids := make([]string, len(ms))
-	for i, m := range ms {
-		ids[i] = m.ID
+	ids := make([]string, 0, len(ms))
+	for _, m := range ms {
+		if !m.Unreadable {
+			ids = append(ids, m.ID)
+		}
 	}
 	return ids
 }

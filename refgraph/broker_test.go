@@ -1,6 +1,7 @@
 package refgraph
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,8 +13,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -342,4 +345,84 @@ func TestUnreadableFileNeverFree(t *testing.T) {
 	assert.NotContains(t, g.GCCandidates(), int32(3))
 	f5, _ := g.File(5)
 	assert.True(t, f5.Pinned, "db-5.log holds acks for messages in db-3.log")
+}
+
+// TestIndexTheBrokerDiscards: an index whose destinations B-tree does not
+// load is one the broker discards (it replays the whole journal): so does
+// the analysis, and it says so.
+func TestIndexTheBrokerDiscards(t *testing.T) {
+	// unmatched-index: a broker with its index and one rebuilding it
+	// deliver different messages (TestAdapterFixtures)
+	raw, err := os.ReadFile("testdata/unmatched-index/expected.json")
+	require.NoError(t, err)
+	var e struct {
+		MaxFileLength int64                 `json:"journalMaxFileLength"`
+		Inspect       brokertest.Inspection `json:"inspect"`
+		NoIndex       brokertest.Inspection `json:"inspectWithoutIndex"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &e))
+	dir := brokertest.CopyStore(t, "testdata/unmatched-index/store")
+	// an unclean shutdown without its redo file: the broker cannot
+	// recover the page file (KahaDB 5.17.2) and rebuilds the index
+	require.NoError(t, faults.EditFile(filepath.Join(dir, "db.data"), func(b []byte) []byte {
+		return bytes.ReplaceAll(b, []byte("cleanShutdown=true"), []byte("cleanShutdown=fals"))
+	}))
+	require.NoError(t, os.Remove(filepath.Join(dir, "db.redo")))
+	_, err = kahaindex.Read(dir)
+	var ce *kahaindex.CorruptionError
+	require.ErrorAs(t, err, &ce)
+	require.True(t, ce.AtLoad, "%v", err)
+
+	st, err := codec.OpenStore(dir)
+	require.NoError(t, err)
+	opts := StoreOptions(st, true, nil)
+	opts.MaxFileLength = e.MaxFileLength
+	g, err := Load(st, opts, codec.ReadOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, g.Warnings())
+	assert.Contains(t, g.Warnings()[0], "rebuilding its index")
+	compareWithBroker(t, g, &e.NoIndex)
+}
+
+// TestEmptiedFileTheIndexNeeds: a data file emptied while the index still
+// holds messages in it (the queues fixture's db-3.log, 13 pending messages
+// of Q.PRIO): the broker skips empty files and starts, but cannot deliver
+// those messages; the analysis reports them lost, names them, and keeps
+// the file (the broker never deletes it while the index points into it).
+func TestEmptiedFileTheIndexNeeds(t *testing.T) {
+	var fx brokertest.Fixture
+	for _, f := range brokertest.Fixtures(t) {
+		if f.Name == "queues" {
+			fx = f
+		}
+	}
+	require.NotEmpty(t, fx.Name)
+	before := replayDir(t, fx.StoreDir, fixtureMaxFile(fx))
+	q, ok := before.Destination("0:Q.PRIO")
+	require.True(t, ok)
+	var in3 []string
+	for _, m := range q.Messages {
+		if m.Loc.File == 3 {
+			in3 = append(in3, m.ID)
+		}
+	}
+	require.NotEmpty(t, in3)
+
+	dir := brokertest.CopyStore(t, fx.StoreDir)
+	require.NoError(t, os.Truncate(filepath.Join(dir, "db-3.log"), 0))
+	g := replayDir(t, dir, fixtureMaxFile(fx))
+	assert.True(t, g.Damaged())
+	var w string
+	for _, x := range g.Warnings() {
+		if strings.Contains(x, "db-3.log") {
+			w = x
+		}
+	}
+	require.NotEmpty(t, w, "%v", g.Warnings())
+	assert.Contains(t, w, "queue://Q.PRIO")
+	assert.Contains(t, w, fmt.Sprintf("holds %d message(s)", len(in3)))
+	assert.Contains(t, w, "is empty")
+	f3, _ := g.File(3)
+	assert.True(t, f3.Pinned, "the index still points into db-3.log")
+	assert.NotContains(t, g.GCCandidates(), int32(3))
 }

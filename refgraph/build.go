@@ -22,6 +22,9 @@ func (b *Builder) Build() (*Graph, error) {
 	if err := b.reach(math.MaxInt32); err != nil {
 		return nil, err
 	}
+	if err := b.adoptIndex(); err != nil { // the recovery position is after the last record
+		return nil, err
+	}
 	b.built = true
 	g := &Graph{fileByID: map[int32]*File{}, destByK: map[string]*Destination{}}
 	sort.Slice(b.files, func(i, j int) bool { return b.files[i].ID < b.files[j].ID })
@@ -233,7 +236,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			e := d.entries[s]
 			m := Message{ID: b.ids.String(e.id), Loc: e.loc, Priority: e.prio,
 				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
-				Updated: e.flags&flagUpdated != 0}
+				Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
 			for _, ids := range acked {
 				if tx, ok := ids[m.ID]; ok {
 					m.AckedInPreparedTx = tx
@@ -344,7 +347,22 @@ func holdBack(ms []Message, ix []int32, held map[string]string) (keep, out []int
 func (b *Builder) destOrder() []string {
 	m := newJavaHashMap()
 	events := b.events
-	if b.hasRecovery {
+	if b.adoptedIndex {
+		// the index's destinations, in its key order, then what the
+		// replay from the recovery position changed
+		for _, k := range b.sortedIndexKeys() {
+			m.put(k)
+		}
+		j := 0
+		if b.seenPhaseB {
+			for j < len(events) && events[j].loc.Less(b.phaseBStart) {
+				j++
+			}
+		} else {
+			j = len(events)
+		}
+		events = events[j:]
+	} else if b.hasRecovery {
 		live := map[string]bool{}
 		lu := b.opts.Index.LastUpdate
 		i := 0
@@ -697,6 +715,76 @@ func (b *Builder) listTransactions(g *Graph, open []*txState) {
 	g.summary.CompletedTransactionsKept = len(done)
 }
 
+// checkLostMessages reports the messages an adopted index holds in data
+// files that are gone, empty or shorter than the record: the broker starts
+// (it skips empty files and keeps them), but cannot deliver them (a browse
+// of the destination never returns): they are lost.
+func (b *Builder) checkLostMessages(g *Graph) {
+	if !b.adoptedIndex {
+		return
+	}
+	type lost struct {
+		dest string
+		ids  []string
+	}
+	perFile := map[int32]map[string]*lost{}
+	for _, m := range b.dests {
+		for _, d := range m {
+			for _, e := range d.entries {
+				f := b.fileIx[e.loc.File]
+				if f != nil && f.End >= int64(e.loc.Offset)+int64(e.loc.Size) {
+					continue
+				}
+				byDest := perFile[e.loc.File]
+				if byDest == nil {
+					byDest = map[string]*lost{}
+					perFile[e.loc.File] = byDest
+				}
+				l := byDest[d.key]
+				if l == nil {
+					l = &lost{dest: d.typ.Scheme() + "://" + d.name}
+					byDest[d.key] = l
+				}
+				l.ids = append(l.ids, b.ids.String(e.id))
+			}
+		}
+	}
+	files := make([]int32, 0, len(perFile))
+	for id := range perFile {
+		files = append(files, id)
+	}
+	sortInt32(files)
+	for _, id := range files {
+		what, sentinel := "is missing", codec.ErrMissingFile
+		if f := b.fileIx[id]; f != nil {
+			sentinel = codec.ErrTruncated
+			what = fmt.Sprintf("holds data up to offset %d only", f.End)
+			if f.End == 0 {
+				what = "is empty"
+			}
+		}
+		keys := make([]string, 0, len(perFile[id]))
+		for k := range perFile[id] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			l := perFile[id][k]
+			sort.Strings(l.ids)
+			g.damaged = true
+			b.warnings = append(b.warnings, fmt.Sprintf("%v: the index (db.data) holds %d message(s) of %s there (%s), but the file %s: a broker starts and cannot deliver them (a browse of the destination does not return): they are lost",
+				&codec.CorruptionError{File: codec.DataFileName(id), FileID: id, Err: sentinel}, len(l.ids), l.dest, idList(l.ids), what))
+		}
+	}
+}
+
+func idList(ids []string) string {
+	if len(ids) <= 3 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s, %s … %s", ids[0], ids[1], ids[len(ids)-1])
+}
+
 // message finds a stored message of the destination with key dk.
 func (g *Graph) message(dk, id string) *Message {
 	d := g.destByK[dk]
@@ -743,6 +831,7 @@ func (b *Builder) checkMissing(g *Graph) {
 			}
 		}
 	}
+	b.checkLostMessages(g)
 	ids := make([]int32, 0, len(missing))
 	for id := range missing {
 		ids = append(ids, id)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
 )
 
 // Options are the inputs of a replay besides the journal's records.
@@ -45,6 +46,14 @@ type Options struct {
 	// source was (see the package doc).
 	Compactions   []codec.CompactionHead
 	ReadForwarded func(file int32, fn func(codec.Record, *codec.Command) error) error
+	// LoadIndex loads db.data (kahaindex.Read) when the replay reaches
+	// the index's recovery position, and ReadRecord reads the command at
+	// a location (the details of a message the index holds that the
+	// replay did not keep); IndexStamp identifies the index files (for
+	// the analysis cache). StoreOptions sets them. See adopt.go.
+	LoadIndex  func() (*kahaindex.Index, error)
+	ReadRecord func(loc codec.Location, c *codec.Command) (codec.Location, error)
+	IndexStamp string
 }
 
 // priority classes of the broker's order index.
@@ -71,6 +80,7 @@ func class(prio int32, supported bool) int8 {
 const (
 	flagPrioSupported = 1 << iota
 	flagUpdated
+	flagUnreadable // an adopted index's message whose record could not be read
 )
 
 // entry is one message of a destination's order index.
@@ -215,6 +225,14 @@ type Builder struct {
 	lastRecord    codec.Location
 	commands      int64
 	skipped       int64
+
+	// the index's state was adopted at the recovery position (adopted:
+	// tried); indexKeys: its destination keys (adopt.go)
+	adopted, adoptedIndex bool
+	indexKeys             []string
+	// indexAhead: the adopted index holds messages whose records could not
+	// be read; such a state is not saved (AppendState)
+	indexAhead bool
 
 	// ack-compaction files whose source is gone, by source id, still to
 	// be met; reached: the replay is past every file below this id;
@@ -395,7 +413,9 @@ func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
 
 	if !b.phaseB {
 		if (b.afterLast && b.recovery.Less(loc)) || (!b.afterLast && !loc.Less(b.recovery)) {
-			b.enterPhaseB(loc)
+			if err := b.enterPhaseB(loc); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -468,7 +488,7 @@ func (b *Builder) FileDone(sum *codec.FileSummary) error {
 
 // enterPhaseB: from here on the restarted broker processes records itself.
 // Transactions are rebuilt from this point on (the index keeps none).
-func (b *Builder) enterPhaseB(loc codec.Location) {
+func (b *Builder) enterPhaseB(loc codec.Location) error {
 	b.phaseB = true
 	b.seenPhaseB = true
 	b.phaseBStart = loc
@@ -484,6 +504,7 @@ func (b *Builder) enterPhaseB(loc codec.Location) {
 			b.dropTx(t)
 		}
 	}
+	return b.adoptIndex()
 }
 
 func (b *Builder) process(loc codec.Location, c *codec.Command) {
@@ -644,9 +665,17 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	} else {
 		b.ids.ref(k)
 	}
-	if _, dup := d.ids[k]; dup {
+	if prev, dup := d.ids[k]; dup {
+		defer b.ids.release(k)
+		if e, ok := d.entries[prev]; ok && sameLoc(e.loc, loc) {
+			// replayed over an index that has it already (its location
+			// is indexed): the broker keeps the id and gives the
+			// sequence back
+			d.nextSeq--
+			b.setLastUpdate(loc)
+			return
+		}
 		b.warnf("%s: duplicate message add rejected: %s://%s %s", loc, d.typ.Scheme(), d.name, b.ids.String(k))
-		b.ids.release(k)
 		return
 	}
 	var fl uint8
@@ -838,12 +867,15 @@ func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
 			}
 		}
 		if s.hasPos {
+			// the removed set's messages no one else needs go; walk the
+			// stored messages, not the set's ranges (which may be wide:
+			// a sequence counter reset, a damaged index)
 			var unref []int64
-			s.pos.each(func(seq int64) {
-				if !referenced(d, seq) {
+			for seq := range d.entries {
+				if s.pos.contains(seq) && !referenced(d, seq) {
 					unref = append(unref, seq)
 				}
-			})
+			}
 			for _, seq := range unref {
 				if e, ok := d.entries[seq]; ok {
 					b.deleteEntry(d, seq, e, true)

@@ -249,6 +249,10 @@ type Message struct {
 	// AckedInPreparedTx is the prepared transaction that acks the message
 	// ("" if none); the broker keeps the message until its outcome.
 	AckedInPreparedTx string
+	// Unreadable: the index holds the message, but its record could not
+	// be read (damage, a file cut short): the broker fails to deliver it,
+	// and a compaction cannot carry it (the warnings say why).
+	Unreadable bool
 }
 
 // Subscription is a durable topic subscription.
@@ -442,6 +446,11 @@ func (g *Graph) Summary() Summary { return g.summary }
 
 // Damaged reports whether some data file has damage beyond a torn tail.
 func (g *Graph) Damaged() bool { return g.damaged }
+
+// AddWarning puts w first among the warnings (for how the graph was
+// made, e.g. an index the broker would discard). Call it before the
+// graph is shared.
+func (g *Graph) AddWarning(w string) { g.warnings = append([]string{w}, g.warnings...) }
 
 // Warnings are inconsistencies met while replaying (a command the broker
 // would fail on, an index that disagrees with the journal), in plain words.

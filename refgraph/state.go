@@ -46,7 +46,7 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 2
+const stateVersion = 3
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was
@@ -58,6 +58,10 @@ var ErrStateMismatch = errors.New("refgraph: saved replay state does not match t
 // position (its forwarded records belong there); it wraps
 // ErrStateMismatch.
 var ErrForwardedBehind = fmt.Errorf("%w: an ack-compaction file whose source is gone appeared behind the saved replay", ErrStateMismatch)
+
+// errIndexAhead: the adopted index holds messages whose records the
+// journal read so far does not (see Builder.indexAhead).
+var errIndexAhead = errors.New("refgraph: the index refers to records that could not be read: state not saved")
 
 // ErrStateCorrupt: a saved state does not decode.
 var ErrStateCorrupt = errors.New("refgraph: saved replay state is corrupt")
@@ -97,6 +101,8 @@ func (o Options) replayKey() []byte {
 			}
 		}
 	}
+	w.Bool(o.LoadIndex != nil)
+	w.String(o.IndexStamp)
 	w.Varint(o.MaxFileLength)
 	w.Bool(o.Running)
 	w.Varint(int64(o.RestartTraceSize))
@@ -131,6 +137,9 @@ func (b *Builder) SaveState(w io.Writer) error {
 func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	if b.built {
 		return dst, errBuilt
+	}
+	if b.indexAhead {
+		return dst, errIndexAhead
 	}
 	w := &binenc.Writer{B: dst}
 	w.Uvarint(stateVersion)
@@ -263,6 +272,13 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	w.Varint(b.skipTo)
 	w.Bool(b.skipWarned)
 	w.Bool(b.copyPhase)
+
+	w.Bool(b.adopted)
+	w.Bool(b.adoptedIndex)
+	w.Uvarint(uint64(len(b.indexKeys)))
+	for _, k := range b.indexKeys {
+		w.String(k)
+	}
 
 	w.Varint(int64(b.reached))
 	w.Uvarint(uint64(len(b.earlyDone)))
@@ -701,6 +717,13 @@ func (d *stateDecoder) decode() error {
 	b.skipWarned = r.Bool()
 	b.copyPhase = r.Bool()
 
+	b.adopted = r.Bool()
+	b.adoptedIndex = r.Bool()
+	n = r.Count(1)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		b.indexKeys = append(b.indexKeys, r.String())
+	}
+
 	b.reached = r.Int32()
 	n = r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
@@ -743,7 +766,8 @@ func (d *stateDecoder) checkCounts() {
 	}
 	for _, m := range b.dests {
 		for _, dd := range m {
-			if dd.nextSeq < 0 || dd.nextSeq > b.commands {
+			// (an adopted index brings its own sequences)
+			if dd.nextSeq < 0 || (dd.nextSeq > b.commands && !b.adoptedIndex) {
 				d.r.Fail("%s: sequence %d beyond the %d commands replayed", dd.key, dd.nextSeq, b.commands)
 				return
 			}

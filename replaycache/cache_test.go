@@ -269,6 +269,17 @@ func makePrefix(t *testing.T, dir string, j, cut int, kind prefixKind) func() {
 	}
 }
 
+// indexAhead reports whether the reading adopted an index that refers to
+// records it could not read.
+func indexAhead(r *Result) bool {
+	for _, w := range r.Graph.Warnings() {
+		if strings.HasPrefix(w, "index: ") {
+			return true
+		}
+	}
+	return false
+}
+
 // forwardedBehind reports whether the store in dir has an ack-compaction
 // file from file id on (removed or cut by makePrefix) whose source is gone
 // and lies before id: a replay of the prefix may have passed where its
@@ -309,6 +320,12 @@ func TestTail(t *testing.T) {
 					restore := makePrefix(t, dir, c.j, c.cut, c.kind)
 					var lg logs
 					first := load(t, dir, cdir, s, &lg)
+					if !first.Saved && indexAhead(first) {
+						// the cut hid records the index (not cut) refers
+						// to: nothing is cached from such a reading
+						restore()
+						continue
+					}
 					require.True(t, first.Saved, "%s: %s", name, lg.String())
 					restore()
 

@@ -364,7 +364,7 @@ func javaTrimmed(r rune) bool { return r <= ' ' }
 // twice (into an ack-compaction file, that file's acks into another) and
 // both sources are gone, so where the commit was is lost.
 // TODO: empty once the replay reads db.data.
-var indexOnlyOrder = map[string]bool{"ackfwd-chain|Q.T": true}
+var indexOnlyOrder = map[string]bool{}
 
 // IndexOnlyOrder reports whether the delivery order of queue in fixture
 // comes from db.data alone (see indexOnlyOrder): tests compare the set.
