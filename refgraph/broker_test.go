@@ -426,3 +426,40 @@ func TestEmptiedFileTheIndexNeeds(t *testing.T) {
 	assert.True(t, f3.Pinned, "the index still points into db-3.log")
 	assert.NotContains(t, g.GCCandidates(), int32(3))
 }
+
+// TestCutAuditLiveBroker: the last data file cut inside the batch that
+// holds the producer audit and the ack map the index names (or the ack
+// map only). The broker cannot reload them: it reads the journal from its
+// start, but applies only the records from its usual recovery position
+// (before it only the producer audit is rebuilt), and its ack map is only
+// what those records make (MessageDatabase.recover, process(data,
+// location, inDoubt)), so its first cleanup keeps fewer files; the
+// prediction must follow, checked against the live broker.
+func TestCutAuditLiveBroker(t *testing.T) {
+	fixtures := brokertest.Fixtures(t)
+	requireBroker(t)
+	for _, fx := range fixtures {
+		if fx.Name != "queues" && fx.Name != "ackfwd-gone" {
+			continue
+		}
+		for _, what := range []string{"audit", "ack-map"} {
+			t.Run(fx.Name+"/"+what, func(t *testing.T) {
+				dir := brokertest.CopyStore(t, fx.StoreDir)
+				meta, err := codec.ReadIndexMetadata(dir)
+				require.NoError(t, err)
+				require.NotNil(t, meta.ProducerAudit)
+				require.NotNil(t, meta.AckMap)
+				cut := *meta.ProducerAudit // the audit and (written after it) the ack map
+				if what == "ack-map" {
+					cut = *meta.AckMap // the ack map only
+				}
+				p := filepath.Join(dir, codec.DataFileName(cut.File))
+				require.NoError(t, os.Truncate(p, int64(cut.Offset)+3))
+				g := replayDir(t, dir, fixtureMaxFile(fx))
+				v, log := runInspect(t, dir, fixtureMaxFile(fx))
+				compareWithBroker(t, g, v)
+				assert.Equal(t, brokerGCLines(t, log), gcLines(g.GCLog()), "cleanup log")
+			})
+		}
+	}
+}

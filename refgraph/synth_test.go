@@ -266,9 +266,7 @@ func replayDir(t testing.TB, dir string, maxFile int64) *Graph {
 	require.NoError(t, err)
 	opts := StoreOptions(st, true, func(err error) { require.NoError(t, err) })
 	opts.MaxFileLength = maxFile
-	b := NewBuilder(opts)
-	require.NoError(t, codec.ReadStore(st, codec.ReadOptions{}, 0, b))
-	g, err := b.Build()
+	g, err := Load(st, opts, codec.ReadOptions{})
 	require.NoError(t, err)
 	checkInvariants(t, g)
 	return g
