@@ -254,6 +254,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			// KahaDBMessageStore.recover skips the messages a prepared
 			// transaction acked, and the recovered count leaves them out
 			gd.delivery, gd.inDoubt = holdBack(gd.Messages, indexesOf(len(gd.Messages)), acked[""])
+			gd.delivery = dispatchOrder(gd.Messages, gd.delivery)
 			gd.Stats.InDoubt = int64(len(gd.inDoubt))
 			gd.Stats.Count -= int64(len(acked[""]))
 		}
@@ -314,6 +315,33 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 		s.Messages += d.Stats.Messages
 		s.MessageBytes += d.Stats.Bytes
 	}
+}
+
+// dispatchOrder reorders a queue's delivery (store order) as a broker
+// dispatches a prioritized queue to a consumer with the default prefetch
+// (dispatch.go). A queue is prioritized when its messages were stored
+// with prioritySupported, as the destination policy says.
+func dispatchOrder(ms []Message, delivery []int32) []int32 {
+	prioritized := false
+	for _, i := range delivery {
+		if ms[i].PrioritySupported {
+			prioritized = true
+			break
+		}
+	}
+	if !prioritized {
+		return delivery
+	}
+	prios := make([]int32, len(delivery))
+	for k, i := range delivery {
+		prios[k] = ms[i].Priority
+	}
+	order := DispatchOrder(prios, MaxPageSize, DefaultQueuePrefetch, nil)
+	out := make([]int32, len(order))
+	for k, j := range order {
+		out[k] = delivery[j]
+	}
+	return out
 }
 
 func indexesOf(n int) []int32 {
