@@ -358,13 +358,20 @@ func (s *Snapshot) renderSummary() ([]byte, error) {
 		// MaxFileLength is the journalMaxFileLength pinned and free
 		// assume (as in `kahafs holders --json`).
 		MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
-		Warnings      []string                  `json:"warnings"`
+		// IfIndexRebuilt: where a broker that rebuilt its index from the
+		// journal would differ from this one, which keeps its index
+		IfIndexRebuilt []refgraph.IndexDiff `json:"ifIndexRebuilt"`
+		Warnings       []string             `json:"warnings"`
 	}{
 		Store: s.Store.Dir, ReadAt: s.Read.UTC().Format(time.RFC3339Nano), Snapshot: s.Gen,
 		Files: len(s.files), Bytes: s.bytes, Allocated: allocated, Commands: s.commands, ByType: typeCounts(&byType),
 		Pinned: names(true), Free: names(false),
 		Subscriptions: gs.Subscriptions, Messages: gs.Messages, MessageBytes: gs.MessageBytes,
 		Damage: dmg, HasIndex: s.Store.HasIndex, MaxFileLength: s.mfl, Warnings: g.Warnings(),
+		IfIndexRebuilt: g.IndexDiffs(),
+	}
+	if doc.IfIndexRebuilt == nil {
+		doc.IfIndexRebuilt = []refgraph.IndexDiff{}
 	}
 	doc.Destinations.Queues, doc.Destinations.Topics, doc.Destinations.Total = gs.Queues, gs.Topics, gs.Destinations
 	doc.Transactions.InFlight, doc.Transactions.Prepared = gs.InFlight, gs.Prepared
@@ -422,11 +429,15 @@ func (s *Snapshot) renderSubInfo(sub *refgraph.Subscription) ([]byte, error) {
 		BrokerCount      int64   `json:"brokerCount"`
 		Deliverable      int     `json:"deliverable"`
 		InDoubt          int     `json:"inDoubt"`
-		LastAck          int64   `json:"lastAck"`
+		// DeliveredAgain: of the deliverable messages, those it acked
+		// (acks processed out of order: §5.4)
+		DeliveredAgain int   `json:"deliveredAgain"`
+		LastAck        int64 `json:"lastAck"`
 	}{
 		Destination: sub.Destination.String(), Key: sub.Key, ClientID: sub.ClientID, SubscriptionName: sub.SubscriptionName,
 		NoLocal: sub.NoLocal, Retroactive: sub.Retroactive, Location: sub.Loc.String(),
-		BrokerCount: sub.Count, Deliverable: sub.NumPending(), InDoubt: len(sub.InDoubt()), LastAck: sub.LastAck,
+		BrokerCount: sub.Count, Deliverable: sub.NumPending(), InDoubt: len(sub.InDoubt()), DeliveredAgain: len(sub.DeliveredAgain()),
+		LastAck: sub.LastAck,
 	}
 	if sub.HasSelector {
 		sel := sub.Selector

@@ -58,6 +58,7 @@ func (b *Builder) adoptIndex() error {
 	if ix == nil || ix.Fresh {
 		return nil
 	}
+	b.diffs = b.indexDiffs(ix)
 	// what the emulation knows of each record, by location
 	known := map[[2]int32]entry{}
 	subSize := map[[2]int32]int32{} // sizes of subscription commands (the index keeps none)
@@ -203,4 +204,88 @@ func (b *Builder) sortedIndexKeys() []string {
 	keys := append([]string(nil), b.indexKeys...)
 	sort.SliceStable(keys, func(i, j int) bool { return javaLess(keys[i], keys[j]) })
 	return keys
+}
+
+// maxDiffIDs bounds the message ids an IndexDiff names.
+const maxDiffIDs = 10
+
+// indexDiffs compares the replayed state (the journal alone, up to the
+// recovery position) with the index's.
+func (b *Builder) indexDiffs(ix *kahaindex.Index) []IndexDiff {
+	var out []IndexDiff
+	inIndex := map[string]*kahaindex.Destination{}
+	for _, xd := range ix.Destinations {
+		inIndex[xd.Key] = xd
+	}
+	var keys []string
+	for _, m := range b.dests {
+		for k := range m {
+			keys = append(keys, m[k].key)
+		}
+	}
+	sort.Strings(keys)
+	seen := map[string]bool{}
+	for _, k := range keys {
+		seen[k] = true
+		d := b.destByKey(k)
+		q := d.typ.Scheme() + "://" + d.name
+		xd := inIndex[k]
+		if xd == nil {
+			out = append(out, IndexDiff{Kind: "destination", Destination: q, Count: len(d.entries)})
+			continue
+		}
+		have := make(map[string]bool, len(xd.Messages))
+		for _, m := range xd.Messages {
+			have[m.ID] = true
+		}
+		var extra []string
+		journal := map[string]bool{}
+		for _, e := range d.entries {
+			id := b.ids.String(e.id)
+			journal[id] = true
+			if !have[id] {
+				extra = append(extra, id)
+			}
+		}
+		if len(extra) > 0 {
+			sort.Strings(extra)
+			out = append(out, IndexDiff{Kind: "messages", Destination: q, Count: len(extra), MessageIDs: extra[:min(len(extra), maxDiffIDs)]})
+		}
+		var only []string
+		for _, m := range xd.Messages {
+			if !journal[m.ID] {
+				only = append(only, m.ID)
+			}
+		}
+		if len(only) > 0 {
+			sort.Strings(only)
+			out = append(out, IndexDiff{Kind: "index-only-messages", Destination: q, Count: len(only), MessageIDs: only[:min(len(only), maxDiffIDs)]})
+		}
+		subs := map[string]bool{}
+		for _, xs := range xd.Subscriptions {
+			if xs.HasCommand {
+				subs[xs.Key] = true
+			}
+		}
+		for _, s := range d.subs {
+			if !subs[s.key] {
+				out = append(out, IndexDiff{Kind: "subscription", Destination: q, Subscription: s.key})
+			}
+			delete(subs, s.key)
+		}
+		var left []string
+		for k := range subs {
+			left = append(left, k)
+		}
+		sort.Strings(left)
+		for _, k := range left {
+			out = append(out, IndexDiff{Kind: "index-only-subscription", Destination: q, Subscription: k})
+		}
+	}
+	for _, xd := range ix.Destinations {
+		if !seen[xd.Key] {
+			out = append(out, IndexDiff{Kind: "index-only-destination", Destination: xd.Type.Scheme() + "://" + xd.Name, Count: len(xd.Messages)})
+		}
+	}
+	return out
 }

@@ -72,6 +72,7 @@ func (b *Builder) Build() (*Graph, error) {
 	s.RecoveryStart, s.HasRecoveryStart = b.phaseBStart, b.seenPhaseB && b.hasRecovery
 	s.UsedIndex = b.opts.Index != nil && b.hasRecovery
 	g.warnings = b.warnings
+	g.diffs = b.diffs
 	return g, nil
 }
 

@@ -233,6 +233,8 @@ type Builder struct {
 	// indexAhead: the adopted index holds messages whose records could not
 	// be read; such a state is not saved (AppendState)
 	indexAhead bool
+	// diffs: where the index and the journal alone differ (at adoption)
+	diffs []IndexDiff
 
 	// ack-compaction files whose source is gone, by source id, still to
 	// be met; reached: the replay is past every file below this id;

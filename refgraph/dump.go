@@ -64,6 +64,9 @@ func (g *Graph) Dump() string {
 			p("  in-doubt %s %v", m.ID, m.Seq)
 		}
 	}
+	for _, d := range g.IndexDiffs() {
+		p("index-diff %+v", d)
+	}
 	p("summary %+v", g.Summary())
 	p("damaged %v", g.Damaged())
 	for _, w := range g.Warnings() {

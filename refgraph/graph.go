@@ -29,6 +29,7 @@ type Graph struct {
 	all      []*Transaction
 	gc       []int32
 	gcLog    []string
+	diffs    []IndexDiff
 	summary  Summary
 	damaged  bool
 	warnings []string
@@ -289,6 +290,43 @@ type Subscription struct {
 // until the outcome; Count still counts them.
 func (s *Subscription) InDoubt() []*Message { return pick(s.Destination.Messages, s.inDoubt) }
 
+// DeliveredAgain returns the messages the broker delivers to the
+// subscription although it acknowledged them (they are not in its
+// ack-position set): when its acks were processed out of order, the
+// broker delivers every message after its last-acknowledged one (§5.4),
+// acked ones included, as long as another subscription keeps them.
+func (s *Subscription) DeliveredAgain() []*Message {
+	var out []*Message
+	for _, m := range s.Pending() {
+		if !positionsHold(s.AckPositions, m.Seq) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func positionsHold(rs []SeqRange, v int64) bool {
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= v })
+	return i < len(rs) && rs[i].First <= v
+}
+
+// IndexDiff is a difference between the broker's index and what the
+// journal alone tells: what a broker that rebuilt its index from the
+// journal (db.data deleted or unreadable) would have instead.
+type IndexDiff struct {
+	// Kind: "destination" (only the journal has it: a rebuilt index
+	// brings it back), "subscription" (likewise), "messages" (the journal
+	// keeps messages the index no longer has: a rebuilt index delivers
+	// them again), "index-only-destination", "index-only-subscription",
+	// "index-only-messages" (the index keeps what the journal alone would
+	// drop).
+	Kind         string   `json:"kind"`
+	Destination  string   `json:"destination"`
+	Subscription string   `json:"subscription,omitempty"`
+	Count        int      `json:"count,omitempty"`
+	MessageIDs   []string `json:"messageIds,omitempty"` // the first ones
+}
+
 // SeqRange is an inclusive range of sequence ids.
 type SeqRange struct{ First, Last int64 }
 
@@ -440,6 +478,11 @@ func (g *Graph) GCCandidates() []int32 { return g.gc }
 // it ("Last update: …, full gc candidates set: […]", …, "Cleanup removing
 // the data files: […]"), for comparison with a broker log.
 func (g *Graph) GCLog() []string { return g.gcLog }
+
+// IndexDiffs lists where the broker's index and the journal alone differ
+// (nil without an index): what a broker rebuilding its index would bring
+// back or lose. The tree follows the index, as a restarted broker does.
+func (g *Graph) IndexDiffs() []IndexDiff { return g.diffs }
 
 // Summary returns the counts.
 func (g *Graph) Summary() Summary { return g.summary }

@@ -279,6 +279,17 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	for _, k := range b.indexKeys {
 		w.String(k)
 	}
+	w.Uvarint(uint64(len(b.diffs)))
+	for _, d := range b.diffs {
+		w.String(d.Kind)
+		w.String(d.Destination)
+		w.String(d.Subscription)
+		w.Int(d.Count)
+		w.Uvarint(uint64(len(d.MessageIDs)))
+		for _, id := range d.MessageIDs {
+			w.String(id)
+		}
+	}
 
 	w.Varint(int64(b.reached))
 	w.Uvarint(uint64(len(b.earlyDone)))
@@ -722,6 +733,15 @@ func (d *stateDecoder) decode() error {
 	n = r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		b.indexKeys = append(b.indexKeys, r.String())
+	}
+	n = r.Count(4)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		d := IndexDiff{Kind: r.String(), Destination: r.String(), Subscription: r.String(), Count: r.Int()}
+		m := r.Count(1)
+		for j := 0; j < m && r.Err() == nil; j++ {
+			d.MessageIDs = append(d.MessageIDs, r.String())
+		}
+		b.diffs = append(b.diffs, d)
 	}
 
 	b.reached = r.Int32()

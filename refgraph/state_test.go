@@ -347,7 +347,7 @@ var stateFields = map[reflect.Type]map[string]string{
 		"lastUpdate": "saved", "hasLastUpdate": "saved", "lastRecord": "saved", "commands": "saved", "skipped": "saved",
 		"skipping": "saved", "skipTo": "saved", "skipWarned": "saved", "copyPhase": "saved",
 		"early": "derived from Options and the files (resumeEarly)", "reached": "saved", "earlyDone": "saved",
-		"adopted": "saved", "adoptedIndex": "saved", "indexKeys": "saved", "indexAhead": "a state with it set is not saved",
+		"adopted": "saved", "adoptedIndex": "saved", "indexKeys": "saved", "indexAhead": "a state with it set is not saved", "diffs": "saved",
 		"buf": "scratch", "rbBuf": "scratch", "spareOps": "scratch", "spareTx": "scratch", "warnings": "saved", "built": "a spent builder is not saved", "gcs": "made by Build",
 	},
 	reflect.TypeOf(File{}): {
