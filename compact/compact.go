@@ -33,6 +33,12 @@ type Options struct {
 	MaxFileLength int
 	// Force compacts a damaged store; what the damage dropped is reported.
 	Force bool
+	// NoRedelivery drops a quirk the compacted store would otherwise carry
+	// over: a durable subscription whose acks were processed out of order
+	// is handed, by a restarted broker, the messages it had acknowledged
+	// again (Report.Quirks). With it, the compacted store delivers it only
+	// what it had not acknowledged; its count does not change.
+	NoRedelivery bool
 	// Now gives the time used for the backup name (default time.Now).
 	Now func() time.Time
 	// Progress, when set, is told the current phase.
@@ -90,6 +96,10 @@ type Report struct {
 	After    FilesBytes `json:"after"`
 	Moved    Counts     `json:"moved"`
 	Dropped  []string   `json:"dropped,omitempty"`
+	// Quirks are the broker's behaviours the compacted store carries over
+	// as they were (or, with Options.NoRedelivery, drops, said so), and
+	// where it cannot reproduce the original exactly.
+	Quirks []string `json:"quirks,omitempty"`
 	Verified bool       `json:"verified"`
 	Resumed  string     `json:"resumed,omitempty"`
 	Analysis Analysis   `json:"analysis"`
@@ -207,10 +217,11 @@ func Compact(dir string, opts Options) (*Report, error) {
 			}
 		}
 	}
-	p, err := plan(st, g)
+	p, err := plan(st, g, opts.NoRedelivery)
 	if err != nil {
 		return nil, err
 	}
+	rep.Quirks = p.quirks
 	rep.Moved = p.counts
 	phase("analyse", t0)
 	if opts.DryRun {
@@ -297,7 +308,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}
-	if err := verify(g, p.bodies, ng, after); err != nil {
+	if err := verify(g, p.bodies, ng, after, opts.NoRedelivery); err != nil {
 		return nil, err
 	}
 	<-synced

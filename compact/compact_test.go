@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -244,4 +245,62 @@ func originalKept(t *testing.T, parent string, orig map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// TestCompactNoRedelivery: with NoRedelivery a durable subscription that a
+// restarted broker hands acknowledged messages again (the topics
+// fixture's c-sel:s-sel, whose unmatched acks were processed out of
+// order) is handed only the messages of its ack-position set after
+// compaction, by a real broker; its count and every other subscription
+// stay as they were, and the report says so.
+func TestCompactNoRedelivery(t *testing.T) {
+	brokertest.Require(t)
+	var fx brokertest.Fixture
+	for _, f := range brokertest.Fixtures(t) {
+		if f.Name == "topics" {
+			fx = f
+		}
+	}
+	require.NotEmpty(t, fx.Name)
+	_, og, err := load(fx.StoreDir, maxLen(fx))
+	require.NoError(t, err)
+	again := map[string][]string{}
+	for _, s := range og.Subscriptions() {
+		for _, m := range s.DeliveredAgain() {
+			again[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName] = append(again[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName], m.ID)
+		}
+	}
+	require.NotEmpty(t, again, "the fixture has a subscription delivered acked messages again")
+
+	want := brokertest.Inspect(t, brokertest.CopyStore(t, fx.StoreDir), maxLen(fx))
+	dir := brokertest.CopyStore(t, fx.StoreDir)
+	rep, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow, NoRedelivery: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Quirks)
+	assert.Contains(t, strings.Join(rep.Quirks, "\n"), "does not (--no-redelivery)")
+	got := brokertest.Inspect(t, dir, maxLen(fx))
+	require.Equal(t, len(want.Subscriptions), len(got.Subscriptions))
+	for k, ws := range want.Subscriptions {
+		gs := got.Subscriptions[k]
+		assert.Equal(t, ws.Count, gs.Count, "count of %s", k)
+		drop := map[string]bool{}
+		for _, id := range again[k] {
+			drop[id] = true
+		}
+		var expect []string
+		for _, id := range ws.Pending {
+			if !drop[id] {
+				expect = append(expect, id)
+			}
+		}
+		assert.Equal(t, nonNilIDs(expect), nonNilIDs(gs.Pending), "delivered to %s", k)
+	}
+	assert.Equal(t, want.Queues, got.Queues)
+}
+
+func nonNilIDs(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

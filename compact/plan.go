@@ -81,6 +81,9 @@ type compactPlan struct {
 	bodies map[codec.Location]bodySum // messages written, by their original location
 	counts Counts
 	bytes  int64 // estimated journal bytes
+	quirks []string
+	// noRedelivery: see Options.NoRedelivery
+	noRedelivery bool
 	// written is what write wrote (or, in a dry run, laid out without
 	// writing: the same files and bytes).
 	written FilesBytes
@@ -91,8 +94,9 @@ const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
 // plan counts the records of the compacted journal and lists those read
 // from the original. The records themselves are listed again, one at a
 // time, as they are written (walk), rather than kept.
-func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
-	p := &compactPlan{g: g}
+func plan(st *codec.Store, g *refgraph.Graph, noRedelivery bool) (*compactPlan, error) {
+	p := &compactPlan{g: g, noRedelivery: noRedelivery}
+	p.quirks = quirks(g, noRedelivery)
 	reads := 0
 	for _, d := range g.Destinations() {
 		reads += len(d.Messages) + len(d.Subscriptions)
@@ -102,7 +106,7 @@ func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
 		p.counts.Transactions++
 	}
 	p.locs = make([]codec.Location, 0, reads)
-	_ = walk(g, func(it *item, est int64) error {
+	_ = walk(g, noRedelivery, func(it *item, est int64) error {
 		p.bytes += est
 		p.counts.Records++
 		switch it.kind {
@@ -136,7 +140,7 @@ func (k itemKind) read() bool {
 // walk calls fn with the records of the compacted journal, in order (see
 // the package doc), and an estimate of the size of each. It stops at the
 // first error of fn and returns it.
-func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
+func walk(g *refgraph.Graph, noRedelivery bool, fn func(it *item, est int64) error) error {
 	var queues []*refgraph.Destination
 	var msgs []*refgraph.Message
 	var it item
@@ -146,7 +150,7 @@ func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
 			continue
 		}
 		msgs = bySeq(msgs[:0], d.Messages)
-		if err := walkTopic(d, layoutTopic(d, msgs), fn); err != nil {
+		if err := walkTopic(d, layoutTopic(d, msgs, noRedelivery), fn); err != nil {
 			return err
 		}
 	}
@@ -177,6 +181,36 @@ func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
 		}
 	}
 	return nil
+}
+
+// quirks lists what a restarted broker does on g that the compacted store
+// carries over (or, with noRedelivery, drops), and what layoutTopic cannot
+// reproduce.
+func quirks(g *refgraph.Graph, noRedelivery bool) []string {
+	var out []string
+	for _, d := range g.Destinations() {
+		for _, s := range d.Subscriptions {
+			again := s.DeliveredAgain()
+			if len(again) == 0 {
+				continue
+			}
+			what := "the compacted store does the same (--no-redelivery drops them)"
+			if noRedelivery {
+				what = "the compacted store does not (--no-redelivery)"
+			}
+			sel := ""
+			if s.HasSelector {
+				sel = " (of those, the broker delivers the ones its selector matches)"
+			}
+			out = append(out, fmt.Sprintf("%s %s: a restarted broker hands it %d message(s) it had acknowledged again (%s …), its acks having been processed out of order%s; %s",
+				d, s.Key, len(again), again[0].ID, sel, what))
+		}
+		if d.IsTopic() {
+			var msgs []*refgraph.Message
+			out = append(out, layoutTopic(d, bySeq(msgs, d.Messages), noRedelivery).deviations...)
+		}
+	}
+	return out
 }
 
 // walkTopic calls fn with the records of topic d's new journal, as tl
@@ -298,7 +332,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 	var c codec.Command
 	var scratch []byte
 	n, reads := 0, 0
-	err := walk(p.g, func(it *item, _ int64) error {
+	err := walk(p.g, p.noRedelivery, func(it *item, _ int64) error {
 		if n == p.counts.Records/2 {
 			opts.crash("writing")
 		}

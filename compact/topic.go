@@ -90,8 +90,11 @@ type topicLayout struct {
 const bottomSeq = -1
 
 // layoutTopic plans the rewrite of topic d. msgs are d's messages in
-// sequence order.
-func layoutTopic(d *refgraph.Destination, msgs []*refgraph.Message) *topicLayout {
+// sequence order. With noRedelivery a subscription that a restarted broker
+// hands acknowledged messages again (Subscription.DeliveredAgain) gets a
+// last-ack position above every message instead of its own: the broker
+// then delivers it its set's messages only (§5.4).
+func layoutTopic(d *refgraph.Destination, msgs []*refgraph.Message, noRedelivery bool) *topicLayout {
 	tl := &topicLayout{subs: make([]subLayout, len(d.Subscriptions))}
 	isMsg := func(v int64) bool {
 		i := sort.Search(len(msgs), func(i int) bool { return msgs[i].Seq >= v })
@@ -128,9 +131,26 @@ func layoutTopic(d *refgraph.Destination, msgs []*refgraph.Message) *topicLayout
 		// late subscription's position is below everything there is
 		return tl
 	}
+	top := int64(-1) // above every sequence used, for --no-redelivery
+	for _, v := range values {
+		top = max(top, v)
+	}
 	for i := range tl.subs {
 		if l := tl.subs[i].sub.LastAck; l >= 0 {
 			values = append(values, l)
+			top = max(top, l)
+		}
+	}
+	top++
+	fixed := map[int]bool{} // subscriptions whose redelivery is dropped
+	if noRedelivery {
+		for i := range tl.subs {
+			if tl.subs[i].early && len(tl.subs[i].sub.DeliveredAgain()) > 0 {
+				fixed[i] = true
+			}
+		}
+		if len(fixed) > 0 {
+			values = append(values, top)
 		}
 	}
 	slices.Sort(values)
@@ -159,6 +179,8 @@ func layoutTopic(d *refgraph.Destination, msgs []*refgraph.Message) *topicLayout
 		sl := &tl.subs[i]
 		l := sl.sub.LastAck
 		switch {
+		case fixed[i]:
+			sl.final, sl.hasFinal = top, true
 		case l >= 0:
 			sl.final, sl.hasFinal = l, true
 		case !sl.early:

@@ -17,6 +17,7 @@ type compactFlags struct {
 	maxFileLength maxFileLengthFlag
 	json          bool
 	force         bool
+	noRedelivery  bool
 	cache         cacheFlags
 	profile       profileFlags
 }
@@ -52,7 +53,7 @@ identity it had, and the compacted journal is always verified by a full replay.`
 				return err
 			}
 			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
-				MaxFileLength: int(f.maxFileLength), Force: f.force, Cache: cache,
+				MaxFileLength: int(f.maxFileLength), Force: f.force, NoRedelivery: f.noRedelivery, Cache: cache,
 				Bytes: func(phase string, done, total int64) { bar.update(compactPhase(phase), done, total) }})
 			bar.finish()
 			stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
@@ -74,6 +75,7 @@ identity it had, and the compacted journal is always verified by a full replay.`
 	addMaxFileLengthFlag(cmd, &f.maxFileLength)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&f.force, "force", false, "compact a damaged store, dropping what the damage hides")
+	cmd.Flags().BoolVar(&f.noRedelivery, "no-redelivery", false, "do not carry over a broker quirk: a durable subscription whose acks were processed out of order is handed acknowledged messages again (see the report's quirks)")
 	f.cache.add(cmd)
 	f.profile.add(cmd)
 	return cmd
@@ -123,6 +125,12 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 	fmt.Fprintf(w, "- Prepared transactions moved: %d (%d records).\n", m.Transactions, m.TransactionRecords)
 	if m.EmptyDestinations > 0 {
 		fmt.Fprintf(w, "- Empty destinations kept: %d.\n", m.EmptyDestinations)
+	}
+	if m.Placeholders > 0 {
+		fmt.Fprintf(w, "- Placeholders written (and removed again): %d, keeping the subscriptions' counts and positions.\n", m.Placeholders)
+	}
+	for _, q := range r.Quirks {
+		fmt.Fprintf(w, "- QUIRK: %s\n", q)
 	}
 	for _, d := range r.Dropped {
 		fmt.Fprintf(w, "- DROPPED (damage): %s\n", d)
