@@ -177,14 +177,16 @@ public final class Workload {
     }
 
     /**
-     * What the clients acknowledged, for the oracle: "acked" = acks that took effect (auto, client,
-     * individual, committed local and XA transactions), "ackedInPrepared" = xid -> acks of XA transactions
-     * left prepared, "expirations" = message id -> JMSExpiration of every message sent with a time to live,
-     * "prepared" = XIDs left prepared at the end.
+     * What the clients acknowledged, for the oracle, by where the acknowledgement was made ("queue://Q" or
+     * "topic://T|clientId:subscriptionName": a topic message is acknowledged per subscription):
+     * "acked" = acknowledgements that took effect (auto, client, individual, committed local and XA
+     * transactions, prepared XA transactions committed later), "ackedInPrepared" = xid -> {where, ids} of
+     * XA transactions left prepared at the end, "prepared" = their XIDs, "expirations" = message id ->
+     * JMSExpiration of every message sent with a time to live, "sentInStep" = message id -> step.
      */
     @SuppressWarnings("unchecked")
     static void summarize(Map<String, Object> w, List<Object> steps) {
-        List<String> acked = new ArrayList<>();
+        Map<String, Object> acked = new java.util.TreeMap<>();
         Map<String, Object> inPrepared = new LinkedHashMap<>();
         Map<String, Object> exp = new LinkedHashMap<>();
         Map<String, Object> sent = new LinkedHashMap<>();
@@ -202,15 +204,16 @@ public final class Workload {
             String kind = (String) st.get("op");
             List<Object> a = st.get("acked") instanceof List ? (List<Object>) st.get("acked") : Collections.emptyList();
             String outcome = (String) st.get("outcome");
+            String where = ackedWhere(st);
             if (kind.equals("xa") && "prepare-leave".equals(outcome)) {
-                inPrepared.put((String) st.get("xid"), new ArrayList<>(a));
+                inPrepared.put((String) st.get("xid"), m("where", where, "ids", new ArrayList<>(a)));
             } else if (kind.equals("xaresolve")) {
-                Object held = inPrepared.remove(st.get("xid"));
-                if ("commit".equals(outcome) && held != null) for (Object id : (List<Object>) held) acked.add((String) id);
+                Map<String, Object> held = (Map<String, Object>) inPrepared.remove(st.get("xid"));
+                if ("commit".equals(outcome) && held != null) addAcked(acked, (String) held.get("where"), (List<Object>) held.get("ids"));
             } else if (kind.equals("xa") || kind.equals("localtx")) {
-                if (outcome.equals("commit") || outcome.equals("onephase")) for (Object id : a) acked.add((String) id);
+                if (outcome.equals("commit") || outcome.equals("onephase")) addAcked(acked, where, a);
             } else {
-                for (Object id : a) acked.add((String) id);
+                addAcked(acked, where, a);
             }
         }
         w.put("acked", acked);
@@ -218,6 +221,21 @@ public final class Workload {
         w.put("prepared", new ArrayList<>(inPrepared.keySet()));
         w.put("expirations", exp);
         w.put("sentInStep", sent);
+    }
+
+    /** Where a step's acknowledgements are made: its subscription's key, else the queue it received from. */
+    @SuppressWarnings("unchecked")
+    static String ackedWhere(Map<String, Object> st) {
+        Map<String, Object> sub = (Map<String, Object>) st.get("sub");
+        if (sub != null) return "topic://" + sub.get("topic") + "|" + sub.get("clientId") + ":" + sub.get("subscriptionName");
+        if (st.get("from") != null) return (String) st.get("from");
+        return (String) st.get("dest");
+    }
+
+    @SuppressWarnings("unchecked")
+    static void addAcked(Map<String, Object> acked, String where, List<Object> ids) {
+        if (ids.isEmpty()) return;
+        ((List<Object>) acked.computeIfAbsent(where, k -> new ArrayList<>())).addAll(ids);
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -59,29 +59,58 @@ type Finding struct {
 
 // info is what the workload tells about the messages.
 type info struct {
-	w         *Workload
-	sent      map[string]SentMessage
-	sentStep  map[string]int
-	ackedStep map[string]int // first step whose acknowledgement took effect
-	acked     map[string]bool
+	w        *Workload
+	sent     map[string]SentMessage
+	sentStep map[string]int
+	sentTo   map[string]string // id -> destination it was sent to
+	// ackedStep: where ("queue://Q" or "topic://T|cid:name") -> message
+	// id -> the step whose acknowledgement took effect (the first one)
+	ackedStep map[string]map[string]int
 	prio      map[string]bool // prioritized queues
 }
 
 func newInfo(w *Workload) *info {
-	in := &info{w: w, sent: map[string]SentMessage{}, sentStep: map[string]int{}, ackedStep: map[string]int{},
-		acked: map[string]bool{}, prio: map[string]bool{}}
-	for _, id := range w.Acked {
-		in.acked[id] = true
+	in := &info{w: w, sent: map[string]SentMessage{}, sentStep: map[string]int{}, sentTo: map[string]string{},
+		ackedStep: map[string]map[string]int{}, prio: map[string]bool{}}
+	held := map[string]Step{} // XID -> the xa step left prepared
+	ack := func(s Step, ids []string) {
+		where := s.From
+		switch {
+		case s.Sub != nil:
+			where = s.Sub.Key()
+		case where == "":
+			where = s.Dest
+		}
+		if in.ackedStep[where] == nil {
+			in.ackedStep[where] = map[string]int{}
+		}
+		for _, id := range ids {
+			if _, ok := in.ackedStep[where][id]; !ok {
+				in.ackedStep[where][id] = s.N
+			}
+		}
 	}
 	for _, s := range w.Steps {
 		for _, m := range s.Messages {
 			in.sent[m.ID] = m
 			in.sentStep[m.ID] = s.N
+			in.sentTo[m.ID] = s.Dest
 		}
-		for _, id := range s.AckedIDs {
-			if _, ok := in.ackedStep[id]; !ok && in.acked[id] {
-				in.ackedStep[id] = s.N
+		switch s.Op {
+		case "consume", "redeliver":
+			ack(s, s.AckedIDs)
+		case "localtx", "xa":
+			switch s.Outcome {
+			case "commit", "onephase":
+				ack(s, s.AckedIDs)
+			case "prepare-leave":
+				held[s.XID] = s
 			}
+		case "xaresolve":
+			if p, ok := held[s.XID]; ok && s.Outcome == "commit" {
+				ack(p, p.AckedIDs)
+			}
+			delete(held, s.XID)
 		}
 	}
 	for _, p := range w.Policies {
@@ -92,15 +121,18 @@ func newInfo(w *Workload) *info {
 	return in
 }
 
-// expired: the message had expired when the broker view started (the
-// broker discards it instead of delivering it).
-func (in *info) expired(id string, at int64) bool {
+// expired: the message, in the destination it was sent to, had expired
+// when the broker view started (the broker discards it instead of
+// delivering it). The copy an expired message leaves in the DLQ has the
+// same id and no expiration.
+func (in *info) expired(dest, id string, at int64) bool {
 	e, ok := in.w.Expirations[id]
-	return ok && e > 0 && e <= at
+	return ok && e > 0 && e <= at && in.sentTo[id] == dest
 }
 
-// describe annotates a message id for a report line.
-func (in *info) describe(id string, m *refgraph.Message) string {
+// describe annotates a message id of where (a queue or a subscription
+// key) for a report line.
+func (in *info) describe(where, id string, m *refgraph.Message) string {
 	var parts []string
 	if m != nil {
 		parts = append(parts, fmt.Sprintf("prio %d", m.Priority))
@@ -113,7 +145,7 @@ func (in *info) describe(id string, m *refgraph.Message) string {
 	if n, ok := in.sentStep[id]; ok {
 		parts = append(parts, fmt.Sprintf("sent #%d idx %d", n, in.sent[id].Idx))
 	}
-	if n, ok := in.ackedStep[id]; ok {
+	if n, ok := in.ackedStep[where][id]; ok {
 		parts = append(parts, fmt.Sprintf("ACKED by the client #%d", n))
 	}
 	if len(parts) == 0 {
@@ -157,8 +189,9 @@ func sortedCopy(a []string) []string {
 	return b
 }
 
-// listDiff describes how got (kahafs) differs from want (broker).
-func (in *info) listDiff(kahafs, broker []string, byID map[string]*refgraph.Message) []string {
+// listDiff describes how kahafs's list for where differs from the
+// broker's.
+func (in *info) listDiff(where string, kahafs, broker []string, byID map[string]*refgraph.Message) []string {
 	var d []string
 	const show = 6
 	missing := setDiff(kahafs, broker)
@@ -170,7 +203,7 @@ func (in *info) listDiff(kahafs, broker []string, byID map[string]*refgraph.Mess
 				d = append(d, fmt.Sprintf("  … %d more", len(missing)-show))
 				break
 			}
-			d = append(d, "  "+in.describe(id, byID[id]))
+			d = append(d, "  "+in.describe(where, id, byID[id]))
 		}
 	}
 	if len(extra) > 0 {
@@ -180,14 +213,14 @@ func (in *info) listDiff(kahafs, broker []string, byID map[string]*refgraph.Mess
 				d = append(d, fmt.Sprintf("  … %d more", len(extra)-show))
 				break
 			}
-			d = append(d, "  "+in.describe(id, byID[id]))
+			d = append(d, "  "+in.describe(where, id, byID[id]))
 		}
 	}
 	if len(missing) == 0 && len(extra) == 0 {
 		for i := range kahafs {
 			if kahafs[i] != broker[i] {
 				d = append(d, fmt.Sprintf("same messages, order differs from position %d: kahafs %s, broker %s", i+1,
-					in.describe(kahafs[i], byID[kahafs[i]]), in.describe(broker[i], byID[broker[i]])))
+					in.describe(where, kahafs[i], byID[kahafs[i]]), in.describe(where, broker[i], byID[broker[i]])))
 				break
 			}
 		}
@@ -439,7 +472,7 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 		var kids []string
 		var expired int
 		for _, m := range d.Messages {
-			if in.expired(m.ID, v.StartedAt) {
+			if in.expired(where, m.ID, v.StartedAt) {
 				expired++
 				continue
 			}
@@ -472,7 +505,7 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 				if hiddenSet[m.ID] {
 					continue
 				}
-				ps = append(ps, Paged{Priority: int(m.Priority), Expired: in.expired(m.ID, v.StartedAt)})
+				ps = append(ps, Paged{Priority: int(m.Priority), Expired: in.expired(where, m.ID, v.StartedAt)})
 				pids = append(pids, m.ID)
 			}
 			var sim []string
@@ -486,14 +519,14 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 					cand = sim
 				} else {
 					f.Detail = append(f.Detail, "the priority dispatch rule (DispatchOrder) does not give the broker's order either:")
-					f.Detail = append(f.Detail, in.listDiff(sim, vq.Consumed, byID)...)
+					f.Detail = append(f.Detail, in.listDiff(where, sim, vq.Consumed, byID)...)
 				}
 			}
 		}
 		if equalStrings(cand, vq.Consumed) {
 			f.Explained = strings.Join(why, "; ")
 		} else {
-			f.Detail = append(in.listDiff(kids, vq.Consumed, byID), f.Detail...)
+			f.Detail = append(in.listDiff(where, kids, vq.Consumed, byID), f.Detail...)
 			if len(why) > 0 {
 				f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
 			}
@@ -563,7 +596,7 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 		expired := 0
 		for _, m := range s.Pending() {
 			byID[m.ID] = m
-			if in.expired(m.ID, v.StartedAt) {
+			if in.expired(s.Destination.String(), m.ID, v.StartedAt) {
 				expired++
 				continue
 			}
@@ -612,7 +645,7 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 		if equalStrings(cand, vs.Delivered) {
 			f.Explained = strings.Join(why, "; ")
 		} else {
-			f.Detail = in.listDiff(kids, vs.Delivered, byID)
+			f.Detail = in.listDiff(key, kids, vs.Delivered, byID)
 			if len(why) > 0 {
 				f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
 			}

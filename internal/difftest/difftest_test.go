@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -447,4 +448,57 @@ func brokertestPrepared(t *refgraph.Transaction) brokertest.PreparedTx {
 		}
 	}
 	return p
+}
+
+func TestCompareCleanup(t *testing.T) {
+	fx := fixture(t, "queues")
+	g, _, err := LoadGraph(fx.StoreDir, true, int64(fx.Expected.MaxFileLength))
+	require.NoError(t, err)
+	require.NotEmpty(t, g.GCCandidates(), "the queues fixture's first cleanup deletes files")
+	noTrace := func() (*Inspected, error) { return nil, fmt.Errorf("Inspect at TRACE: NullPointerException\nstack") }
+	ins := &Inspected{Inspection: &brokertest.Inspection{Deleted: append([]int32{}, g.GCCandidates()...)}}
+	assert.Empty(t, compareCleanup(ViewIndex, g, ins, noTrace))
+
+	ins.Deleted = ins.Deleted[1:]
+	fs := compareCleanup(ViewIndex, g, ins, noTrace)
+	require.Len(t, fs, 1)
+	assert.Equal(t, KindCleanup, fs[0].Kind)
+	assert.Contains(t, fs[0].Detail[0], codec.DataFileName(g.GCCandidates()[0])+": kahafs deletes it, the broker kept it")
+	assert.Contains(t, fs[0].Detail[len(fs[0].Detail)-1], "run at TRACE failed: Inspect at TRACE: NullPointerException")
+
+	// with the broker's TRACE lines: the first line that differs is shown
+	log := filepath.Join(t.TempDir(), "inspect.log")
+	lines := append([]string{}, g.GCLog()...)
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Cleanup removing the data files: ") {
+			lines[i] = "Cleanup removing the data files: " + fmt.Sprint(ins.Deleted)
+		}
+	}
+	require.NoError(t, os.WriteFile(log, []byte("x TRACE MessageDatabase [main] "+strings.Join(lines, "\nx TRACE MessageDatabase [main] ")+"\n"), 0o644))
+	traced := func() (*Inspected, error) { return &Inspected{Inspection: ins.Inspection, Log: log, Trace: true}, nil }
+	fs = compareCleanup(ViewIndex, g, ins, traced)
+	require.Len(t, fs, 1)
+	d := strings.Join(fs[0].Detail, "\n")
+	assert.Contains(t, d, "first differing cleanup line:\n  kahafs: Cleanup removing the data files: ")
+	assert.Contains(t, d, "  broker: Cleanup removing the data files: "+fmt.Sprint(ins.Deleted))
+}
+
+func TestAckedPerDestination(t *testing.T) {
+	sub := &SubscriptionRef{Topic: "T", ClientID: "c", SubscriptionName: "s"}
+	in := newInfo(&Workload{Steps: []Step{
+		{N: 1, Op: "consume", Dest: "queue://Q", AckedIDs: []string{"a"}},
+		{N: 2, Op: "consume", Sub: sub, AckedIDs: []string{"t"}},
+		{N: 3, Op: "localtx", Outcome: "rollback", From: "queue://Q", AckedIDs: []string{"b"}},
+		{N: 4, Op: "xa", Outcome: "prepare-leave", XID: "X", From: "queue://Q", AckedIDs: []string{"c"}},
+		{N: 5, Op: "xa", Outcome: "prepare-leave", XID: "Y", Sub: sub, AckedIDs: []string{"u"}},
+		{N: 6, Op: "xaresolve", Outcome: "commit", XID: "X"},
+		{N: 7, Op: "xaresolve", Outcome: "rollback", XID: "Y"},
+		{N: 8, Op: "xa", Outcome: "onephase", From: "queue://Q", AckedIDs: []string{"d", "a"}},
+	}})
+	assert.Equal(t, map[string]map[string]int{
+		"queue://Q":     {"a": 1, "c": 4, "d": 8},
+		"topic://T|c:s": {"t": 2},
+	}, in.ackedStep)
+	assert.Equal(t, []string{"a (acked #1)"}, ackedAgain("queue://Q", []string{"a", "b", "t"}, in))
+	assert.Empty(t, ackedAgain("topic://T|other:s", []string{"t"}, in), "acks are per subscription")
 }

@@ -184,13 +184,13 @@ func brokerNotes(views map[bool]*View, in *info) []string {
 			if q.BrowseDiffers && index {
 				notes = append(notes, fmt.Sprintf("queue://%s: a QueueBrowser returns %d messages in another order than one consumer receives them (%d)", n, len(q.Browse), len(q.Consumed)))
 			}
-			if again := ackedAgain(q.Consumed, in); len(again) > 0 {
+			if again := ackedAgain("queue://"+n, q.Consumed, in); len(again) > 0 {
 				notes = append(notes, fmt.Sprintf("%s: queue://%s: the broker delivers %d message(s) a client acknowledged: %s", indexName(index), n, len(again), abbrev(again)))
 			}
 		}
 		for _, k := range sortedKeys(v.Subscriptions) {
 			s := v.Subscriptions[k]
-			if again := ackedAgain(s.Delivered, in); len(again) > 0 {
+			if again := ackedAgain(k, s.Delivered, in); len(again) > 0 {
 				notes = append(notes, fmt.Sprintf("%s: %s: the broker delivers %d message(s) the client acknowledged: %s", indexName(index), k, len(again), abbrev(again)))
 			}
 			if s.CursorSize != nil && *s.CursorSize != s.StoreCount {
@@ -226,12 +226,13 @@ func preparedByXid(v *View) map[string]bool {
 	return m
 }
 
-// ackedAgain are the delivered ids a client acknowledged in the workload.
-func ackedAgain(ids []string, in *info) []string {
+// ackedAgain are the ids delivered by where (a queue or a subscription
+// key) whose acknowledgement there took effect in the workload.
+func ackedAgain(where string, ids []string, in *info) []string {
 	var out []string
 	for _, id := range ids {
-		if in.acked[id] {
-			out = append(out, id)
+		if n, ok := in.ackedStep[where][id]; ok {
+			out = append(out, fmt.Sprintf("%s (acked #%d)", id, n))
 		}
 	}
 	return out

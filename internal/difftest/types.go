@@ -23,10 +23,14 @@ type Workload struct {
 	Subscriptions []SubscriptionRef `json:"subscriptions"`
 	Segments      []Segment         `json:"segments"`
 	Errors        []string          `json:"errors"`
-	// Acked are the message ids whose acknowledgement took effect.
-	Acked []string `json:"acked"`
-	// AckedInPrepared: XID -> ids acked in XA transactions left prepared.
-	AckedInPrepared map[string][]string `json:"ackedInPrepared"`
+	// Acked: where ("queue://Q" or "topic://T|cid:name") -> the message ids
+	// whose acknowledgement there took effect.
+	Acked map[string][]string `json:"acked"`
+	// AckedInPrepared: XID -> what XA transactions left prepared acked.
+	AckedInPrepared map[string]struct {
+		Where string   `json:"where"`
+		IDs   []string `json:"ids"`
+	} `json:"ackedInPrepared"`
 	Prepared        []string            `json:"prepared"`
 	// Expirations: id -> JMSExpiration (ms) of the messages sent with a
 	// time to live.
