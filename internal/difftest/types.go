@@ -31,7 +31,7 @@ type Workload struct {
 		Where string   `json:"where"`
 		IDs   []string `json:"ids"`
 	} `json:"ackedInPrepared"`
-	Prepared        []string            `json:"prepared"`
+	Prepared []string `json:"prepared"`
 	// Expirations: id -> JMSExpiration (ms) of the messages sent with a
 	// time to live.
 	Expirations map[string]int64 `json:"expirations"`
