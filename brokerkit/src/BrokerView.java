@@ -66,7 +66,9 @@ import org.apache.activemq.util.SubscriptionKey;
  *   subscriptions."topic://T|cid:name": clientId, subscriptionName, selector, noLocal (as stored),
  *     storeCount (TopicMessageStore.getMessageCount), cursorSize (the offline subscription's pending cursor
  *     size, JMX cursorSize), delivered (ids received after reconnecting as the client, same selector and
- *     noLocal, in order);
+ *     noLocal, in order), isolated (true when it was drained on a broker of its own: a message of its topic
+ *     expired while an earlier subscription of the topic was drained, and the broker acknowledges an
+ *     expired message for every inactive subscription, which changes what they deliver);
  *   prepared: TransactionStore.recover (xid, adds, acks, their destinations), preparedXids: XAResource.recover;
  *   notes: anything unusual seen while consuming.
  */
@@ -170,35 +172,57 @@ public final class BrokerView {
         out.put("waitedForExpiryMs", Math.max(0, wait));
         out.put("startedAt", System.currentTimeMillis());
 
-        File browseCopy = null;
-        if (o.browse) {
-            browseCopy = new File(o.store.getPath() + ".browse");
-            Records.deleteTree(browseCopy);
-            Generate.copyDir(o.store, browseCopy);
-        }
+        // the store as it was: for the browser and the subscriptions drained on a broker of their own
+        File pristine = new File(o.store.getPath() + ".pristine");
+        Records.deleteTree(pristine);
+        Generate.copyDir(o.store, pristine);
         List<String> notes = new ArrayList<>();
-        Run consume = new Run(o, o.store, policies, "view");
         try {
-            consume.start();
-            consume.report(out, notes);
-        } finally {
-            consume.stop();
-        }
-        if (browseCopy != null) {
-            Run b = new Run(o, browseCopy, policies, "browse");
+            Run consume = new Run(o, o.store, policies, "view");
+            List<String> isolate;
             try {
-                b.start();
-                Map<String, Object> queues = (Map<String, Object>) out.get("queues");
-                for (Map.Entry<String, Object> e : queues.entrySet()) {
-                    Map<String, Object> q = (Map<String, Object>) e.getValue();
-                    List<String> br = b.browse(e.getKey());
-                    q.put("browse", br);
-                    q.put("browseDiffers", !br.equals(q.get("consumed")));
-                }
+                consume.start();
+                isolate = consume.report(out, notes);
             } finally {
-                b.stop();
-                Records.deleteTree(browseCopy);
+                consume.stop();
             }
+            Map<String, Object> subs = (Map<String, Object>) out.get("subscriptions");
+            for (String key : isolate) {
+                File copy = new File(o.store.getPath() + ".isolated");
+                Records.deleteTree(copy);
+                Generate.copyDir(pristine, copy);
+                Run r = new Run(o, copy, policies, "isolated");
+                try {
+                    r.start();
+                    Map<String, Object> s = (Map<String, Object>) subs.get(key);
+                    s.put("delivered", r.drainSubscription(key));
+                    s.put("isolated", true);
+                } finally {
+                    r.stop();
+                    Records.deleteTree(copy);
+                }
+            }
+            if (o.browse) {
+                File browseCopy = new File(o.store.getPath() + ".browse");
+                Records.deleteTree(browseCopy);
+                Generate.copyDir(pristine, browseCopy);
+                Run b = new Run(o, browseCopy, policies, "browse");
+                try {
+                    b.start();
+                    Map<String, Object> queues = (Map<String, Object>) out.get("queues");
+                    for (Map.Entry<String, Object> e : queues.entrySet()) {
+                        Map<String, Object> q = (Map<String, Object>) e.getValue();
+                        List<String> br = b.browse(e.getKey());
+                        q.put("browse", br);
+                        q.put("browseDiffers", !br.equals(q.get("consumed")));
+                    }
+                } finally {
+                    b.stop();
+                    Records.deleteTree(browseCopy);
+                }
+            }
+        } finally {
+            Records.deleteTree(pristine);
         }
         out.put("notes", notes);
         return Json.write(out);
@@ -300,7 +324,14 @@ public final class BrokerView {
             return !d.isTemporary() && !d.getPhysicalName().startsWith("ActiveMQ.Advisory");
         }
 
-        void report(Map<String, Object> out, List<String> notes) throws Exception {
+        /**
+         * Reports everything, draining the queues and the durable subscriptions; returns the keys of the
+         * subscriptions to drain on a broker of their own: those of a topic where a message expired while an
+         * earlier subscription was drained (the broker then acknowledged it for every inactive subscription
+         * of the topic, Topic.messageExpired -> DurableTopicSubscription.expired, which moves their lastAck
+         * in the store and so changes what they deliver).
+         */
+        List<String> report(Map<String, Object> out, List<String> notes) throws Exception {
             // --- before any consumer: what is listed and counted
             TreeSet<String> dests = new TreeSet<>();
             List<ActiveMQDestination> queues = new ArrayList<>();
@@ -401,24 +432,49 @@ public final class BrokerView {
                 }
                 q.put("remaining", dd.getDestinationStatistics().getMessages().getCount());
             }
+            List<String> isolate = new ArrayList<>();
             for (Map.Entry<String, SubscriptionInfo> e : infos.entrySet()) {
                 SubscriptionInfo si = e.getValue();
                 Map<String, Object> s = (Map<String, Object>) subs.get(e.getKey());
-                Connection c = conn(si.getClientId());
-                try {
-                    Session ss = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
-                    ActiveMQTopic t = (ActiveMQTopic) si.getSubscribedDestination();
-                    if (t == null) t = (ActiveMQTopic) si.getDestination();
-                    MessageConsumer mc = ss.createDurableSubscriber(t, si.getSubscriptionName(), si.getSelector(), si.isNoLocal());
-                    DurableTopicSubscription dts = tr.getDurableSubscription(
-                            new SubscriptionKey(si.getClientId(), si.getSubscriptionName()));
-                    s.put("delivered", drain(mc, () -> dts == null ? 0 : dts.getPendingQueueSize()));
-                    mc.close();
-                    ss.close();
-                } finally {
-                    c.close();
+                Destination topic = destination(si.getDestination());
+                if (topic != null && topic.getDestinationStatistics().getExpired().getCount() > 0) {
+                    isolate.add(e.getKey());
+                    continue;
+                }
+                s.put("delivered", drain(si));
+            }
+            return isolate;
+        }
+
+        /** Reconnects a durable subscription as its client and receives everything. */
+        List<String> drain(SubscriptionInfo si) throws Exception {
+            TopicRegion tr = (TopicRegion) region().getTopicRegion();
+            Connection c = conn(si.getClientId());
+            try {
+                Session ss = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                ActiveMQTopic t = (ActiveMQTopic) si.getSubscribedDestination();
+                if (t == null) t = (ActiveMQTopic) si.getDestination();
+                MessageConsumer mc = ss.createDurableSubscriber(t, si.getSubscriptionName(), si.getSelector(), si.isNoLocal());
+                DurableTopicSubscription dts = tr.getDurableSubscription(
+                        new SubscriptionKey(si.getClientId(), si.getSubscriptionName()));
+                List<String> ids = drain(mc, () -> dts == null ? 0 : dts.getPendingQueueSize());
+                mc.close();
+                ss.close();
+                return ids;
+            } finally {
+                c.close();
+            }
+        }
+
+        /** Drains the subscription "topic://T|clientId:name" (on a broker started for it alone). */
+        List<String> drainSubscription(String key) throws Exception {
+            for (ActiveMQDestination d : adapter.getDestinations()) {
+                if (!d.isTopic()) continue;
+                for (SubscriptionInfo si : adapter.createTopicMessageStore((ActiveMQTopic) d).getAllSubscriptions()) {
+                    if (key.equals(d.getQualifiedName() + "|" + si.getClientId() + ":" + si.getSubscriptionName())) return drain(si);
                 }
             }
+            throw new IllegalStateException(store + ": no subscription " + key);
         }
 
         interface Count { long get(); }

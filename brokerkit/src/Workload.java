@@ -817,6 +817,7 @@ public final class Workload {
         @SuppressWarnings("unchecked")
         static int run(File outdir, int seg) {
             File logs = new File(outdir, "logs");
+            watchdog(seg);
             try {
                 Map<String, Object> plan = (Map<String, Object>) Json.parse(new String(
                         Files.readAllBytes(new File(logs, "plan.json").toPath()), StandardCharsets.UTF_8));
@@ -856,6 +857,28 @@ public final class Workload {
                 Logs.flush();
                 return 1;
             }
+        }
+
+        /**
+         * The segment ends itself (exit 3) when the JVM that started it is gone, or after SEGMENT_TIMEOUT_MS
+         * and a minute more: a killed parent must not leave a broker running.
+         */
+        static void watchdog(int seg) {
+            java.util.Optional<ProcessHandle> parent = ProcessHandle.current().parent();
+            long deadline = System.currentTimeMillis() + SEGMENT_TIMEOUT_MS + 60_000;
+            Thread t = new Thread(() -> {
+                while (true) {
+                    Scenarios.sleep(500);
+                    boolean orphan = parent.isPresent() && !parent.get().isAlive();
+                    if (orphan || System.currentTimeMillis() > deadline) {
+                        System.err.println("Workload segment " + seg + ": " + (orphan ? "the parent JVM is gone" : "out of time") + ", halting");
+                        Logs.flush();
+                        Runtime.getRuntime().halt(3);
+                    }
+                }
+            }, "workload-watchdog");
+            t.setDaemon(true);
+            t.start();
         }
 
         static Scenarios.Cfg cfg(Map<String, Object> c, long seed) {

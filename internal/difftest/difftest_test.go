@@ -41,11 +41,11 @@ func TestDifferential(t *testing.T) {
 	known, err := LoadKnown("known.json")
 	require.NoError(t, err)
 	repo := brokertest.RepoRoot()
-	key, err := JavaKey(repo)
+	keys, err := SourceKeys(repo)
 	require.NoError(t, err)
-	cfg := Config{Repo: repo, Cache: os.Getenv("KAHAFS_DIFF_CACHE"), Work: t.TempDir(), Ops: ops, JavaKey: key}
+	cfg := Config{Repo: repo, Cache: os.Getenv("KAHAFS_DIFF_CACHE"), Work: t.TempDir(), Ops: ops, Keys: keys}
 	keep := os.Getenv("KAHAFS_DIFF_KEEP")
-	t.Logf("seeds %s, %d operations each, cache %q (%s), keep %q", spec, ops, cfg.Cache, key, keep)
+	t.Logf("seeds %s, %d operations each, cache %q (%s, %s), keep %q", spec, ops, cfg.Cache, keys.Workload, keys.Oracle, keep)
 
 	var mu sync.Mutex
 	var results []*Result
@@ -501,4 +501,31 @@ func TestAckedPerDestination(t *testing.T) {
 	}, in.ackedStep)
 	assert.Equal(t, []string{"a (acked #1)"}, ackedAgain("queue://Q", []string{"a", "b", "t"}, in))
 	assert.Empty(t, ackedAgain("topic://T|other:s", []string{"t"}, in), "acks are per subscription")
+}
+
+func TestSourceKeys(t *testing.T) {
+	repo := t.TempDir()
+	src := filepath.Join(repo, "brokerkit", "src")
+	require.NoError(t, os.MkdirAll(src, 0o755))
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "brokerkit", name), []byte(text), 0o644))
+	}
+	write("build.sh", "b")
+	write("run.sh", "r")
+	write("src/Workload.java", "w1")
+	write("src/BrokerView.java", "v1")
+	k1, err := SourceKeys(repo)
+	require.NoError(t, err)
+	write("src/BrokerView.java", "v2")
+	k2, err := SourceKeys(repo)
+	require.NoError(t, err)
+	assert.Equal(t, k1.Workload, k2.Workload, "an oracle change keeps the workloads")
+	assert.NotEqual(t, k1.Oracle, k2.Oracle)
+	write("src/Workload.java", "w2")
+	k3, err := SourceKeys(repo)
+	require.NoError(t, err)
+	assert.NotEqual(t, k2.Workload, k3.Workload)
+	assert.NotEqual(t, k2.Oracle, k3.Oracle)
+	c := Config{Cache: "/c", Ops: 40, Keys: k3}
+	assert.Equal(t, filepath.Join("/c", k3.Workload, "seed-7-ops40", k3.Oracle), c.OracleDir(7))
 }

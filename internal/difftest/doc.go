@@ -39,10 +39,12 @@
 //
 //	KAHAFS_DIFF_SEEDS  seeds to run: "1-200", "3,17,42", "1-5,9" (default: DefaultSeeds)
 //	KAHAFS_DIFF_OPS    operations per workload (default 40)
-//	KAHAFS_DIFF_CACHE  keep workloads and oracle outputs in DIR, keyed by seed and a
-//	                   hash of brokerkit's Java sources: re-running after a kahafs fix
-//	                   reuses them (only kahafs's side and the compaction are redone;
-//	                   the broker's view of a compacted store is cached by its content)
+//	KAHAFS_DIFF_CACHE  keep workloads and oracle outputs in DIR, keyed by seed and by
+//	                   hashes of brokerkit's sources (DIR/workload-H/seed-N-opsK/workload,
+//	                   .../oracle-H/*.json: a change to BrokerView or Inspect keeps the
+//	                   workloads): re-running after a kahafs fix reuses them, only kahafs's
+//	                   side and the compaction are redone (the broker's view of a compacted
+//	                   store is cached by the compacted journal's content)
 //	KAHAFS_DIFF_KEEP   copy the store, workload and oracle outputs of every disagreeing
 //	                   seed to DIR/seed-N (with report.txt)
 //

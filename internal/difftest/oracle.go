@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"os/exec"
@@ -39,44 +40,66 @@ type Config struct {
 	Work string
 	// Ops is the number of workload operations (brokerkit Workload --ops).
 	Ops int
-	// JavaKey identifies brokerkit's sources (JavaKey); cached outputs of
+	// Keys identify brokerkit's sources (SourceKeys): cached outputs of
 	// other sources are not used.
-	JavaKey string
+	Keys Keys
 }
 
-// base is where a seed's outputs go.
+// Keys identify the brokerkit sources that made a cached output.
+type Keys struct {
+	// Workload hashes the sources the workload runs (all but the oracles).
+	Workload string
+	// Oracle hashes every source.
+	Oracle string
+}
+
+// base is where the outputs go.
 func (c Config) base() string {
 	if c.Cache != "" {
-		return filepath.Join(c.Cache, c.JavaKey)
+		return c.Cache
 	}
-	return filepath.Join(c.Work, c.JavaKey)
+	return c.Work
 }
 
-// SeedDir is where a seed's workload and oracle outputs are kept.
+// SeedDir is where a seed's workload (SeedDir/workload) is kept.
 func (c Config) SeedDir(seed int64) string {
-	return filepath.Join(c.base(), fmt.Sprintf("seed-%d-ops%d", seed, c.Ops))
+	return filepath.Join(c.base(), c.Keys.Workload, fmt.Sprintf("seed-%d-ops%d", seed, c.Ops))
 }
 
-// JavaKey hashes the sources of brokerkit (src/*.java and the scripts):
-// cached oracle outputs are valid only for the sources that made them.
-func JavaKey(repo string) (string, error) {
+// OracleDir is where the oracle outputs for a seed's workload are kept.
+func (c Config) OracleDir(seed int64) string {
+	return filepath.Join(c.SeedDir(seed), c.Keys.Oracle)
+}
+
+// oracleSources are the brokerkit classes that only the oracles run: a
+// change to them does not make the workloads stale.
+var oracleSources = map[string]bool{"BrokerView.java": true, "Inspect.java": true, "HoldStore.java": true, "RegenCheck.java": true}
+
+// SourceKeys hashes the sources of brokerkit (src/*.java and the
+// scripts): cached outputs are valid only for the sources that made them.
+func SourceKeys(repo string) (Keys, error) {
 	dir := filepath.Join(repo, "brokerkit")
 	files, err := filepath.Glob(filepath.Join(dir, "src", "*.java"))
 	if err != nil {
-		return "", err
+		return Keys{}, err
 	}
 	files = append(files, filepath.Join(dir, "build.sh"), filepath.Join(dir, "run.sh"))
 	sort.Strings(files)
-	h := sha256.New()
+	w, o := sha256.New(), sha256.New()
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return "", err
+			return Keys{}, err
 		}
-		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
-		h.Write(b)
+		for _, h := range []hash.Hash{w, o} {
+			if h == w && oracleSources[filepath.Base(f)] {
+				continue
+			}
+			fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
+			h.Write(b)
+		}
 	}
-	return "java-" + hex.EncodeToString(h.Sum(nil))[:12], nil
+	return Keys{Workload: "workload-" + hex.EncodeToString(w.Sum(nil))[:12], Oracle: "oracle-" + hex.EncodeToString(o.Sum(nil))[:12]}, nil
 }
 
 // runTool runs brokerkit/run.sh CLASS ARGS. At the deadline the whole
@@ -216,14 +239,17 @@ func runView(ctx context.Context, c Config, scratch, store, workloadJSON, out st
 	return &v, publish(tmp, out)
 }
 
-// ensureView is runView unless dir already has the output.
-func ensureView(ctx context.Context, c Config, dir string, w *Workload, index bool) (*View, bool, error) {
+// ensureView is runView on the workload in wdir unless dir already has
+// the output.
+func ensureView(ctx context.Context, c Config, wdir, dir string, w *Workload, index bool) (*View, bool, error) {
 	out := filepath.Join(dir, viewName(index)+".json")
 	var v View
 	if err := readJSON(out, &v); err == nil {
 		return &v, true, nil
 	}
-	wdir := filepath.Join(dir, "workload")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, false, err
+	}
 	r, err := runView(ctx, c, filepath.Join(dir, "scratch"), filepath.Join(wdir, "store"),
 		filepath.Join(wdir, "workload.json"), out, w.Config.JournalMaxFileLength, index)
 	return r, false, err
@@ -241,11 +267,11 @@ type Inspected struct {
 	Trace bool
 }
 
-// ensureInspect runs Inspect on a copy of the seed's store (with or
-// without the index) unless dir already has its output. With trace the
-// adapter logs its cleanup at TRACE; such a run fails when 5.17.2 throws
-// while formatting a TRACE line (AMQ-9780).
-func ensureInspect(ctx context.Context, c Config, dir string, w *Workload, index, trace bool) (*Inspected, bool, error) {
+// ensureInspect runs Inspect on a copy of the store of the workload in
+// wdir (with or without the index) unless dir already has its output.
+// With trace the adapter logs its cleanup at TRACE; such a run fails when
+// 5.17.2 throws while formatting a TRACE line (AMQ-9780).
+func ensureInspect(ctx context.Context, c Config, wdir, dir string, w *Workload, index, trace bool) (*Inspected, bool, error) {
 	name := "inspect-noindex"
 	if index {
 		name = "inspect-index"
@@ -263,7 +289,10 @@ func ensureInspect(ctx context.Context, c Config, dir string, w *Workload, index
 	if b, err := os.ReadFile(failed); err == nil {
 		return nil, true, errors.New(string(b))
 	}
-	cp, err := copyStore(filepath.Join(dir, "scratch"), filepath.Join(dir, "workload", "store"), index)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, false, err
+	}
+	cp, err := copyStore(filepath.Join(dir, "scratch"), filepath.Join(wdir, "store"), index)
 	if err != nil {
 		return nil, false, err
 	}

@@ -42,6 +42,7 @@ func (r *Result) Agrees() bool { return r.Err == nil && len(r.Findings) == 0 }
 // oracles and kahafs, and compares them.
 func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 	r := &Result{Seed: seed, Dir: c.SeedDir(seed)}
+	odir := c.OracleDir(seed)
 	step := func(phase string, f func() (bool, error)) error {
 		t0 := time.Now()
 		cached, err := f()
@@ -63,23 +64,24 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 	}
 	r.Workload = w
 	in := newInfo(w)
-	store := filepath.Join(r.Dir, "workload", "store")
+	wdir := filepath.Join(r.Dir, "workload")
+	store := filepath.Join(wdir, "store")
 	maxLen := w.Config.JournalMaxFileLength
-	defer os.RemoveAll(filepath.Join(r.Dir, "scratch"))
+	defer os.RemoveAll(filepath.Join(odir, "scratch"))
 
 	views := map[bool]*View{}
 	inspects := map[bool]*Inspected{}
 	for _, index := range []bool{true, false} {
 		index := index
 		if err := step(viewName(index), func() (bool, error) {
-			v, cached, err := ensureView(ctx, c, r.Dir, w, index)
+			v, cached, err := ensureView(ctx, c, wdir, odir, w, index)
 			views[index] = v
 			return cached, err
 		}); err != nil {
 			return fail(fmt.Errorf("broker view %s: %w", indexName(index), err))
 		}
 		if err := step("inspect "+indexName(index), func() (bool, error) {
-			v, cached, err := ensureInspect(ctx, c, r.Dir, w, index, false)
+			v, cached, err := ensureInspect(ctx, c, wdir, odir, w, index, false)
 			inspects[index] = v
 			return cached, err
 		}); err != nil {
@@ -105,7 +107,7 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 			}
 			trace := func() (*Inspected, error) {
 				t0 := time.Now()
-				v, cached, err := ensureInspect(ctx, c, r.Dir, w, index, true)
+				v, cached, err := ensureInspect(ctx, c, wdir, odir, w, index, true)
 				r.Timings = append(r.Timings, Timing{Phase: "inspect at TRACE " + indexName(index), Seconds: time.Since(t0).Seconds(), Cached: cached})
 				return v, err
 			}
@@ -120,7 +122,7 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 
 	// the compaction round trip
 	_ = step("compaction", func() (bool, error) {
-		cv, cached, err := compactedView(ctx, c, r.Dir, store, w)
+		cv, cached, err := compactedView(ctx, c, odir, wdir, w)
 		if err != nil {
 			r.Findings = append(r.Findings, Finding{Kind: KindCompaction, View: ViewCompaction,
 				Kahafs: "compaction or its broker view failed", Broker: "-", Detail: strings.Split(err.Error(), "\n")})
@@ -141,10 +143,12 @@ func indexName(index bool) string {
 	return ViewNoIndex
 }
 
-// compactedView compacts a copy of the store with kahafs and runs
-// BrokerView on the result (cached by the compacted journal's content).
-func compactedView(ctx context.Context, c Config, dir, store string, w *Workload) (*View, bool, error) {
+// compactedView compacts a copy of the workload's store with kahafs and
+// runs BrokerView on the result (cached in dir by the compacted journal's
+// content).
+func compactedView(ctx context.Context, c Config, dir, wdir string, w *Workload) (*View, bool, error) {
 	scratch := filepath.Join(dir, "scratch")
+	store := filepath.Join(wdir, "store")
 	cdir, rep, err := CompactCopy(scratch, store, w.Config.JournalMaxFileLength)
 	if err != nil {
 		return nil, false, err
@@ -157,16 +161,13 @@ func compactedView(ctx context.Context, c Config, dir, store string, w *Workload
 	if err != nil {
 		return nil, false, err
 	}
-	out := filepath.Join(c.base(), "compacted", h+".json")
+	out := filepath.Join(dir, "compacted-"+h+".json")
 	var v View
 	if err := readJSON(out, &v); err == nil {
 		return &v, true, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return nil, false, err
-	}
 	// the compacted store has no index: copy it as it is
-	r, err := runView(ctx, c, scratch, cdir, filepath.Join(dir, "workload", "workload.json"), out,
+	r, err := runView(ctx, c, scratch, cdir, filepath.Join(wdir, "workload.json"), out,
 		w.Config.JournalMaxFileLength, true)
 	return r, false, err
 }

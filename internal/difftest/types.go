@@ -149,6 +149,10 @@ type ViewSub struct {
 	StoreCount       int64    `json:"storeCount"`
 	CursorSize       *int64   `json:"cursorSize"`
 	Delivered        []string `json:"delivered"`
+	// Isolated: drained on a broker of its own, because a message of its
+	// topic expired while an earlier subscription was drained (the broker
+	// acknowledges an expired message for every inactive subscription).
+	Isolated bool `json:"isolated"`
 }
 
 // readJSON decodes the JSON file at path into v; errors name the file.
