@@ -423,9 +423,18 @@ public final class Workload {
 
         /** Before a restart or the end: maybe leave a local and an XA transaction open. */
         void leftInFlight(boolean halt) {
+            inFlightClient = null;
             if (chance(halt ? 0.5 : 0.2)) ops.add(localTx("leave"));
             if (halt && chance(0.4)) ops.add(xa("end-leave"));
+            inFlightClient = null;
         }
+
+        /**
+         * The client id of the durable subscriber whose connection a transaction left in flight holds open
+         * until the stop or kill: another transaction before it must not receive from that subscription
+         * (the broker refuses a second connection with the same client id).
+         */
+        String inFlightClient;
 
         Map<String, Object> work() {
             List<String> kinds = new ArrayList<>();
@@ -669,7 +678,7 @@ public final class Workload {
                 List<QModel> firmQ = new ArrayList<>();
                 for (QModel q : queues) if (q.firm > 0) firmQ.add(q);
                 List<SModel> firmS = new ArrayList<>();
-                for (SModel s : subs) if (s.alive && s.firm > 0) firmS.add(s);
+                for (SModel s : subs) if (s.alive && s.firm > 0 && !s.cid.equals(inFlightClient)) firmS.add(s);
                 if (recv && firmQ.isEmpty() && firmS.isEmpty()) recv = false;
                 if (!recv) send = true;
                 if (send) {
@@ -699,6 +708,7 @@ public final class Workload {
                         int k = between(1, Math.min(s.firm, 8));
                         op.put("sub", subRef(s));
                         op.put("receive", m("count", k));
+                        if (outcome.equals("leave") || outcome.equals("end-leave")) inFlightClient = s.cid;
                         commit.add(() -> s.firm -= k);
                         ackRelease.add(() -> s.heldByPrepared -= k);
                         ackHold.add(() -> {

@@ -388,11 +388,24 @@ func (in *info) selectorMatch(sel *string, id string) (match, ok bool) {
 	return false, false
 }
 
-func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
+// compareTree compares kahafs's view of the store (g) with the broker's
+// (v). other is the broker's view of the same store the other way (without
+// its index when v is with it, and the reverse; nil if none): a finding
+// says when it agrees with kahafs.
+func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Finding {
 	var fs []Finding
 	add := func(f Finding) {
 		f.View = view
 		fs = append(fs, f)
+	}
+	otherName := "with its index"
+	if view == ViewIndex {
+		otherName = "without its index"
+	}
+	agrees := func(f *Finding, what string, same bool) {
+		if other != nil && same {
+			f.Detail = append(f.Detail, fmt.Sprintf("the broker %s %s what kahafs says", otherName, what))
+		}
 	}
 
 	// destinations
@@ -405,6 +418,15 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 		}
 		if x := setDiff(bd, kd); len(x) > 0 {
 			f.Detail = append(f.Detail, "listed by the broker only: "+strings.Join(x, ", "))
+			if view == ViewIndex && other != nil && len(setDiff(x, other.Destinations)) == len(x) {
+				f.Detail = append(f.Detail, "the broker does not list them without its index: its index holds destinations no journal record names "+
+					"(MessageDatabase.getStoredDestination creates the index entry whenever the broker touches a destination's store, "+
+					"MessageDatabase.java:2679-2733, e.g. KahaDBTopicMessageStore's constructor, KahaDBStore.java:886-888; no command is journaled), "+
+					"which a replay and kahafs (index metadata only) cannot see")
+			}
+		}
+		if other != nil {
+			agrees(&f, "lists", equalStrings(kd, sortedCopy(other.Destinations)))
 		}
 		add(f)
 	}
@@ -464,6 +486,8 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 			}
 			if len(hidden) > 0 && d.Stats.Messages-int64(len(hidden)) == vq.Count {
 				f.Explained = hiddenNote()
+			} else if other != nil && other.Queues[name] != nil {
+				agrees(&f, "counts", other.Queues[name].Count == d.Stats.Messages)
 			}
 			add(f)
 		}
@@ -530,6 +554,9 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 			if len(why) > 0 {
 				f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
 			}
+			if other != nil && other.Queues[name] != nil {
+				agrees(&f, "delivers (explanations applied)", equalStrings(cand, other.Queues[name].Consumed))
+			}
 		}
 		add(f)
 	}
@@ -588,6 +615,9 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 				Broker: fmt.Sprintf("count %d (TopicMessageStore.getMessageCount)", vs.StoreCount)}
 			if vs.CursorSize != nil && *vs.CursorSize != vs.StoreCount {
 				f.Detail = append(f.Detail, fmt.Sprintf("the offline subscription's cursor size is %d", *vs.CursorSize))
+			}
+			if other != nil && other.Subscriptions[key] != nil {
+				agrees(&f, "counts", other.Subscriptions[key].StoreCount == s.Count)
 			}
 			add(f)
 		}
@@ -648,6 +678,9 @@ func compareTree(view string, g *refgraph.Graph, v *View, in *info) []Finding {
 			f.Detail = in.listDiff(key, kids, vs.Delivered, byID)
 			if len(why) > 0 {
 				f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
+			}
+			if other != nil && other.Subscriptions[key] != nil {
+				agrees(&f, "delivers (explanations applied)", equalStrings(cand, other.Subscriptions[key].Delivered))
 			}
 		}
 		add(f)

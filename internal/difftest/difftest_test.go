@@ -276,19 +276,21 @@ func TestCompareTree(t *testing.T) {
 			}
 			in := newInfo(w)
 			v := viewFromGraph(g, nil)
-			require.Empty(t, compareTree(ViewIndex, g, v, in), "a view made from the graph agrees")
+			require.Empty(t, compareTree(ViewIndex, g, v, nil, in), "a view made from the graph agrees")
 
 			for name, q := range v.Queues {
 				if len(q.Consumed) < 2 {
 					continue
 				}
+				other := viewFromGraph(g, nil) // the broker's other view agrees with kahafs
 				q.Count++
 				q.Consumed[0], q.Consumed[1] = q.Consumed[1], q.Consumed[0]
-				fs := compareTree(ViewIndex, g, v, in)
+				fs := compareTree(ViewIndex, g, v, other, in)
 				assert.ElementsMatch(t, []Kind{KindQueueCount, KindQueueOrder}, kinds(fs), "queue %s", name)
 				for _, f := range fs {
 					assert.Equal(t, "queue://"+name, f.Where)
 					assert.Empty(t, f.Explained)
+					assert.Contains(t, strings.Join(f.Detail, "\n"), "the broker without its index")
 				}
 				q.Count--
 				q.Consumed[0], q.Consumed[1] = q.Consumed[1], q.Consumed[0]
@@ -297,16 +299,16 @@ func TestCompareTree(t *testing.T) {
 			for key, s := range v.Subscriptions {
 				s.StoreCount += 2
 				s.Delivered = append(s.Delivered, "ID:extra")
-				fs := compareTree(ViewIndex, g, v, in)
+				fs := compareTree(ViewIndex, g, v, nil, in)
 				assert.ElementsMatch(t, []Kind{KindSubCount, KindSubDelivered}, kinds(fs), "subscription %s", key)
 				delete(v.Subscriptions, key)
-				assert.Contains(t, kinds(compareTree(ViewIndex, g, v, in)), KindSubListed)
+				assert.Contains(t, kinds(compareTree(ViewIndex, g, v, nil, in)), KindSubListed)
 				break
 			}
 			v.Destinations = append(v.Destinations, "queue://NOT.THERE")
-			assert.Contains(t, kinds(compareTree(ViewIndex, g, v, in)), KindDestinations)
+			assert.Contains(t, kinds(compareTree(ViewIndex, g, v, nil, in)), KindDestinations)
 			v.Prepared = append(v.Prepared, brokertest.PreparedTx{XID: "XID:[1,globalId=00,branchId=00]"})
-			assert.Contains(t, kinds(compareTree(ViewIndex, g, v, in)), KindPrepared)
+			assert.Contains(t, kinds(compareTree(ViewIndex, g, v, nil, in)), KindPrepared)
 		})
 	}
 }
@@ -318,12 +320,12 @@ func TestQueueFindingsExplained(t *testing.T) {
 	require.NoError(t, err)
 	in := newInfo(&Workload{})
 	v := viewFromGraph(g, map[string]bool{"Q.PRIO": true}) // a queue the workload did not say is prioritized
-	fs := compareTree(ViewIndex, g, v, in)
+	fs := compareTree(ViewIndex, g, v, nil, in)
 	require.Len(t, fs, 1)
 	assert.Equal(t, KindQueueOrder, fs[0].Kind)
 	assert.Empty(t, fs[0].Explained)
 	in.prio["Q.PRIO"] = true
-	fs = compareTree(ViewIndex, g, v, in)
+	fs = compareTree(ViewIndex, g, v, nil, in)
 	require.Len(t, fs, 1)
 	assert.Equal(t, KindQueuePriority, fs[0].Kind)
 	assert.Contains(t, fs[0].Explained, "prioritized")
@@ -349,7 +351,7 @@ func TestQueueFindingsExplained(t *testing.T) {
 		}
 	}
 	require.Positive(t, hidden, "the tx fixture acks a queue message inside its prepared transaction")
-	fs = compareTree(ViewIndex, g, v, in)
+	fs = compareTree(ViewIndex, g, v, nil, in)
 	require.NotEmpty(t, fs)
 	for _, f := range fs {
 		assert.Contains(t, f.Explained, "prepared", "%s %s", f.Kind, f.Where)

@@ -112,7 +112,7 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 				return v, err
 			}
 			r.Findings = append(r.Findings, compareCleanup(view, g, inspects[index], trace)...)
-			r.Findings = append(r.Findings, compareTree(view, g, views[index], in)...)
+			r.Findings = append(r.Findings, compareTree(view, g, views[index], views[!index], in)...)
 			return false, nil
 		})
 		if err != nil {
