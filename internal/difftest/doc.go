@@ -47,6 +47,7 @@
 //	                   store is cached by the compacted journal's content)
 //	KAHAFS_DIFF_KEEP   copy the store, workload and oracle outputs of every disagreeing
 //	                   seed to DIR/seed-N (with report.txt)
+//	KAHAFS_DIFF_RESULTS write every seed's findings as JSON to FILE (ResultsJSON)
 //
 // At most two seeds run at once; each seed runs its JVMs one after the
 // other. The test fails when a seed disagrees, except for the seeds listed

@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -246,4 +247,39 @@ func seedList(s []int64) string {
 		parts = append(parts, fmt.Sprint(n))
 	}
 	return strings.Join(parts, ",")
+}
+
+// ResultsJSON is the machine-readable form of a run (KAHAFS_DIFF_RESULTS):
+// per seed whether it agrees, the error, and every finding.
+func ResultsJSON(rs []*Result) ([]byte, error) {
+	type finding struct {
+		Kind      Kind     `json:"kind"`
+		View      string   `json:"view"`
+		Where     string   `json:"where,omitempty"`
+		Kahafs    string   `json:"kahafs"`
+		Broker    string   `json:"broker"`
+		Detail    []string `json:"detail,omitempty"`
+		Explained string   `json:"explained,omitempty"`
+	}
+	type seed struct {
+		Seed     int64     `json:"seed"`
+		Agrees   bool      `json:"agrees"`
+		Error    string    `json:"error,omitempty"`
+		Dir      string    `json:"dir"`
+		Findings []finding `json:"findings"`
+		Notes    []string  `json:"notes,omitempty"`
+		Timings  []Timing  `json:"timings"`
+	}
+	out := []seed{}
+	for _, r := range rs {
+		s := seed{Seed: r.Seed, Agrees: r.Agrees(), Dir: r.Dir, Findings: []finding{}, Notes: r.Notes, Timings: r.Timings}
+		if r.Err != nil {
+			s.Error = r.Err.Error()
+		}
+		for _, f := range r.Findings {
+			s.Findings = append(s.Findings, finding{f.Kind, f.View, f.Where, f.Kahafs, f.Broker, f.Detail, f.Explained})
+		}
+		out = append(out, s)
+	}
+	return json.MarshalIndent(out, "", "  ")
 }

@@ -14,9 +14,9 @@ import (
 
 // Timing is how long one phase of a seed took.
 type Timing struct {
-	Phase   string
-	Seconds float64
-	Cached  bool
+	Phase   string  `json:"phase"`
+	Seconds float64 `json:"seconds"`
+	Cached  bool    `json:"cached,omitempty"`
 }
 
 // Result is the outcome of one seed.
