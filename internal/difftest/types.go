@@ -149,9 +149,9 @@ type ViewSub struct {
 	StoreCount       int64    `json:"storeCount"`
 	CursorSize       *int64   `json:"cursorSize"`
 	Delivered        []string `json:"delivered"`
-	// Isolated: drained on a broker of its own, because a message of its
-	// topic expired while an earlier subscription was drained (the broker
-	// acknowledges an expired message for every inactive subscription).
+	// Isolated: drained on a broker of its own (every subscription but
+	// the first of its topic: another subscription's acknowledgements can
+	// delete messages it would be delivered).
 	Isolated bool `json:"isolated"`
 }
 
