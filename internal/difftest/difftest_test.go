@@ -63,12 +63,18 @@ func TestDifferential(t *testing.T) {
 				rep := Report(r, known[seed])
 				t.Log("\n" + rep)
 				if !r.Agrees() && keep != "" {
+					// the workload and this oracle's outputs (not those of older brokerkit sources)
 					dst := filepath.Join(keep, fmt.Sprintf("seed-%d", seed))
 					_ = os.RemoveAll(dst)
-					if err := CopyTree(dst, r.Dir); err != nil {
+					err := CopyTree(filepath.Join(dst, "workload"), filepath.Join(r.Dir, "workload"))
+					if err == nil && exists(cfg.OracleDir(seed)) {
+						err = CopyTree(filepath.Join(dst, cfg.Keys.Oracle), cfg.OracleDir(seed))
+					}
+					if err == nil {
+						err = os.WriteFile(filepath.Join(dst, "report.txt"), []byte(rep), 0o644)
+					}
+					if err != nil {
 						t.Errorf("seed %d: keep %s: %v", seed, dst, err)
-					} else if err := os.WriteFile(filepath.Join(dst, "report.txt"), []byte(rep), 0o644); err != nil {
-						t.Errorf("seed %d: keep: %v", seed, err)
 					}
 				}
 				reason, isKnown := known[seed]
