@@ -1,10 +1,13 @@
 package codec_test
 
 import (
+	"bytes"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/brokertest"
 )
 
 // writeBenchStore writes files×fileLen bytes of realistic records: queue
@@ -107,5 +110,43 @@ func BenchmarkDecodeCommand(b *testing.B) {
 		if err := codec.DecodeCommand(p, &c); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkCommandJSON is the cost of a message command's line (what the
+// tree renders per file it lists): the tx fixture's messages, OpenWire
+// summary and content included.
+func BenchmarkCommandJSON(b *testing.B) {
+	st, err := codec.OpenStore(filepath.Join(brokertest.RepoRoot(), "testdata", "stores", "tx", "store"))
+	if err != nil {
+		b.Skip(err)
+	}
+	type msg struct {
+		rec codec.Record
+		c   codec.Command
+	}
+	var msgs []msg
+	for _, fi := range st.Files {
+		_, err := codec.ScanFile(fi, codec.ReadOptions{}, func(rec codec.Record, c *codec.Command) error {
+			if c.Type == codec.AddMessageCommand {
+				m := msg{rec: rec}
+				m.rec.Data = bytes.Clone(rec.Data) // the command's slices point into it
+				if err := codec.DecodeRecord(fi.Path, m.rec, &m.c); err != nil {
+					return err
+				}
+				msgs = append(msgs, m)
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	var out []byte
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m := &msgs[i%len(msgs)]
+		out = codec.AppendCommandJSON(out[:0], m.rec, &m.c, codec.JSONOptions{OpenWire: true})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -72,7 +73,8 @@ func OpenDataFile(path string, id int32) (*DataFile, error) {
 // allocated returns the bytes a file takes on disk (less than its size
 // when sparse).
 func allocated(st os.FileInfo) int64 {
-	if sys, ok := st.Sys().(*unix.Stat_t); ok {
+	// os.FileInfo carries a *syscall.Stat_t (not x/sys/unix's type).
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		return sys.Blocks * 512
 	}
 	return st.Size()

@@ -154,8 +154,13 @@ func TestFixturesOpenWire(t *testing.T) {
 					assert.True(t, s.Persistent)
 					assert.Greater(t, s.Timestamp, int64(1.6e12), "timestamp in ms since 1970")
 					assert.Equal(t, int8(c.Priority), s.Priority)
-					assert.GreaterOrEqual(t, s.BodySize, 0)
-					assert.LessOrEqual(t, s.BodyOffset+s.BodySize, len(c.Message))
+					// A plain Message, or a TextMessage without text, has no body
+					// (the messages fixture has both): -1.
+					if s.BodySize >= 0 {
+						assert.LessOrEqual(t, s.BodyOffset+s.BodySize, len(c.Message))
+					} else {
+						assert.Equal(t, -1, s.BodyOffset)
+					}
 					adds++
 				case codec.SubscriptionCommand:
 					if c.IsSubscriptionDelete() {

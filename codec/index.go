@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/adler32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/kahafs/kahafs/openwire"
 )
 
 // Index page file layout (db.data, db.redo). Part of the on-disk format of
@@ -22,6 +25,7 @@ const (
 	pageTypeFree         = 0
 	pageTypePart         = 1
 	pageTypeEnd          = 2
+	maxIndexPageSize     = 1 << 20 // the largest page size ParseIndexMetadata accepts
 )
 
 // ErrIndex: db.data (or db.redo) cannot be read as a KahaDB page file.
@@ -47,16 +51,48 @@ type IndexMetadata struct {
 	ProducerAudit *Location
 	Version       int32
 	// AckMap: the KahaAckMessageFileMapCommand the broker reloads.
-	AckMap          *Location
+	AckMap *Location
+	// OpenWireVersion is the OpenWire version the broker marshals the
+	// store's messages with (its storeOpenWireVersion when it created
+	// the index; 6 for an index from before the field).
 	OpenWireVersion int32
 	// FromRedo: page 0 was taken from db.redo's last batch.
 	FromRedo bool
 }
 
+// legacyOpenWireVersion is OpenWireFormat.DEFAULT_LEGACY_VERSION, what a
+// broker assumes for an index that does not record a version.
+const legacyOpenWireVersion = 6
+
+// MessageOpenWireVersion is the OpenWire version of the messages of a store
+// whose index metadata is m: the index's, or, without an index (nil, or
+// one with no metadata yet), openwire.DefaultVersion, the version a broker
+// rebuilding the index uses unless configured otherwise.
+func MessageOpenWireVersion(m *IndexMetadata) int {
+	if m == nil || m.OpenWireVersion == 0 {
+		return openwire.DefaultVersion
+	}
+	return int(m.OpenWireVersion)
+}
+
+// StoreOpenWireVersion is MessageOpenWireVersion of the store in dir; an
+// index that cannot be read counts as none.
+func StoreOpenWireVersion(dir string) int {
+	m, _ := ReadIndexMetadata(dir)
+	return MessageOpenWireVersion(m)
+}
+
 // ReadIndexMetadata reads db.data (and db.redo when present) in dir. A
 // missing db.data is reported with an error wrapping fs.ErrNotExist.
 func ReadIndexMetadata(dir string) (*IndexMetadata, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "db.data"))
+	// Only the header and page 0 are used: read no more than they can
+	// take (a large store's db.data is gigabytes).
+	f, err := os.Open(filepath.Join(dir, "db.data"))
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, indexHeaderSize+maxIndexPageSize))
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
@@ -77,7 +113,7 @@ func ParseIndexMetadata(data, redo []byte) (*IndexMetadata, error) {
 	}
 	props := parseProperties(data[:min(len(data), indexHeaderSize/2)])
 	if v, ok := props["pageSize"]; ok {
-		if n, err := strconv.Atoi(v); err == nil && n >= pageHeaderSize+64 && n <= 1<<20 {
+		if n, err := strconv.Atoi(v); err == nil && n >= pageHeaderSize+64 && n <= maxIndexPageSize {
 			m.PageSize = n
 		}
 	}
@@ -184,6 +220,10 @@ func (m *IndexMetadata) decode(p []byte) error {
 	}
 	if r.left() >= 4 {
 		m.OpenWireVersion = r.i32()
+	} else {
+		// An index written before brokers recorded the version: the
+		// broker reads its journal with the legacy store version.
+		m.OpenWireVersion = legacyOpenWireVersion
 	}
 	if r.err != nil {
 		return fmt.Errorf("%w: metadata: %v", ErrIndex, r.err)

@@ -97,7 +97,7 @@ func TestParseIndexMetadata(t *testing.T) {
 			IndexMetadata{PageSize: 4096, LastTxID: 12, State: 2, DestinationsPage: 1, LastUpdate: idxLoc(4, 100),
 				FirstInProgressTx: idxLoc(1, 28), ProducerAudit: idxLoc(4, 60), Version: 7, AckMap: idxLoc(4, 100), OpenWireVersion: 11}},
 		{"old metadata without ack map", idxDBData(idxPage(idxMeta(idxLoc(2, 28), nil, nil, nil, true))), nil,
-			IndexMetadata{PageSize: 4096, LastTxID: 12, State: 2, DestinationsPage: 1, LastUpdate: idxLoc(2, 28)}},
+			IndexMetadata{PageSize: 4096, LastTxID: 12, State: 2, DestinationsPage: 1, LastUpdate: idxLoc(2, 28), OpenWireVersion: 6}},
 		{"empty index", nil, nil, IndexMetadata{PageSize: 4096}},
 		{"header only", idxDBData(), nil, IndexMetadata{PageSize: 4096, LastTxID: 12}},
 		{"free page 0", idxDBData(make([]byte, 4096)), nil, IndexMetadata{PageSize: 4096, LastTxID: 12}},
@@ -154,6 +154,19 @@ func TestReadIndexMetadataFixture(t *testing.T) {
 	assert.Equal(t, idxLoc(4, 10090), m.LastUpdate)
 	assert.Equal(t, idxLoc(4, 8469), m.ProducerAudit)
 	assert.Equal(t, idxLoc(4, 10090), m.AckMap)
+}
+
+func TestMessageOpenWireVersion(t *testing.T) {
+	old, err := ParseIndexMetadata(idxDBData(idxPage(idxMeta(idxLoc(2, 28), nil, nil, nil, true))), nil)
+	require.NoError(t, err)
+	empty, err := ParseIndexMetadata(nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 11, MessageOpenWireVersion(nil), "no index")
+	assert.Equal(t, 11, MessageOpenWireVersion(empty), "no metadata yet")
+	assert.Equal(t, 6, MessageOpenWireVersion(old), "an index from before the field")
+	assert.Equal(t, 9, MessageOpenWireVersion(&IndexMetadata{OpenWireVersion: 9}))
+	assert.Equal(t, 11, StoreOpenWireVersion("../testdata/stores/tx/store"))
+	assert.Equal(t, 11, StoreOpenWireVersion(t.TempDir()))
 }
 
 func FuzzParseIndexMetadata(f *testing.F) {

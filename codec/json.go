@@ -1,268 +1,207 @@
 package codec
 
 import (
-	"strconv"
-	"unicode/utf8"
+	"github.com/kahafs/kahafs/internal/jsonw"
+	"github.com/kahafs/kahafs/openwire"
 )
 
 // AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD.
-func AppendJSONString(dst []byte, s []byte) []byte {
-	const hexd = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20 || c == 0x7f:
-				dst = append(dst, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xF])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else if r == 0x2028 || r == 0x2029 {
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexd[r&0xF])
-		} else {
-			dst = append(dst, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(dst, '"')
-}
-
-// jsonObj builds one JSON object by appending members.
-type jsonObj struct {
-	b     []byte
-	first bool
-}
-
-func (o *jsonObj) key(k string) {
-	if !o.first {
-		o.b = append(o.b, ',')
-	}
-	o.first = false
-	o.b = append(o.b, '"')
-	o.b = append(o.b, k...)
-	o.b = append(o.b, '"', ':')
-}
-
-func (o *jsonObj) str(k, v string) {
-	o.key(k)
-	o.b = AppendJSONString(o.b, []byte(v))
-}
-
-func (o *jsonObj) bytes(k string, v []byte) {
-	o.key(k)
-	o.b = AppendJSONString(o.b, v)
-}
-
-func (o *jsonObj) int(k string, v int64) {
-	o.key(k)
-	o.b = strconv.AppendInt(o.b, v, 10)
-}
-
-func (o *jsonObj) bool(k string, v bool) {
-	o.key(k)
-	o.b = strconv.AppendBool(o.b, v)
-}
-
-func (o *jsonObj) open(k string) {
-	o.key(k)
-	o.b = append(o.b, '{')
-	o.first = true
-}
-
-func (o *jsonObj) close() {
-	o.b = append(o.b, '}')
-	o.first = false
-}
+func AppendJSONString(dst []byte, s []byte) []byte { return jsonw.AppendString(dst, s) }
 
 // JSONOptions select optional parts of a command's JSON.
 type JSONOptions struct {
 	// OpenWire adds the decoded OpenWire header summary of messages, the
-	// subscription info and the ack.
+	// subscription info and the ack, and the message itself: its headers,
+	// properties and body (package openwire).
 	OpenWire bool
+	// OpenWireVersion is the store's OpenWire version (see
+	// StoreOpenWireVersion); 0 means openwire.DefaultVersion.
+	OpenWireVersion int
+	// BodyLimit is the most bytes of a message body the JSON shows (see
+	// openwire.JSONOptions); 0 means openwire.DefaultBodyLimit.
+	BodyLimit int
 }
 
 // AppendCommandJSON appends one JSON object describing the command c
-// decoded from rec: location, type and every decoded field. Message bodies
-// are described (kind, size), never copied.
+// decoded from rec: location, type and every decoded field; with
+// opts.OpenWire a message's headers, properties and body (cut at
+// opts.BodyLimit).
 func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []byte {
-	o := jsonObj{b: append(dst, '{'), first: true}
-	o.int("file", int64(rec.Loc.File))
-	o.int("offset", int64(rec.Loc.Offset))
-	o.int("size", int64(rec.Loc.Size))
-	o.int("batch", int64(rec.Batch))
-	o.str("type", c.Type.String())
+	o := jsonw.Object(dst)
+	o.Int("file", int64(rec.Loc.File))
+	o.Int("offset", int64(rec.Loc.Offset))
+	o.Int("size", int64(rec.Loc.Size))
+	o.Int("batch", int64(rec.Batch))
+	o.Str("type", c.Type.String())
 	if c.Tx.Kind != NoTx {
-		o.str("transaction", c.Tx.String())
+		o.Str("transaction", c.Tx.String())
 		if c.Tx.Kind == XATx {
-			o.str("transactionKind", "xa")
+			o.Str("transactionKind", "xa")
 		} else {
-			o.str("transactionKind", "local")
+			o.Str("transactionKind", "local")
 		}
 	}
 	switch c.Type {
 	case TraceCommand:
 		if c.Has(1) {
-			o.bytes("message", c.Text)
+			o.Bytes("message", c.Text)
 		}
 	case AddMessageCommand, UpdateMessageCommand, RemoveMessageCommand, RemoveDestinationCommand, SubscriptionCommand:
 		if c.Dest.HasName || c.Dest.HasType {
-			o.str("destination", c.Dest.String())
+			o.Str("destination", c.Dest.String())
 		}
 	}
 	switch c.Type {
 	case AddMessageCommand, UpdateMessageCommand:
-		o.bytes("messageId", c.MessageID)
-		o.int("priority", int64(c.Priority))
-		o.bool("prioritySupported", c.PrioritySupported)
-		o.int("messageSize", int64(len(c.Message)))
+		o.Bytes("messageId", c.MessageID)
+		o.Int("priority", int64(c.Priority))
+		o.Bool("prioritySupported", c.PrioritySupported)
+		o.Int("messageSize", int64(len(c.Message)))
 		if opts.OpenWire && len(c.Message) > 0 {
-			var s MessageSummary
-			err := ParseMessageSummary(c.Message, &s)
-			o.open("openwire")
-			appendSummary(&o, &s, err)
-			o.close()
+			m, err := openwire.Decoder{Version: opts.OpenWireVersion}.Decode(c.Message)
+			o.Open("openwire")
+			appendSummary(&o, m, err)
+			o.Close()
+			if m != nil {
+				m.AppendJSON(&o, err, openwire.JSONOptions{BodyLimit: opts.BodyLimit})
+			}
 		}
 	case RemoveMessageCommand:
-		o.bytes("messageId", c.MessageID)
+		o.Bytes("messageId", c.MessageID)
 		if c.Has(5) {
-			o.bytes("subscriptionKey", c.SubscriptionKey)
+			o.Bytes("subscriptionKey", c.SubscriptionKey)
 		}
 		if c.Has(4) {
-			o.int("ackSize", int64(len(c.Ack)))
+			o.Int("ackSize", int64(len(c.Ack)))
 			if opts.OpenWire && len(c.Ack) > 0 {
 				a, err := ParseMessageAck(c.Ack)
-				o.open("ack")
+				o.Open("ack")
 				if err != nil {
-					o.str("error", err.Error())
+					o.Str("error", err.Error())
 				} else {
-					o.str("consumerId", a.ConsumerID)
-					o.int("ackType", int64(a.AckType))
-					o.str("firstMessageId", a.FirstMessageID)
-					o.str("lastMessageId", a.LastMessageID)
-					o.int("messageCount", int64(a.MessageCount))
+					o.Str("consumerId", a.ConsumerID)
+					o.Int("ackType", int64(a.AckType))
+					o.Str("firstMessageId", a.FirstMessageID)
+					o.Str("lastMessageId", a.LastMessageID)
+					o.Int("messageCount", int64(a.MessageCount))
 				}
-				o.close()
+				o.Close()
 			}
 		}
 	case SubscriptionCommand:
-		o.bytes("subscriptionKey", c.SubscriptionKey)
-		o.bool("retroactive", c.Retroactive)
-		o.bool("delete", c.IsSubscriptionDelete())
+		o.Bytes("subscriptionKey", c.SubscriptionKey)
+		o.Bool("retroactive", c.Retroactive)
+		o.Bool("delete", c.IsSubscriptionDelete())
 		if c.Has(4) && opts.OpenWire {
 			si, err := ParseSubscriptionInfo(c.SubscriptionInfo)
-			o.open("subscriptionInfo")
+			o.Open("subscriptionInfo")
 			if err != nil {
-				o.str("error", err.Error())
+				o.Str("error", err.Error())
 			} else {
-				o.str("clientId", si.ClientID)
-				o.str("subscriptionName", si.SubscriptionName)
+				o.Str("clientId", si.ClientID)
+				o.Str("subscriptionName", si.SubscriptionName)
 				if si.HasSelector {
-					o.str("selector", si.Selector)
+					o.Str("selector", si.Selector)
 				}
-				o.bool("noLocal", si.NoLocal)
+				o.Bool("noLocal", si.NoLocal)
 				if si.SubscribedDestination != "" {
-					o.str("subscribedDestination", si.SubscribedDestination)
+					o.Str("subscribedDestination", si.SubscribedDestination)
 				}
 			}
-			o.close()
+			o.Close()
 		}
 	case ProducerAuditCommand, AckMessageFileMapCommand:
-		o.int("blobSize", int64(len(c.Blob)))
+		o.Int("blobSize", int64(len(c.Blob)))
 	case AddScheduledJobCommand, RescheduleJobCommand, RemoveScheduledJobCommand, RemoveScheduledJobsCommand, DestroySchedulerCommand:
-		o.bytes("scheduler", c.Scheduler)
+		o.Bytes("scheduler", c.Scheduler)
 		switch c.Type {
 		case AddScheduledJobCommand:
-			o.bytes("jobId", c.JobID)
-			o.int("startTime", c.StartTime)
-			o.bytes("cronEntry", c.CronEntry)
-			o.int("delay", c.Delay)
-			o.int("period", c.Period)
-			o.int("repeat", int64(c.Repeat))
-			o.int("payloadSize", int64(len(c.Payload)))
-			o.int("nextExecutionTime", c.NextExecutionTime)
+			o.Bytes("jobId", c.JobID)
+			o.Int("startTime", c.StartTime)
+			o.Bytes("cronEntry", c.CronEntry)
+			o.Int("delay", c.Delay)
+			o.Int("period", c.Period)
+			o.Int("repeat", int64(c.Repeat))
+			o.Int("payloadSize", int64(len(c.Payload)))
+			o.Int("nextExecutionTime", c.NextExecutionTime)
 		case RescheduleJobCommand:
-			o.bytes("jobId", c.JobID)
-			o.int("executionTime", c.ExecutionTime)
-			o.int("nextExecutionTime", c.NextExecutionTime)
-			o.int("rescheduledCount", int64(c.RescheduledCount))
+			o.Bytes("jobId", c.JobID)
+			o.Int("executionTime", c.ExecutionTime)
+			o.Int("nextExecutionTime", c.NextExecutionTime)
+			o.Int("rescheduledCount", int64(c.RescheduledCount))
 		case RemoveScheduledJobCommand:
-			o.bytes("jobId", c.JobID)
-			o.int("nextExecutionTime", c.NextExecutionTime)
+			o.Bytes("jobId", c.JobID)
+			o.Int("nextExecutionTime", c.NextExecutionTime)
 		case RemoveScheduledJobsCommand:
-			o.int("startTime", c.StartTime)
-			o.int("endTime", c.EndTime)
+			o.Int("startTime", c.StartTime)
+			o.Int("endTime", c.EndTime)
 		}
 	case RewrittenDataFileCommand:
-		o.int("sourceDataFileId", int64(c.SourceDataFileID))
-		o.int("rewriteType", int64(c.RewriteType))
-		o.bool("skipIfSourceExists", c.SkipIfSourceExists)
+		o.Int("sourceDataFileId", int64(c.SourceDataFileID))
+		o.Int("rewriteType", int64(c.RewriteType))
+		o.Bool("skipIfSourceExists", c.SkipIfSourceExists)
 	}
 	if c.Unknown {
-		o.bool("unknownFields", true)
+		o.Bool("unknownFields", true)
 	}
-	return append(o.b, '}')
+	return o.End()
 }
 
-func appendSummary(o *jsonObj, s *MessageSummary, err error) {
-	if s.Kind != "" {
-		o.str("kind", s.Kind)
+// appendSummary writes the members of "openwire", the header summary the
+// JSON had before it showed the message itself (kept for the scripts that
+// read it): the fields MessageSummary holds, from the decoded message m
+// (nil when the blob is no message at all) and its header error.
+func appendSummary(o *jsonw.Writer, m *openwire.Message, err error) {
+	err = m.HeaderError(err)
+	if m == nil {
+		m = &openwire.Message{ContentOffset: -1}
+	} else {
+		o.Str("kind", m.Kind.String())
 	}
-	if s.ProducerID != "" {
-		o.str("producerId", s.ProducerID)
-	}
-	if s.Destination != "" {
-		o.str("destination", s.Destination)
-	}
-	if s.TransactionID != "" {
-		o.str("transactionId", s.TransactionID)
-	}
-	if s.OriginalDestination != "" {
-		o.str("originalDestination", s.OriginalDestination)
-	}
-	if s.GroupID != "" {
-		o.str("groupId", s.GroupID)
-		o.int("groupSequence", int64(s.GroupSequence))
-	}
-	if s.CorrelationID != "" {
-		o.str("correlationId", s.CorrelationID)
-	}
-	o.bool("persistent", s.Persistent)
-	o.int("expiration", s.Expiration)
-	o.int("priority", int64(s.Priority))
-	if s.ReplyTo != "" {
-		o.str("replyTo", s.ReplyTo)
-	}
-	o.int("timestamp", s.Timestamp)
-	if s.JMSType != "" {
-		o.str("jmsType", s.JMSType)
-	}
-	o.int("bodySize", int64(s.BodySize))
-	o.int("propertiesSize", int64(s.PropertiesSize))
-	if s.Complete {
-		o.bool("compressed", s.Compressed)
-		o.int("redeliveryCounter", int64(s.RedeliveryCounter))
-		if s.UserID != "" {
-			o.str("userId", s.UserID)
+	var buf [256]byte
+	id := func(key string, b []byte) {
+		if len(b) > 0 {
+			o.Bytes(key, b)
 		}
-		o.int("brokerInTime", s.BrokerInTime)
-		o.int("brokerOutTime", s.BrokerOutTime)
+	}
+	id("producerId", m.ProducerID.AppendTo(buf[:0]))
+	id("destination", m.Destination.AppendTo(buf[:0]))
+	id("transactionId", m.TransactionID.AppendTo(buf[:0]))
+	id("originalDestination", m.OriginalDestination.AppendTo(buf[:0]))
+	if m.GroupID != "" {
+		o.Str("groupId", m.GroupID)
+		o.Int("groupSequence", int64(m.GroupSequence))
+	}
+	if m.CorrelationID != "" {
+		o.Str("correlationId", m.CorrelationID)
+	}
+	o.Bool("persistent", m.Persistent)
+	o.Int("expiration", m.Expiration)
+	o.Int("priority", int64(m.Priority))
+	id("replyTo", m.ReplyTo.AppendTo(buf[:0]))
+	o.Int("timestamp", m.Timestamp)
+	if m.Type != "" {
+		o.Str("jmsType", m.Type)
+	}
+	bodySize, propsSize := -1, -1
+	if m.ContentOffset >= 0 {
+		bodySize = len(m.Content)
+	}
+	if m.MarshalledProperties != nil {
+		propsSize = len(m.MarshalledProperties)
+	}
+	o.Int("bodySize", int64(bodySize))
+	o.Int("propertiesSize", int64(propsSize))
+	if m.Complete {
+		o.Bool("compressed", m.Compressed)
+		o.Int("redeliveryCounter", int64(m.RedeliveryCounter))
+		if m.UserID != "" {
+			o.Str("userId", m.UserID)
+		}
+		o.Int("brokerInTime", m.BrokerInTime)
+		o.Int("brokerOutTime", m.BrokerOutTime)
 	}
 	if err != nil {
-		o.str("error", err.Error())
+		o.Str("error", err.Error())
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/kahafs/kahafs/openwire"
 )
 
 // OpenWire data structure types found in the journal. Part of the wire
@@ -377,35 +377,6 @@ func ParseMessageAck(b []byte) (AckSummary, error) {
 
 // JavaModifiedUTF8 converts Java's modified UTF-8 (DataOutput.writeUTF) to a
 // Go string: NUL is written as C0 80 and supplementary characters as two
-// 3-byte surrogates. Invalid bytes become U+FFFD.
-func JavaModifiedUTF8(b []byte) string {
-	plain := true
-	for _, c := range b {
-		if c == 0xC0 || c == 0xED {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return string(b)
-	}
-	var units []uint16
-	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c < 0x80:
-			units = append(units, uint16(c))
-			i++
-		case c&0xE0 == 0xC0 && i+1 < len(b):
-			units = append(units, uint16(c&0x1F)<<6|uint16(b[i+1]&0x3F))
-			i += 2
-		case c&0xF0 == 0xE0 && i+2 < len(b):
-			units = append(units, uint16(c&0x0F)<<12|uint16(b[i+1]&0x3F)<<6|uint16(b[i+2]&0x3F))
-			i += 3
-		default:
-			units = append(units, utf8.RuneError)
-			i++
-		}
-	}
-	return string(utf16.Decode(units))
-}
+// 3-byte surrogates. Invalid bytes become U+FFFD. It is
+// openwire.ModifiedUTF8.
+func JavaModifiedUTF8(b []byte) string { return openwire.ModifiedUTF8(b) }

@@ -31,7 +31,9 @@ type Store struct {
 
 // OpenStore lists the data files of the KahaDB store in dir. Gaps in the
 // numbering are normal. A directory with neither data files nor an index is
-// reported with ErrNotStore.
+// reported with ErrNotStore, and the error names the stores below it when
+// it is a broker's data directory (kahadb/, <brokerName>/KahaDB/,
+// mKahaDB/<name>/).
 func OpenStore(dir string) (*Store, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -69,7 +71,7 @@ func OpenStore(dir string) (*Store, error) {
 		s.Files = append(s.Files, fi)
 	}
 	if len(s.Files) == 0 && !s.HasIndex {
-		return nil, fmt.Errorf("store %s: %w: no db-N.log files and no db.data", dir, ErrNotStore)
+		return nil, fmt.Errorf("store %s: %w: no db-N.log files and no db.data%s", dir, ErrNotStore, storesHint(dir))
 	}
 	sort.Slice(s.Files, func(i, j int) bool { return s.Files[i].ID < s.Files[j].ID })
 	return s, nil

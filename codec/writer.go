@@ -42,6 +42,13 @@ type WriterOptions struct {
 	MaxBatchSize  int   // journalMaxWriteBatchSize (default 4 MiB)
 	NoChecksum    bool  // write 0 instead of Adler-32
 	NoSync        bool  // skip fsync (tests)
+	// Discard lays the files out exactly as it would write them (ids,
+	// batches, rotations, Bytes) but creates and writes nothing: what a
+	// dry run reports is then what a real run writes.
+	Discard bool
+	// Written, when set, is told the bytes of batches written so far (all
+	// files) after each batch.
+	Written func(bytes int64)
 }
 
 // JournalWriter writes db-N.log files into a directory the way the broker's
@@ -57,11 +64,14 @@ type JournalWriter struct {
 	dir   string
 	opts  WriterOptions
 	id    int32
-	f     *os.File
-	off   int    // logical length of the current file
-	buf   []byte // the open batch: BatchHeaderSize bytes of room, then its user records
-	bOff  int    // offset of the open batch
+	open  bool     // a file is started (f is it, unless Discard)
+	f     *os.File // the current file
+	off   int      // logical length of the current file
+	buf   []byte   // the open batch: BatchHeaderSize bytes of room, then its user records
+	bOff  int      // offset of the open batch
 	files []int32
+	bytes int64 // sizes of the files ended so far, EOF records included
+	total int64 // bytes of the batches written, all files
 }
 
 // NewJournalWriter writes into dir, which must exist.
@@ -81,10 +91,15 @@ func NewJournalWriter(dir string, opts WriterOptions) *JournalWriter {
 // Files lists the ids written so far.
 func (w *JournalWriter) Files() []int32 { return w.files }
 
-// open makes room for a record at the end of the open batch (starting one,
+// Bytes is the size of the files ended so far (all of them after Close),
+// as a stat of them shows it: their batches and the EOF record after the
+// last one.
+func (w *JournalWriter) Bytes() int64 { return w.bytes }
+
+// room makes room for a record at the end of the open batch (starting one,
 // with the room of its control record, when there is none) and returns
 // where the record starts in buf.
-func (w *JournalWriter) open() int {
+func (w *JournalWriter) room() int {
 	if len(w.buf) < BatchHeaderSize {
 		w.buf = append(w.buf[:0], make([]byte, BatchHeaderSize)...)
 	}
@@ -94,14 +109,14 @@ func (w *JournalWriter) open() int {
 // Append writes one command payload (see AppendCommand) as a user record
 // and returns its location.
 func (w *JournalWriter) Append(payload []byte) (Location, error) {
-	start := w.open()
+	start := w.room()
 	w.buf = AppendUserRecord(w.buf, payload)
 	return w.place(start)
 }
 
 // AppendCommand encodes c and appends it.
 func (w *JournalWriter) AppendCommand(c *Command) (Location, error) {
-	start := w.open()
+	start := w.room()
 	w.buf = append(w.buf, 0, 0, 0, 0, RecordTypeUser)
 	w.buf = AppendCommand(w.buf, c)
 	binary.BigEndian.PutUint32(w.buf[start:], uint32(len(w.buf)-start))
@@ -115,7 +130,7 @@ func (w *JournalWriter) AppendCommand(c *Command) (Location, error) {
 // record would reach the maximum file length.
 func (w *JournalWriter) place(start int) (Location, error) {
 	s := len(w.buf) - start
-	if w.f != nil && start > BatchHeaderSize {
+	if w.open && start > BatchHeaderSize {
 		n := start + s // the batch with the record, control record included
 		if n >= w.opts.MaxBatchSize || w.bOff+n > w.opts.MaxFileLength {
 			if err := w.writeBatch(start); err != nil {
@@ -127,7 +142,7 @@ func (w *JournalWriter) place(start int) (Location, error) {
 		}
 	}
 	if start == BatchHeaderSize {
-		if w.f == nil || (w.off > 0 && w.off+s >= w.opts.MaxFileLength) {
+		if !w.open || (w.off > 0 && w.off+s >= w.opts.MaxFileLength) {
 			if err := w.rotate(); err != nil {
 				w.buf = w.buf[:BatchHeaderSize]
 				return Location{}, err
@@ -141,6 +156,14 @@ func (w *JournalWriter) place(start int) (Location, error) {
 // writeBatch writes buf[:end] (control record room and user records) as a
 // batch to the current file.
 func (w *JournalWriter) writeBatch(end int) error {
+	if w.opts.Written != nil {
+		defer func() { w.opts.Written(w.total) }()
+	}
+	if w.opts.Discard {
+		w.off += end
+		w.total += int64(end)
+		return nil
+	}
 	b := w.buf[:end]
 	copy(b, BatchMagic)
 	binary.BigEndian.PutUint32(b[batchMagicLen:], uint32(end-BatchHeaderSize))
@@ -153,6 +176,7 @@ func (w *JournalWriter) writeBatch(end int) error {
 		return fmt.Errorf("write %s: %w", w.f.Name(), err)
 	}
 	w.off += end
+	w.total += int64(end)
 	return nil
 }
 
@@ -167,7 +191,12 @@ func (w *JournalWriter) flush() error {
 
 // closeFile ends the current file, whose batches have all been written.
 func (w *JournalWriter) closeFile() error {
-	if w.f == nil {
+	if !w.open {
+		return nil
+	}
+	w.open = false
+	w.bytes += int64(w.off + len(EOFRecord))
+	if w.opts.Discard {
 		return nil
 	}
 	if _, err := w.f.Write(EOFRecord); err != nil {
@@ -193,12 +222,15 @@ func (w *JournalWriter) rotate() error {
 		return err
 	}
 	w.id++
-	p := filepath.Join(w.dir, DataFileName(w.id))
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("create data file: %w", err)
+	if !w.opts.Discard {
+		p := filepath.Join(w.dir, DataFileName(w.id))
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return fmt.Errorf("create data file: %w", err)
+		}
+		w.f = f
 	}
-	w.f, w.off = f, 0
+	w.open, w.off = true, 0
 	w.files = append(w.files, w.id)
 	return nil
 }
@@ -206,7 +238,7 @@ func (w *JournalWriter) rotate() error {
 // Close writes the open batch and the EOF record, fsyncs the last file and
 // the directory.
 func (w *JournalWriter) Close() error {
-	if w.f != nil {
+	if w.open {
 		if err := w.flush(); err != nil {
 			return err
 		}
@@ -214,7 +246,7 @@ func (w *JournalWriter) Close() error {
 	if err := w.closeFile(); err != nil {
 		return err
 	}
-	if w.opts.NoSync {
+	if w.opts.NoSync || w.opts.Discard {
 		return nil
 	}
 	return SyncDir(w.dir)

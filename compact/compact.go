@@ -18,21 +18,36 @@ import (
 
 // Options configure a compaction.
 type Options struct {
-	// DryRun computes and reports what would be moved; nothing is written.
+	// DryRun reports what a compaction would move and write (Report.After:
+	// the files and bytes it writes, laid out without writing); nothing is
+	// written, and only read access to the store is needed.
 	DryRun bool
 	// BackupDir is where the original store goes (default: next to the
 	// store, named STORE.backup-<timestamp>). Must be on the same file
 	// system as the store.
 	BackupDir string
-	// MaxFileLength of the new journal files (default 32 MiB, the broker's
-	// default journalMaxFileLength). Also used to read the original.
+	// MaxFileLength is the broker's journalMaxFileLength: the length of the
+	// new journal files, and what the analysis of the original assumes.
+	// Zero: read off the store as every command does
+	// (replaycache.LoadMaxFileLength); Report.MaxFileLength says which.
 	MaxFileLength int
 	// Force compacts a damaged store; what the damage dropped is reported.
 	Force bool
+	// NoRedelivery drops a quirk the compacted store would otherwise carry
+	// over: a durable subscription whose acks were processed out of order
+	// is handed, by a restarted broker, the messages it had acknowledged
+	// again (Report.Quirks). With it, the compacted store delivers it only
+	// what it had not acknowledged; its count does not change.
+	NoRedelivery bool
 	// Now gives the time used for the backup name (default time.Now).
 	Now func() time.Time
 	// Progress, when set, is told the current phase.
 	Progress func(phase string)
+	// Bytes, when set, is told how far the phases that read or write a
+	// journal are, in bytes: "analyse" (reading the original), "write"
+	// (or "layout" in a dry run; of the planned size, an estimate),
+	// "verify" (reading the new journal).
+	Bytes func(phase string, done, total int64)
 	// Cache, when set, analyses the original store through the analysis
 	// cache (package replaycache) instead of reading it in full. The
 	// compacted journal is always verified by a full replay.
@@ -46,10 +61,14 @@ type Options struct {
 
 // Counts of what a compaction moved.
 type Counts struct {
-	Subscriptions      int `json:"subscriptions"`
-	Messages           int `json:"messages"`
-	Acks               int `json:"acks"`
-	EmptyDestinations  int `json:"emptyDestinations"`
+	Subscriptions     int `json:"subscriptions"`
+	Messages          int `json:"messages"`
+	Acks              int `json:"acks"`
+	EmptyDestinations int `json:"emptyDestinations"`
+	// Placeholders: ADDs that stand for sequences the subscriptions'
+	// ack-position sets and last-ack positions use, removed again
+	// (topic.go); they keep the broker's counts and delivery as they were.
+	Placeholders       int `json:"placeholders"`
 	Transactions       int `json:"preparedTransactions"`
 	TransactionRecords int `json:"transactionRecords"`
 	Records            int `json:"records"`
@@ -77,11 +96,18 @@ type Report struct {
 	After    FilesBytes `json:"after"`
 	Moved    Counts     `json:"moved"`
 	Dropped  []string   `json:"dropped,omitempty"`
+	// Quirks are the broker's behaviours the compacted store carries over
+	// as they were (or, with Options.NoRedelivery, drops, said so), and
+	// where it cannot reproduce the original exactly.
+	Quirks []string `json:"quirks,omitempty"`
 	Verified bool       `json:"verified"`
 	Resumed  string     `json:"resumed,omitempty"`
 	Analysis Analysis   `json:"analysis"`
-	Phases   []Phase    `json:"phases"`
-	Seconds  float64    `json:"seconds"`
+	// MaxFileLength is the journalMaxFileLength used, and where it came
+	// from.
+	MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
+	Phases        []Phase                   `json:"phases"`
+	Seconds       float64                   `json:"seconds"`
 	// RecordsPerSecond is moved records over the write phase.
 	RecordsPerSecond float64 `json:"recordsPerSecond"`
 }
@@ -113,9 +139,6 @@ func Compact(dir string, opts Options) (*Report, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.MaxFileLength <= 0 {
-		opts.MaxFileLength = codec.DefaultMaxFileLength
-	}
 	if opts.crash == nil {
 		opts.crash = func(string) {}
 	}
@@ -141,7 +164,16 @@ func Compact(dir string, opts Options) (*Report, error) {
 	}
 
 	t0 := time.Now()
-	lock, err := AcquireLock(dir)
+	// A dry run reads only: its lock needs no write access.
+	var lock *StoreLock
+	if opts.DryRun {
+		lock, err = ShareLock(dir)
+	} else {
+		lock, err = AcquireLock(dir)
+		if errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+			err = fmt.Errorf("%w (a compaction writes next to the store and swaps it in: it needs write access to %s and its parent; --dry-run needs only read access)", err, dir)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -156,11 +188,12 @@ func Compact(dir string, opts Options) (*Report, error) {
 		rep.Resumed = resumed
 	}
 
-	st, g, analysis, err := loadCached(dir, opts.MaxFileLength, opts.Cache)
+	st, g, analysis, mfl, err := analyse(dir, int64(max(opts.MaxFileLength, 0)), opts.Cache, opts.bytes("analyse"))
 	if err != nil {
 		return nil, err
 	}
-	rep.Analysis = analysis
+	rep.Analysis, rep.MaxFileLength = analysis, mfl
+	opts.MaxFileLength = int(mfl.Value)
 	rep.Before = journalSize(st)
 	if g.Damaged() {
 		if !opts.Force {
@@ -174,14 +207,34 @@ func Compact(dir string, opts Options) (*Report, error) {
 			}
 		}
 	}
-	p, err := plan(st, g)
+	for _, d := range g.Destinations() {
+		for i := range d.Messages {
+			if m := &d.Messages[i]; m.Unreadable {
+				if !opts.Force {
+					return nil, ErrDamaged
+				}
+				rep.Dropped = append(rep.Dropped, fmt.Sprintf("%s: message %s at %s: the index holds it, its record cannot be read", d, m.ID, m.Loc))
+			}
+		}
+	}
+	p, err := plan(st, g, opts.NoRedelivery)
 	if err != nil {
 		return nil, err
 	}
+	rep.Quirks = p.quirks
 	rep.Moved = p.counts
 	phase("analyse", t0)
 	if opts.DryRun {
-		rep.After = FilesBytes{Files: estimateFiles(p.bytes, opts.MaxFileLength), Bytes: p.bytes}
+		// The records are read and laid out exactly as the compaction
+		// writes them, into no file: the report is the compaction's.
+		t0 = time.Now()
+		pf := p.read(st)
+		defer pf.close()
+		if _, _, err := p.write(pf, "", opts); err != nil {
+			return nil, err
+		}
+		rep.After = p.written
+		phase("layout", t0)
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, nil
 	}
@@ -251,11 +304,11 @@ func Compact(dir string, opts Options) (*Report, error) {
 	defer func() { <-synced }() // never leave it working on tmp
 
 	t0 = time.Now()
-	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength, p.counts.Messages)
+	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength, p.counts.Messages, opts.bytes("verify"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}
-	if err := verify(g, p.bodies, ng, after); err != nil {
+	if err := verify(g, p.bodies, ng, after, opts.NoRedelivery); err != nil {
 		return nil, err
 	}
 	<-synced
@@ -296,6 +349,28 @@ func Compact(dir string, opts Options) (*Report, error) {
 	phase("swap", t0)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// bytes is the Bytes callback of one phase (nil without Bytes).
+func (o Options) bytes(phase string) func(done, total int64) {
+	if o.Bytes == nil {
+		return nil
+	}
+	return func(done, total int64) { o.Bytes(phase, done, total) }
+}
+
+// writeProgress is the journal writer's progress callback for a journal
+// of about total bytes (nil without Bytes).
+func (o Options) writeProgress(total int64) func(written int64) {
+	phase := "write"
+	if o.DryRun {
+		phase = "layout"
+	}
+	f := o.bytes(phase)
+	if f == nil {
+		return nil
+	}
+	return func(written int64) { f(written, total) }
 }
 
 // syncJournal fsyncs the data files ids of the new store in dir, then dir.
@@ -391,13 +466,6 @@ func journalSize(st *codec.Store) FilesBytes {
 		fb.Bytes += f.Size
 	}
 	return fb
-}
-
-func estimateFiles(bytes int64, max int) int {
-	if bytes == 0 {
-		return 0
-	}
-	return int((bytes + int64(max) - 1) / int64(max))
 }
 
 func sameFileSystem(a, b string) error {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,6 +68,12 @@ func TestCompactFixturesBrokerAgrees(t *testing.T) {
 			assert.LessOrEqual(t, rep.After.Files, rep.Before.Files, "no more files")
 
 			got := brokertest.Inspect(t, dir, maxLen(fx))
+			for q, ids := range want.Queues {
+				if brokertest.IndexOnlyOrder(fx.Name, q) {
+					assert.ElementsMatch(t, ids, got.Queues[q], "pending messages of %s", q)
+					want.Queues[q], got.Queues[q] = nil, nil
+				}
+			}
 			assert.Equal(t, want.Queues, got.Queues, "pending messages per queue, in order")
 			require.Equal(t, len(want.Subscriptions), len(got.Subscriptions))
 			for k, ws := range want.Subscriptions {
@@ -75,9 +82,7 @@ func TestCompactFixturesBrokerAgrees(t *testing.T) {
 				assert.Equal(t, ws.Pending, gs.Pending, "pending of %s", k)
 				assert.Equal(t, ws.Selector, gs.Selector)
 				assert.Equal(t, ws.NoLocal, gs.NoLocal)
-				if ws.Count == len(ws.Pending) {
-					assert.Equal(t, ws.Count, gs.Count, "count of %s", k)
-				}
+				assert.Equal(t, ws.Count, gs.Count, "count of %s", k)
 			}
 			assert.Equal(t, len(want.Prepared), len(got.Prepared))
 			for i := range want.Prepared {
@@ -240,4 +245,62 @@ func originalKept(t *testing.T, parent string, orig map[string]string) bool {
 		}
 	}
 	return false
+}
+
+// TestCompactNoRedelivery: with NoRedelivery a durable subscription that a
+// restarted broker hands acknowledged messages again (the topics
+// fixture's c-sel:s-sel, whose unmatched acks were processed out of
+// order) is handed only the messages of its ack-position set after
+// compaction, by a real broker; its count and every other subscription
+// stay as they were, and the report says so.
+func TestCompactNoRedelivery(t *testing.T) {
+	brokertest.Require(t)
+	var fx brokertest.Fixture
+	for _, f := range brokertest.Fixtures(t) {
+		if f.Name == "topics" {
+			fx = f
+		}
+	}
+	require.NotEmpty(t, fx.Name)
+	_, og, err := load(fx.StoreDir, maxLen(fx))
+	require.NoError(t, err)
+	again := map[string][]string{}
+	for _, s := range og.Subscriptions() {
+		for _, m := range s.DeliveredAgain() {
+			again[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName] = append(again[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName], m.ID)
+		}
+	}
+	require.NotEmpty(t, again, "the fixture has a subscription delivered acked messages again")
+
+	want := brokertest.Inspect(t, brokertest.CopyStore(t, fx.StoreDir), maxLen(fx))
+	dir := brokertest.CopyStore(t, fx.StoreDir)
+	rep, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow, NoRedelivery: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Quirks)
+	assert.Contains(t, strings.Join(rep.Quirks, "\n"), "does not (--no-redelivery)")
+	got := brokertest.Inspect(t, dir, maxLen(fx))
+	require.Equal(t, len(want.Subscriptions), len(got.Subscriptions))
+	for k, ws := range want.Subscriptions {
+		gs := got.Subscriptions[k]
+		assert.Equal(t, ws.Count, gs.Count, "count of %s", k)
+		drop := map[string]bool{}
+		for _, id := range again[k] {
+			drop[id] = true
+		}
+		var expect []string
+		for _, id := range ws.Pending {
+			if !drop[id] {
+				expect = append(expect, id)
+			}
+		}
+		assert.Equal(t, nonNilIDs(expect), nonNilIDs(gs.Pending), "delivered to %s", k)
+	}
+	assert.Equal(t, want.Queues, got.Queues)
+}
+
+func nonNilIDs(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -93,3 +93,35 @@ func (l *StoreLock) Release() error {
 	l.f = nil
 	return err
 }
+
+// ShareLock is the lock of a dry run: a read lock on STORE/lock, taken
+// through a descriptor opened read-only, so that a dry run needs no write
+// access to the store. It still conflicts with a broker's (write) lock: a
+// dry run is refused beside a running broker (*LockedError), and no broker
+// starts while it reads. A store without a lock file gets no lock (there
+// is nothing to open without creating it).
+func ShareLock(dir string) (*StoreLock, error) {
+	p := filepath.Join(dir, "lock")
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return &StoreLock{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock file: %w", err)
+	}
+	lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: 0, Len: max(st.Size(), 1)}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
+			pid, _ := LockHolder(dir)
+			return nil, &LockedError{Path: p, PID: pid}
+		}
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	return &StoreLock{f: f}, nil
+}

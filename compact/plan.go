@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
@@ -62,6 +63,8 @@ const (
 	itemAck                          // a durable ack built from dest, id, sub
 	itemEmptyDest                    // an ack of a message that does not exist
 	itemVerbatim                     // the record at loc as it is
+	itemPlaceholder                  // an ADD with an empty body, id placeholderID
+	itemRemove                       // a plain remove of id (no subscription)
 )
 
 type item struct {
@@ -78,6 +81,12 @@ type compactPlan struct {
 	bodies map[codec.Location]bodySum // messages written, by their original location
 	counts Counts
 	bytes  int64 // estimated journal bytes
+	quirks []string
+	// noRedelivery: see Options.NoRedelivery
+	noRedelivery bool
+	// written is what write wrote (or, in a dry run, laid out without
+	// writing: the same files and bytes).
+	written FilesBytes
 }
 
 const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
@@ -85,8 +94,9 @@ const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
 // plan counts the records of the compacted journal and lists those read
 // from the original. The records themselves are listed again, one at a
 // time, as they are written (walk), rather than kept.
-func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
-	p := &compactPlan{g: g}
+func plan(st *codec.Store, g *refgraph.Graph, noRedelivery bool) (*compactPlan, error) {
+	p := &compactPlan{g: g, noRedelivery: noRedelivery}
+	p.quirks = quirks(g, noRedelivery)
 	reads := 0
 	for _, d := range g.Destinations() {
 		reads += len(d.Messages) + len(d.Subscriptions)
@@ -96,7 +106,7 @@ func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
 		p.counts.Transactions++
 	}
 	p.locs = make([]codec.Location, 0, reads)
-	_ = walk(g, func(it *item, est int64) error {
+	_ = walk(g, noRedelivery, func(it *item, est int64) error {
 		p.bytes += est
 		p.counts.Records++
 		switch it.kind {
@@ -108,6 +118,8 @@ func plan(st *codec.Store, g *refgraph.Graph) (*compactPlan, error) {
 			p.counts.Acks++
 		case itemEmptyDest:
 			p.counts.EmptyDestinations++
+		case itemPlaceholder:
+			p.counts.Placeholders++
 		case itemVerbatim:
 			p.counts.TransactionRecords++
 		}
@@ -128,61 +140,26 @@ func (k itemKind) read() bool {
 // walk calls fn with the records of the compacted journal, in order (see
 // the package doc), and an estimate of the size of each. It stops at the
 // first error of fn and returns it.
-func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
+func walk(g *refgraph.Graph, noRedelivery bool, fn func(it *item, est int64) error) error {
 	var queues []*refgraph.Destination
 	var msgs []*refgraph.Message
-	var pend []int64
 	var it item
 	for _, d := range g.Destinations() {
 		if !d.IsTopic() {
 			queues = append(queues, d)
 			continue
 		}
-		for _, s := range d.Subscriptions {
-			it = item{kind: itemSubscription, loc: s.Loc, dest: d}
-			if err := fn(&it, int64(s.Loc.Size)); err != nil {
-				return err
-			}
-		}
 		msgs = bySeq(msgs[:0], d.Messages)
-		for _, m := range msgs {
-			it = item{kind: itemMessage, loc: m.Loc, dest: d}
-			if err := fn(&it, int64(m.Loc.Size)); err != nil {
-				return err
-			}
-		}
-		for _, s := range d.Subscriptions {
-			// Ack every message of the destination that is not pending
-			// for the subscription: walk both in sequence order.
-			pend = pend[:0]
-			for i := 0; i < s.NumPending(); i++ {
-				pend = append(pend, s.PendingAt(i).Seq)
-			}
-			slices.Sort(pend)
-			j := 0
-			for _, m := range msgs {
-				for j < len(pend) && pend[j] < m.Seq {
-					j++
-				}
-				if j < len(pend) && pend[j] == m.Seq {
-					continue
-				}
-				it = item{kind: itemAck, dest: d, id: m.ID, sub: s.Key}
-				if err := fn(&it, int64(40+len(d.Name)+len(m.ID)+len(s.Key))); err != nil {
-					return err
-				}
-			}
-		}
-		if len(d.Subscriptions) == 0 && len(msgs) == 0 {
-			it = item{kind: itemEmptyDest, dest: d}
-			if err := fn(&it, 64); err != nil {
-				return err
-			}
+		if err := walkTopic(d, layoutTopic(d, msgs, noRedelivery), fn); err != nil {
+			return err
 		}
 	}
 	for _, d := range queues {
 		msgs = bySeq(msgs[:0], d.Messages)
 		for _, m := range msgs {
+			if m.Unreadable {
+				continue // dropped (Report.Dropped)
+			}
 			it = item{kind: itemMessage, loc: m.Loc, dest: d}
 			if err := fn(&it, int64(m.Loc.Size)); err != nil {
 				return err
@@ -202,6 +179,122 @@ func walk(g *refgraph.Graph, fn func(it *item, est int64) error) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// quirks lists what a restarted broker does on g that the compacted store
+// carries over (or, with noRedelivery, drops), and what layoutTopic cannot
+// reproduce.
+func quirks(g *refgraph.Graph, noRedelivery bool) []string {
+	var out []string
+	for _, d := range g.Destinations() {
+		for _, s := range d.Subscriptions {
+			again := s.DeliveredAgain()
+			if len(again) == 0 {
+				continue
+			}
+			what := "the compacted store does the same (--no-redelivery drops them)"
+			if noRedelivery {
+				what = "the compacted store does not (--no-redelivery)"
+			}
+			sel := ""
+			if s.HasSelector {
+				sel = " (of those, the broker delivers the ones its selector matches)"
+			}
+			out = append(out, fmt.Sprintf("%s %s: a restarted broker hands it %d message(s) it had acknowledged again (%s …), its acks having been processed out of order%s; %s",
+				d, s.Key, len(again), again[0].ID, sel, what))
+		}
+		if d.IsTopic() {
+			var msgs []*refgraph.Message
+			out = append(out, layoutTopic(d, bySeq(msgs, d.Messages), noRedelivery).deviations...)
+		}
+	}
+	return out
+}
+
+// walkTopic calls fn with the records of topic d's new journal, as tl
+// plans them (see topic.go).
+func walkTopic(d *refgraph.Destination, tl *topicLayout, fn func(it *item, est int64) error) error {
+	var it item
+	emit := func(k itemKind, loc codec.Location, id, sub string) error {
+		it = item{kind: k, loc: loc, dest: d, id: id, sub: sub}
+		est := int64(40 + len(d.Name) + len(id) + len(sub))
+		if k.read() {
+			est = int64(loc.Size)
+		}
+		return fn(&it, est)
+	}
+	slotID := func(sl slot) string {
+		if sl.msg != nil {
+			return sl.msg.ID
+		}
+		return placeholderID(sl.seq)
+	}
+	ack := func(sub string, v int64) error {
+		i := sort.Search(len(tl.slots), func(i int) bool { return tl.slots[i].seq >= v })
+		return emit(itemAck, codec.Location{}, slotID(tl.slots[i]), sub)
+	}
+	for i := range tl.subs {
+		if sl := &tl.subs[i]; sl.early {
+			if err := emit(itemSubscription, sl.sub.Loc, "", ""); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sl := range tl.slots {
+		var err error
+		if sl.msg != nil {
+			err = emit(itemMessage, sl.msg.Loc, "", "")
+		} else {
+			err = emit(itemPlaceholder, codec.Location{}, placeholderID(sl.seq), "")
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for i := range tl.subs {
+		if sl := &tl.subs[i]; !sl.early {
+			if err := emit(itemSubscription, sl.sub.Loc, "", ""); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range tl.subs {
+		if sl := &tl.subs[i]; !sl.early && sl.hasFinal {
+			if err := ack(sl.sub.Key, sl.final); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range tl.subs {
+		sl := &tl.subs[i]
+		if !sl.early {
+			continue
+		}
+		for _, s := range tl.slots {
+			if (sl.hasFinal && s.seq == sl.final) || sl.inSet(s.seq) {
+				continue
+			}
+			if err := emit(itemAck, codec.Location{}, slotID(s), sl.sub.Key); err != nil {
+				return err
+			}
+		}
+		if sl.hasFinal {
+			if err := ack(sl.sub.Key, sl.final); err != nil {
+				return err
+			}
+		}
+	}
+	for _, s := range tl.slots {
+		if s.msg == nil && tl.kept(s.seq) {
+			if err := emit(itemRemove, codec.Location{}, placeholderID(s.seq), ""); err != nil {
+				return err
+			}
+		}
+	}
+	if len(d.Subscriptions) == 0 && len(tl.slots) == 0 {
+		return emit(itemEmptyDest, codec.Location{}, "", "")
 	}
 	return nil
 }
@@ -234,11 +327,12 @@ func (p *compactPlan) read(st *codec.Store) *prefetcher {
 // fsynced (see syncJournal).
 func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
 	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
-	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize, NoSync: true})
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
+		Written: opts.writeProgress(p.bytes)})
 	var c codec.Command
 	var scratch []byte
 	n, reads := 0, 0
-	err := walk(p.g, func(it *item, _ int64) error {
+	err := walk(p.g, p.noRedelivery, func(it *item, _ int64) error {
 		if n == p.counts.Records/2 {
 			opts.crash("writing")
 		}
@@ -279,7 +373,14 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
 			}
-		case itemAck, itemEmptyDest:
+		case itemPlaceholder:
+			scratch = append(append(scratch[:0], it.dest.Name...), it.id...)
+			c = *codec.NewAddMessageCommand(codec.TxID{}, codec.NewDestination(it.dest.Type, scratch[:len(it.dest.Name)]),
+				scratch[len(it.dest.Name):], scratch[:0:0], 4, false)
+			if _, err := w.AppendCommand(&c); err != nil {
+				return err
+			}
+		case itemAck, itemEmptyDest, itemRemove:
 			// What codec.NewRemoveMessageCommand builds, with the bytes
 			// in one reused buffer.
 			id, sub := it.id, it.sub
@@ -310,5 +411,6 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 	if err := w.Close(); err != nil {
 		return n, nil, err
 	}
+	p.written = FilesBytes{Files: len(w.Files()), Bytes: w.Bytes()}
 	return n, w.Files(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/kahafs/kahafs/codec"
 )
@@ -35,7 +36,16 @@ func (r *recordSource) file(loc codec.Location) (*os.File, string, error) {
 	if fd := r.open[loc.File]; fd != nil {
 		return fd, fi.Path, nil
 	}
-	fd, err := os.Open(fi.Path)
+	fd, err := os.OpenFile(fi.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not hang the read
+	if err == nil {
+		var st os.FileInfo
+		if st, err = fd.Stat(); err == nil && !st.Mode().IsRegular() {
+			err = fmt.Errorf("%s: not a regular file", fi.Path)
+		}
+		if err != nil {
+			fd.Close()
+		}
+	}
 	if err != nil {
 		return nil, fi.Path, &codec.CorruptionError{File: fi.Path, FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrUnreadable, Detail: err.Error()}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kahafs/kahafs/codec"
@@ -26,19 +27,22 @@ func stateOf(g *refgraph.Graph) liveState {
 	for _, d := range g.Destinations() {
 		s.dests = append(s.dests, d.String())
 		if !d.IsTopic() {
-			ids := make([]string, 0, len(d.Messages))
-			for _, m := range d.Messages {
-				ids = append(ids, m.ID)
+			s.queues[d.String()] = messageIDs(d.Pending())
+			s.queues[d.String()+" in doubt"] = messageIDs(d.InDoubt())
+			n := d.Stats.Count // less what a forced compaction drops
+			for _, m := range d.Pending() {
+				if m.Unreadable {
+					n--
+				}
 			}
-			s.queues[d.String()] = ids
+			s.queues[d.String()+" count"] = []string{strconv.FormatInt(n, 10)}
 			continue
 		}
 		for _, sub := range d.Subscriptions {
-			ids := make([]string, 0, sub.NumPending())
-			for i := 0; i < sub.NumPending(); i++ {
-				ids = append(ids, sub.PendingAt(i).ID)
-			}
-			s.subs[d.String()+"|"+sub.Key] = ids
+			s.subs[d.String()+"|"+sub.Key] = messageIDs(sub.Pending())
+			s.subs[d.String()+"|"+sub.Key+" in doubt"] = messageIDs(sub.InDoubt())
+			// the count the broker reports (JMX), which may differ from what it delivers
+			s.subs[d.String()+"|"+sub.Key+" count"] = []string{strconv.FormatInt(sub.Count, 10)}
 		}
 	}
 	sort.Strings(s.dests)
@@ -56,10 +60,43 @@ func stateOf(g *refgraph.Graph) liveState {
 	return s
 }
 
+// messageIDs lists the ids of ms, leaving out the messages whose record
+// could not be read (a forced compaction drops them and says so).
+func messageIDs(ms []*refgraph.Message) []string {
+	ids := make([]string, 0, len(ms))
+	for _, m := range ms {
+		if !m.Unreadable {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids
+}
+
 // verify compares the live state of the original and the compacted store,
 // and the message bytes of every pending message.
-func verify(og *refgraph.Graph, before map[codec.Location]bodySum, ng *refgraph.Graph, after map[codec.Location]bodySum) error {
+func verify(og *refgraph.Graph, before map[codec.Location]bodySum, ng *refgraph.Graph, after map[codec.Location]bodySum, noRedelivery bool) error {
 	a, b := stateOf(og), stateOf(ng)
+	if noRedelivery {
+		// the subscriptions the original hands acked messages again are
+		// handed only what they had not acknowledged
+		for _, d := range og.Destinations() {
+			for _, sub := range d.Subscriptions {
+				if again := sub.DeliveredAgain(); len(again) > 0 {
+					drop := map[*refgraph.Message]bool{}
+					for _, m := range again {
+						drop[m] = true
+					}
+					var keep []*refgraph.Message
+					for _, m := range sub.Pending() {
+						if !drop[m] {
+							keep = append(keep, m)
+						}
+					}
+					a.subs[d.String()+"|"+sub.Key] = messageIDs(keep)
+				}
+			}
+		}
+	}
 	var diffs []string
 	cmp := func(what string, x, y map[string][]string) {
 		for _, k := range sortedKeys(x) {
@@ -110,6 +147,18 @@ func sumOf(c *codec.Command) bodySum {
 type bodyVisitor struct {
 	*refgraph.Builder
 	sums map[codec.Location]bodySum
+	// progress, when set, is told the journal bytes read of total after
+	// each data file.
+	progress    func(done, total int64)
+	done, total int64
+}
+
+func (v *bodyVisitor) FileDone(sum *codec.FileSummary) error {
+	if v.progress != nil {
+		v.done += sum.Size
+		v.progress(v.done, v.total)
+	}
+	return v.Builder.FileDone(sum)
 }
 
 func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
@@ -120,13 +169,17 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 }
 
 // loadWithBodies is load (no cache: the new journal is replayed in full)
-// that also sums every message record (about messages of them).
-func loadWithBodies(dir string, maxFileLength, messages int) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
+// that also sums every message record (about messages of them). progress,
+// when set, is told the bytes read.
+func loadWithBodies(dir string, maxFileLength, messages int, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
 	st, opts, err := openForReplay(dir, maxFileLength)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: make(map[codec.Location]bodySum, messages)}
+	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: make(map[codec.Location]bodySum, messages), progress: progress}
+	for _, f := range st.Files {
+		v.total += f.Size
+	}
 	// One reading worker: framing and decoding the new journal is several
 	// times faster than this visitor (hashing, building), so more workers
 	// would only fill more read-ahead buffers (each of them memory to

@@ -19,7 +19,7 @@ func TestVerifyCatchesBodies(t *testing.T) {
 		if og.Damaged() {
 			continue
 		}
-		p, err := plan(st, og)
+		p, err := plan(st, og, false)
 		require.NoError(t, err, fx.Name)
 		if p.counts.Messages == 0 {
 			continue
@@ -29,9 +29,9 @@ func TestVerifyCatchesBodies(t *testing.T) {
 		_, _, err = p.write(pf, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
 		pf.close()
 		require.NoError(t, err, fx.Name)
-		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0)
+		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0, nil)
 		require.NoError(t, err, fx.Name)
-		require.NoError(t, verify(og, p.bodies, ng, after), fx.Name)
+		require.NoError(t, verify(og, p.bodies, ng, after, false), fx.Name)
 		require.Len(t, p.bodies, p.counts.Messages, fx.Name)
 
 		// One message of the new journal, changed in each way.
@@ -51,20 +51,20 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			b := orig
 			change(&b)
 			after[loc] = b
-			require.ErrorContains(t, verify(og, p.bodies, ng, after), "differs after compaction", "%s: %s", fx.Name, name)
+			require.ErrorContains(t, verify(og, p.bodies, ng, after, false), "differs after compaction", "%s: %s", fx.Name, name)
 		}
 		after[loc] = orig
 		delete(after, loc)
-		require.ErrorContains(t, verify(og, p.bodies, ng, after), "differs after compaction", fx.Name)
+		require.ErrorContains(t, verify(og, p.bodies, ng, after, false), "differs after compaction", fx.Name)
 		after[loc] = orig
 
 		for k, v := range p.bodies {
 			delete(p.bodies, k)
-			require.ErrorContains(t, verify(og, p.bodies, ng, after), "was not written", fx.Name)
+			require.ErrorContains(t, verify(og, p.bodies, ng, after, false), "was not written", fx.Name)
 			p.bodies[k] = v
 			break
 		}
-		require.NoError(t, verify(og, p.bodies, ng, after), fx.Name)
+		require.NoError(t, verify(og, p.bodies, ng, after, false), fx.Name)
 		checked++
 	}
 	require.Greater(t, checked, 2, "fixtures with messages to move")

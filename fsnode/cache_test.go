@@ -3,6 +3,7 @@ package fsnode
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kahafs/kahafs/internal/brokertest"
@@ -62,6 +63,10 @@ func treeFiles(t *testing.T, mnt string) map[string]string {
 		cmds, err := os.ReadDir(dir)
 		require.NoError(t, err)
 		for _, c := range cmds {
+			if c.IsDir() { // a prepared transaction's in-doubt/
+				out[name+"/"+c.Name()+"/"] = strings.Join(names(t, filepath.Join(dir, c.Name())), "\n")
+				continue
+			}
 			b, err := os.ReadFile(filepath.Join(dir, c.Name()))
 			require.NoError(t, err)
 			out[name+"/"+c.Name()] = string(b)

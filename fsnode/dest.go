@@ -3,6 +3,7 @@ package fsnode
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -115,6 +116,7 @@ type destinationDir struct {
 const (
 	nameStats         = "stats.json"
 	namePending       = "pending"
+	nameInDoubt       = "in-doubt"
 	nameSubscriptions = "subscriptions"
 )
 
@@ -125,6 +127,8 @@ func (d *destinationDir) members() []member {
 	}
 	if d.d.IsTopic() {
 		ms = append(ms, member{nameSubscriptions, true, destIno(d.d, nameSubscriptions)})
+	} else {
+		ms = append(ms, member{nameInDoubt, true, destIno(d.d, nameInDoubt)})
 	}
 	return ms
 }
@@ -143,9 +147,18 @@ func (d *destinationDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 	case nameStats:
 		return newTextFile(ctx, p, name, s, dest.String()+"/"+name, destIno(dest, name), func() ([]byte, error) { return s.renderDestStats(dest) }, out)
 	case namePending:
-		msgs := dest.Messages
-		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: dest.String(), n: len(msgs), at: func(i int) *refgraph.Message { return &msgs[i] }}
+		// a queue: what a restarted broker delivers, in order; a topic:
+		// every message some durable subscription still needs
+		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: dest.String(), n: dest.NumPending(), at: dest.PendingAt}
+		if dest.IsTopic() {
+			msgs := dest.Messages
+			list.n, list.at = len(msgs), func(i int) *refgraph.Message { return &msgs[i] }
+		}
 		return newDir(ctx, p, name, s, list, destIno(dest, name), out), 0
+	case nameInDoubt:
+		if !dest.IsTopic() {
+			return newDir(ctx, p, name, s, messageList(s, dest.String()+"/"+name, dest.InDoubt()), destIno(dest, name), out), 0
+		}
 	case nameSubscriptions:
 		if dest.IsTopic() {
 			subs := dest.Subscriptions
@@ -156,9 +169,15 @@ func (d *destinationDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 	return nil, noEntry()
 }
 
-// pending/: one file per message in delivery order, named by its position
-// (from 1, 10 digits) and its escaped message id. The file is the message's
-// command (ADD or latest UPDATE), the same inode as under by-file/.
+// messageList is a pendingDir over a list of messages.
+func messageList(s *Snapshot, what string, ms []*refgraph.Message) *pendingDir {
+	return &pendingDir{dirNode: dirNode{snap: s}, what: what, n: len(ms), at: func(i int) *refgraph.Message { return ms[i] }}
+}
+
+// pending/: two files per message in delivery order, named by its
+// position (from 1, 10 digits) and its escaped message id: N-ID.json is the
+// message's command (ADD or latest UPDATE), N-ID.body its body, the same
+// inodes as under by-file/.
 type pendingDir struct {
 	dirNode
 	what string // destination or subscription, for error messages
@@ -168,17 +187,23 @@ type pendingDir struct {
 
 const positionDigits = 10
 
-// pendingName names the i-th (from 0) pending message.
-func pendingName(i int, id string) string {
-	return padInt(int64(i+1), positionDigits) + "-" + escapeName(id, MaxNameLen-positionDigits-1-len(".json")) + ".json"
+// pendingName names the command (or with body the body) of the i-th
+// (from 0) pending message.
+func pendingName(i int, id string, body bool) string {
+	return padInt(int64(i+1), positionDigits) + "-" + escapeName(id, MaxNameLen-positionDigits-1-len(suffixJSON)) + suffix(body)
 }
 
 var _ fs.NodeReaddirer = (*pendingDir)(nil)
 
+// Readdir lists message i's command at 2i and its body at 2i+1.
 func (d *pendingDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
-	return &listStream{n: d.n, at: func(i int) fuse.DirEntry {
-		m := d.at(i)
-		return fuse.DirEntry{Name: pendingName(i, m.ID), Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, m.Loc)}
+	return &listStream{n: 2 * d.n, at: func(i int) fuse.DirEntry {
+		m, body := d.at(i/2), i%2 == 1
+		ino := inoLoc(kindCommand, m.Loc)
+		if body {
+			ino = inoLoc(kindBody, m.Loc)
+		}
+		return fuse.DirEntry{Name: pendingName(i/2, m.ID, body), Mode: syscall.S_IFREG, Ino: ino}
 	}}, 0
 }
 
@@ -193,15 +218,16 @@ func (d *pendingDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut
 		return nil, noEntry()
 	}
 	m := d.at(int(pos - 1))
-	if pendingName(int(pos-1), m.ID) != name {
+	body := strings.HasSuffix(name, suffixBody)
+	if pendingName(int(pos-1), m.ID, body) != name {
 		return nil, noEntry()
 	}
-	return d.snap.commandAt(ctx, d.EmbeddedInode(), name, m.Loc, d.what+"/"+name, out)
+	return d.snap.commandAt(ctx, d.EmbeddedInode(), name, m.Loc, body, d.what+"/"+name, out)
 }
 
-// commandAt adds the command file of the record at loc, called entry in
-// parent.
-func (s *Snapshot) commandAt(ctx context.Context, parent *fs.Inode, entry string, loc codec.Location, what string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+// commandAt adds the command file of the record at loc (with body, the
+// body of its message), called entry in parent.
+func (s *Snapshot) commandAt(ctx context.Context, parent *fs.Inode, entry string, loc codec.Location, body bool, what string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	f := s.file(loc.File)
 	if f == nil {
 		return nil, s.errno("lookup "+what, &codec.CorruptionError{File: codec.DataFileName(loc.File), FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrMissingFile})
@@ -213,7 +239,10 @@ func (s *Snapshot) commandAt(ctx context.Context, parent *fs.Inode, entry string
 	if err != nil {
 		return nil, s.errno("lookup "+what, err)
 	}
-	return newCommandFile(ctx, parent, entry, f, e, out)
+	if body && !hasBody(e.typ) {
+		return nil, noEntry()
+	}
+	return newCommandFile(ctx, parent, entry, f, e, body, out)
 }
 
 // subscriptions/: one directory per durable subscription of a topic, named
@@ -260,6 +289,7 @@ func (d *subscriptionDir) Readdir(context.Context) (fs.DirStream, syscall.Errno)
 	return membersStream([]member{
 		{nameInfo, false, subIno(d.sub, nameInfo)},
 		{namePending, true, subIno(d.sub, namePending)},
+		{nameInDoubt, true, subIno(d.sub, nameInDoubt)},
 	}), 0
 }
 
@@ -274,6 +304,8 @@ func (d *subscriptionDir) Lookup(ctx context.Context, name string, out *fuse.Ent
 	case namePending:
 		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: what, n: sub.NumPending(), at: sub.PendingAt}
 		return newDir(ctx, p, name, s, list, subIno(sub, name), out), 0
+	case nameInDoubt:
+		return newDir(ctx, p, name, s, messageList(s, what+"/"+name, sub.InDoubt()), subIno(sub, name), out), 0
 	}
 	return nil, noEntry()
 }

@@ -11,17 +11,18 @@
 //	│       ├── holders             textFile: "pinned"/"free: ..." then reasons
 //	│       ├── holders.json        textFile
 //	│       ├── info.json           textFile
-//	│       └── OFFSET-TYPE.json    commandFile (inode: file id + offset)
+//	│       ├── OFFSET-TYPE.json    commandFile (inode: file id + offset)
+//	│       └── OFFSET-TYPE.body    commandFile of a message's body (its own inode kind)
 //	├── by-destination/             byDestinationDir
 //	│   └── queue|topic/            destTypeDir
 //	│       └── NAME/               destinationDir
 //	│           ├── stats.json      textFile
-//	│           ├── pending/        pendingDir: N-MESSAGEID.json = commandFile
+//	│           ├── pending/        pendingDir: N-MESSAGEID.json, .body = commandFile
 //	│           └── subscriptions/  subscriptionsDir (topics)
 //	│               └── CLIENT:SUB/ subscriptionDir: info.json, pending/
 //	└── by-transaction/             byTransactionDir
 //	    └── ID/                     transactionDir: state, info.json,
-//	                                FILE-OFFSET-TYPE.json = commandFile
+//	                                FILE-OFFSET-TYPE.json (.body) = commandFile
 //
 // How it is built:
 //
@@ -41,7 +42,9 @@
 //     is built the first time its directory is used.
 //   - Inode numbers derive from what a node shows (ino.go): a command has
 //     the number of its journal location, so the same command under
-//     by-file/, pending/ and by-transaction/ is one inode (a hard link).
+//     by-file/, pending/ and by-transaction/ has one inode number; its link
+//     count is 1 (counting the directories that list it would take every
+//     subscription's pending set: see attr).
 //     The generation is the snapshot's.
 //   - Sizes are exact: a node's content is rendered when it is looked up,
 //     and kept only until it is read to the end or pushed to the kernel

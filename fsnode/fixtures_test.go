@@ -28,18 +28,31 @@ func replay(t testing.TB, dir string, maxFileLength int64) *refgraph.Graph {
 }
 
 // pendingIDs reads the message ids of a pending/ directory, in listing
-// order, checking the names carry positions 1, 2, ...
+// order, checking the names carry positions 1, 2, ... and that each
+// message's .json has its .body.
 func pendingIDs(t testing.TB, dir string) []string {
 	t.Helper()
 	ids := []string{}
-	for i, n := range names(t, dir) {
+	all := names(t, dir)
+	bodies := map[string]bool{}
+	for _, n := range all {
+		if strings.HasSuffix(n, suffixBody) {
+			bodies[strings.TrimSuffix(n, suffixBody)] = true
+		}
+	}
+	for _, n := range all {
+		if !strings.HasSuffix(n, suffixJSON) {
+			continue
+		}
 		var m struct {
 			ID string `json:"messageId"`
 		}
 		readJSON(t, filepath.Join(dir, n), &m)
-		assert.Equal(t, pendingName(i, m.ID), n)
+		assert.Equal(t, pendingName(len(ids), m.ID, false), n)
+		assert.True(t, bodies[strings.TrimSuffix(n, suffixJSON)], "%s has no .body", n)
 		ids = append(ids, m.ID)
 	}
+	assert.Len(t, bodies, len(ids), "one .body per message")
 	return ids
 }
 
@@ -136,8 +149,34 @@ func TestFixtures(t *testing.T) {
 					assert.Empty(t, ids, "queue %s: the broker finds nothing under a name it changed (journal: %q)", q, listed[q])
 					continue
 				}
-				got := pendingIDs(t, filepath.Join(mnt, "by-destination", "queue", EscapeName(q), "pending"))
-				assert.Equal(t, nonNil(ids), got, "queue %s", q)
+				qdir := filepath.Join(mnt, "by-destination", "queue", EscapeName(q))
+				got := pendingIDs(t, filepath.Join(qdir, "pending"))
+				if brokertest.IndexOnlyOrder(fx.Name, q) {
+					assert.ElementsMatch(t, nonNil(ids), got, "queue %s", q)
+				} else {
+					// Inspect gives the store's order; a prioritized queue
+					// is dispatched by priority, page by page
+					assert.Equal(t, dispatched(t, qdir, nonNil(ids)), got, "queue %s", q)
+				}
+				var st struct {
+					BrokerCount int `json:"brokerCount"`
+					Deliverable int `json:"deliverable"`
+					InDoubt     int `json:"inDoubt"`
+				}
+				readJSON(t, filepath.Join(qdir, "stats.json"), &st)
+				assert.Equal(t, in.QueueCounts[q], st.BrokerCount, "queue %s: the count the broker reports", q)
+				assert.Equal(t, len(ids), st.Deliverable, "queue %s", q)
+				// in-doubt/: what the broker's prepared transactions acknowledge
+				var doubt []string
+				for _, p := range in.Prepared {
+					for i, id := range p.Acks {
+						if p.AckDestinations[i] == "queue://"+q {
+							doubt = append(doubt, id)
+						}
+					}
+				}
+				assert.ElementsMatch(t, doubt, pendingIDs(t, filepath.Join(qdir, "in-doubt")), "queue %s: messages acked in prepared transactions", q)
+				assert.Equal(t, len(doubt), st.InDoubt, "queue %s", q)
 			}
 			for l := range listed {
 				gotQueues = append(gotQueues, l)
@@ -154,14 +193,16 @@ func TestFixtures(t *testing.T) {
 				got := pendingIDs(t, filepath.Join(sdir, "pending"))
 				assert.Equal(t, nonNil(sub.Pending), got, "subscription %s", key)
 				var info struct {
-					ClientID string `json:"clientId"`
-					Name     string `json:"subscriptionName"`
-					Count    int    `json:"count"`
+					ClientID    string `json:"clientId"`
+					Name        string `json:"subscriptionName"`
+					BrokerCount int    `json:"brokerCount"`
+					Deliverable int    `json:"deliverable"`
 				}
 				readJSON(t, filepath.Join(sdir, "info.json"), &info)
 				assert.Equal(t, sub.ClientID, info.ClientID)
 				assert.Equal(t, sub.SubscriptionName, info.Name)
-				assert.Equal(t, sub.Count, info.Count, "subscription %s count", key)
+				assert.Equal(t, sub.Count, info.BrokerCount, "subscription %s: the count the broker reports", key)
+				assert.Equal(t, len(sub.Pending), info.Deliverable, "subscription %s", key)
 			}
 			// Prepared transactions show "prepared".
 			for _, p := range in.Prepared {
@@ -222,4 +263,47 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// dispatched is the order a broker dispatches the messages ids (store
+// order) of the queue mounted at qdir in: refgraph.DispatchOrder when they
+// were stored with prioritySupported (read from their files), else as is.
+func dispatched(t *testing.T, qdir string, ids []string) []string {
+	t.Helper()
+	byID := map[string]struct {
+		Priority          int32 `json:"priority"`
+		PrioritySupported bool  `json:"prioritySupported"`
+	}{}
+	for _, dir := range []string{"pending", "in-doubt"} {
+		ents, err := os.ReadDir(filepath.Join(qdir, dir))
+		require.NoError(t, err)
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name(), ".json") {
+				continue
+			}
+			var m struct {
+				ID                string `json:"messageId"`
+				Priority          int32  `json:"priority"`
+				PrioritySupported bool   `json:"prioritySupported"`
+			}
+			readJSON(t, filepath.Join(qdir, dir, e.Name()), &m)
+			byID[m.ID] = struct {
+				Priority          int32 `json:"priority"`
+				PrioritySupported bool  `json:"prioritySupported"`
+			}{m.Priority, m.PrioritySupported}
+		}
+	}
+	prios, prioritized := make([]int32, len(ids)), false
+	for i, id := range ids {
+		prios[i] = byID[id].Priority
+		prioritized = prioritized || byID[id].PrioritySupported
+	}
+	if !prioritized {
+		return ids
+	}
+	out := make([]string, 0, len(ids))
+	for _, i := range refgraph.DispatchOrder(prios, refgraph.MaxPageSize, refgraph.DefaultQueuePrefetch, nil) {
+		out = append(out, ids[i])
+	}
+	return out
 }

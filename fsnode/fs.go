@@ -42,8 +42,9 @@ type Options struct {
 	// SkipChecksums reads without verifying batch checksums.
 	SkipChecksums bool
 	// MaxFileLength is the broker's journalMaxFileLength, which the
-	// prediction of its next cleanup depends on; zero means the broker's
-	// default (32 MiB).
+	// prediction of its next cleanup depends on; zero means read off the
+	// store, as `kahafs holders` does without --max-file-length
+	// (replaycache.LoadMaxFileLength): Snapshot.MaxFileLength says which.
 	MaxFileLength int64
 	// Running predicts the next periodic cleanup of a broker running on
 	// the store now, instead of the first cleanup of a broker started on

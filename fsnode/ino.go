@@ -17,7 +17,9 @@ import (
 //
 // A command's file has the number of its journal location, so the same
 // command listed in by-file/, in a pending/ directory and in a
-// transaction is one inode with several names (hard links). Nodes without
+// transaction has one inode number under several names (its link count
+// stays 1: see attr); so has the .body file of a message, in a kind of its
+// own. Nodes without
 // a location (destinations, subscriptions) hash their tree path into the
 // last kind's 59 bits. Numbers 0 and 1 (root) are never produced.
 type inoKind uint64
@@ -30,6 +32,8 @@ const (
 	kindTxDir                     // by-transaction/ID: first command's location
 	kindTxState                   // by-transaction/ID/state
 	kindTxInfo                    // by-transaction/ID/info.json
+	kindTxInDoubt                 // by-transaction/ID/in-doubt
+	kindBody                      // a message body (.body): file id + offset of its command
 	kindHashed     inoKind = 31   // everything else: hash of the tree path
 )
 

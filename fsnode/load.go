@@ -34,18 +34,26 @@ func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error
 	if co.Progress == nil {
 		co.Progress = opts.Progress
 	}
-	res, err := replaycache.Load(st, graphOptions(st, m, opts), s.opts, co)
+	gopts := graphOptions(st, m, opts)
+	if gopts.Index != nil {
+		s.wireVersion = codec.MessageOpenWireVersion(gopts.Index)
+	} else {
+		s.wireVersion = codec.StoreOpenWireVersion(st.Dir) // --no-index: the version is still the index's
+	}
+	res, mfl, err := replaycache.LoadMaxFileLength(st, gopts, opts.MaxFileLength, s.opts, co)
 	if err != nil {
 		return nil, err
 	}
 	s.graph = res.Graph
 	s.cache = res.Outcome
+	s.mfl = mfl
 	for i, fi := range st.Files {
 		r := &res.Files[i]
 		f := &dataFile{snap: s, info: fi, sum: r.Summary, byType: r.Counts, count: r.Commands()}
 		s.files = append(s.files, f)
 		s.commands += f.count
 		s.bytes += f.sum.Size
+		s.alloc += f.sum.Allocated
 	}
 	return s, nil
 }

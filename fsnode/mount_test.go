@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/openwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,6 +41,30 @@ func dumpLines(t testing.TB, dir string) []string {
 		require.NoError(t, err)
 	}
 	return lines
+}
+
+// messageBodies returns, per message command of the store, the body its
+// .body file holds (openwire's decoding; the tests of package openwire
+// check that against the broker).
+func messageBodies(t testing.TB, dir string) map[codec.Location][]byte {
+	t.Helper()
+	st, err := codec.OpenStore(dir)
+	require.NoError(t, err)
+	out := map[codec.Location][]byte{}
+	for _, fi := range st.Files {
+		_, err := codec.ScanFile(fi, codec.ReadOptions{}, func(rec codec.Record, c *codec.Command) error {
+			if hasBody(c.Type) {
+				body := []byte{} // a blob that is not a message (synthStore's) has none
+				if m, _ := openwire.DecodeMessage(c.Message); m != nil {
+					body = m.AppendRawBody(body)
+				}
+				out[codec.Location{File: rec.Loc.File, Offset: rec.Loc.Offset}] = body
+			}
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	return out
 }
 
 func readJSON(t testing.TB, path string, v any) {
@@ -123,13 +148,38 @@ func TestByFileCommands(t *testing.T) {
 		want = append(want, fi.Name)
 	}
 	assert.Equal(t, want, files, "one directory per data file, in id order")
-	i := 0
+	wantBodies := messageBodies(t, dir)
+	require.NotEmpty(t, wantBodies)
+	i, bodies := 0, 0
 	for _, f := range files {
 		fdir := filepath.Join(mnt, "by-file", f)
-		ents := names(t, fdir) // sorted: the commands (digits first), then the rest
+		ents := names(t, fdir) // sorted: the commands and bodies (digits first), then the rest
 		require.GreaterOrEqual(t, len(ents), 4)
-		cmds, rest := ents[:len(ents)-3], ents[len(ents)-3:]
+		all, rest := ents[:len(ents)-3], ents[len(ents)-3:]
 		assert.Equal(t, []string{"holders", "holders.json", "info.json"}, rest)
+		var cmds []string
+		for _, e := range all {
+			if !strings.HasSuffix(e, ".body") {
+				cmds = append(cmds, e)
+				continue
+			}
+			// A message's body next to its command: what openwire decodes.
+			off, typ, body, ok := parseCommandName(e)
+			require.True(t, ok && body && hasBody(typ), e)
+			p := filepath.Join(fdir, e)
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			info, err := os.Stat(p)
+			require.NoError(t, err)
+			assert.Equal(t, int64(len(b)), info.Size(), "stat size of %s", p)
+			id, _ := codec.ParseDataFileName(f)
+			loc := codec.Location{File: id, Offset: off}
+			want, ok := wantBodies[loc]
+			require.True(t, ok, "%s: no message there", p)
+			assert.Equal(t, want, b, p)
+			assert.Contains(t, all, strings.TrimSuffix(e, ".body")+".json")
+			bodies++
+		}
 		for _, e := range cmds {
 			p := filepath.Join(fdir, e)
 			b, err := os.ReadFile(p)
@@ -162,6 +212,7 @@ func TestByFileCommands(t *testing.T) {
 		assert.True(t, first == "pinned" || strings.HasPrefix(first, "free"), "first line %q", first)
 	}
 	assert.Equal(t, lines, got, "the files are the dump --json lines, in order")
+	assert.Equal(t, len(wantBodies), bodies, "one .body per message command")
 
 	// Names that are not there, or not spelled canonically.
 	fdir := filepath.Join(mnt, "by-file", files[0])
@@ -176,24 +227,33 @@ func TestByFileCommands(t *testing.T) {
 }
 
 // TestInodes: numbers come from journal locations; one command is one
-// inode under by-file/, pending/ and by-transaction/.
+// inode under by-file/, pending/ and by-transaction/, and so is its
+// message's body.
 func TestInodes(t *testing.T) {
 	dir, _ := synthStore(t, 1024)
 	fsys, mnt := mountStore(t, dir, quietOpts(t))
 	pend := filepath.Join(mnt, "by-destination", "queue", "Q.A", "pending")
 	ents := names(t, pend)
 	require.NotEmpty(t, ents)
+	require.True(t, strings.HasSuffix(ents[0], ".body") && strings.HasSuffix(ents[1], ".json"), "%v", ents[:2])
 	var first map[string]any
-	readJSON(t, filepath.Join(pend, ents[0]), &first)
+	readJSON(t, filepath.Join(pend, ents[1]), &first)
 	loc := codec.Location{File: int32(first["file"].(float64)), Offset: int32(first["offset"].(float64))}
 	byFile := filepath.Join(mnt, "by-file", codec.DataFileName(loc.File), fmt.Sprintf("%010d-KAHA_ADD_MESSAGE_COMMAND.json", loc.Offset))
 	a, err := os.Stat(byFile)
 	require.NoError(t, err)
-	b, err := os.Stat(filepath.Join(pend, ents[0]))
+	b, err := os.Stat(filepath.Join(pend, ents[1]))
 	require.NoError(t, err)
 	ia, ib := a.Sys().(*syscall.Stat_t).Ino, b.Sys().(*syscall.Stat_t).Ino
 	assert.Equal(t, ia, ib, "same command, same inode")
 	assert.Equal(t, inoLoc(kindCommand, loc), ia)
+	a, err = os.Stat(strings.TrimSuffix(byFile, ".json") + ".body")
+	require.NoError(t, err)
+	b, err = os.Stat(filepath.Join(pend, ents[0]))
+	require.NoError(t, err)
+	ba, bb := a.Sys().(*syscall.Stat_t).Ino, b.Sys().(*syscall.Stat_t).Ino
+	assert.Equal(t, ba, bb, "same body, same inode")
+	assert.Equal(t, inoLoc(kindBody, loc), ba)
 
 	// A refresh keeps the numbers.
 	_, err = fsys.Refresh(true)
@@ -230,13 +290,17 @@ func TestDestinations(t *testing.T) {
 
 	pendingIDs := func(p string) []string {
 		var ids []string
-		for i, n := range names(t, p) {
-			assert.True(t, strings.HasPrefix(n, fmt.Sprintf("%010d-", i+1)), n)
+		ents := names(t, p)
+		require.Zero(t, len(ents)%2, "a .json and a .body per message: %v", ents)
+		for i := 0; i < len(ents); i += 2 {
+			body, n := ents[i], ents[i+1] // sorted: .body before .json
+			assert.True(t, strings.HasPrefix(n, fmt.Sprintf("%010d-", i/2+1)), n)
 			var m struct {
 				ID string `json:"messageId"`
 			}
 			readJSON(t, filepath.Join(p, n), &m)
-			assert.Equal(t, fmt.Sprintf("%010d-%s.json", i+1, EscapeName(m.ID)), n)
+			assert.Equal(t, fmt.Sprintf("%010d-%s.json", i/2+1, EscapeName(m.ID)), n)
+			assert.Equal(t, fmt.Sprintf("%010d-%s.body", i/2+1, EscapeName(m.ID)), body)
 			ids = append(ids, m.ID)
 		}
 		return ids
@@ -261,7 +325,7 @@ func TestDestinations(t *testing.T) {
 	var si struct {
 		ClientID string  `json:"clientId"`
 		Name     string  `json:"subscriptionName"`
-		Pending  int     `json:"pending"`
+		Pending  int     `json:"deliverable"`
 		Selector *string `json:"selector"`
 	}
 	readJSON(t, filepath.Join(td, "subscriptions", "c%2F2:..%2Fs2", "info.json"), &si)
@@ -352,14 +416,32 @@ func TestTransactions(t *testing.T) {
 		require.NoError(t, err)
 		states[n] = string(b)
 		ents := names(t, filepath.Join(bt, n))
+		if string(b) == "prepared\n" {
+			// in-doubt/: the stored messages the prepared transaction acks
+			require.Equal(t, "in-doubt", ents[len(ents)-3])
+			for _, m := range names(t, filepath.Join(bt, n, "in-doubt")) {
+				var msg map[string]any
+				readJSON(t, filepath.Join(bt, n, "in-doubt", m), &msg)
+				assert.Equal(t, "KAHA_ADD_MESSAGE_COMMAND", msg["type"], m)
+			}
+			ents = append(ents[:len(ents)-3], ents[len(ents)-2:]...)
+		}
 		assert.Equal(t, []string{"info.json", "state"}, ents[len(ents)-2:])
 		cmds := ents[:len(ents)-2]
 		assert.True(t, sort.StringsAreSorted(cmds))
 		assert.GreaterOrEqual(t, len(cmds), 2)
 		for _, c := range cmds {
+			if strings.HasSuffix(c, ".body") {
+				assert.Contains(t, cmds, strings.TrimSuffix(c, ".body")+".json")
+				assert.Contains(t, c, "_MESSAGE_COMMAND.body")
+				continue
+			}
 			var m map[string]any
 			readJSON(t, filepath.Join(bt, n, c), &m)
 			assert.Contains(t, m, "transaction")
+			if m["type"] == codec.AddMessageCommand.String() {
+				assert.Contains(t, cmds, strings.TrimSuffix(c, ".json")+".body")
+			}
 		}
 	}
 	assert.Equal(t, map[string]string{

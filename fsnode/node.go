@@ -128,7 +128,12 @@ func (s *Snapshot) attr(out *fuse.Attr, mode uint32, size int64) {
 	out.Size = uint64(size)
 	out.Blocks = (uint64(size) + 511) / 512
 	out.Blksize = 4096
-	out.Nlink = 1 // directories too: "subdirectory count unknown" for find
+	// 1 for directories too ("subdirectory count unknown" for find), and
+	// for a command's file that several directories list under one inode
+	// number: the count of those directories is not known cheaply (a
+	// topic message is listed once per subscription it is pending for),
+	// and a count that is not exact would mislead du, tar and cp -a.
+	out.Nlink = 1
 	if s.m != nil {
 		out.Uid, out.Gid = s.m.uid, s.m.gid
 	}
@@ -255,40 +260,65 @@ func sliceAt(data []byte, off int64, n int) []byte {
 	return data[off:end]
 }
 
-// commandFile is one journal command as JSON. Only its size is kept: the
-// lookup renders the command (for the exact size; a listing may have
-// rendered it ahead) and leaves the content in the snapshot's recent
-// renders, where the push of a listing (see dirHandle) or the read that
-// usually follows finds it; a later read renders it again (from the data
-// file, through the snapshot's descriptor). The kernel's page cache
-// answers repeated reads.
+// commandFile is one journal command as JSON or, with body, the body of
+// the message the command holds (see openwire.Message.AppendRawBody). Only
+// its size is kept: the lookup renders the file (for the exact size; a
+// listing may have rendered it ahead) and leaves the content in the
+// snapshot's recent renders, where the push of a listing (see dirHandle)
+// or the read that usually follows finds it; a later read renders it
+// again (from the data file, through the snapshot's descriptor). The
+// kernel's page cache answers repeated reads.
 type commandFile struct {
 	roNode
 	f    *dataFile
 	e    recEntry
+	body bool
 	size int64
 }
 
-// newCommandFile adds the node of the command e of f, called entry in
-// parent.
-func newCommandFile(ctx context.Context, parent *fs.Inode, entry string, f *dataFile, e recEntry, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	s, loc := f.snap, e.loc(f.info.ID)
-	b, ok := s.recent.get(loc) // rendered ahead by a listing
+// newCommandFile adds the node of the command e of f (its JSON, or with
+// body its message's body), called entry in parent.
+func newCommandFile(ctx context.Context, parent *fs.Inode, entry string, f *dataFile, e recEntry, body bool, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	s := f.snap
+	n := &commandFile{f: f, e: e, body: body}
+	k := n.key()
+	b, ok := s.recent.get(k) // rendered ahead by a listing
 	if !ok {
 		var err error
-		if b, err = f.render(e); err != nil {
-			return nil, s.errno("render command", err)
+		if b, err = n.render(); err != nil {
+			return nil, s.errno("render "+n.what(), err)
 		}
-		s.recent.put(loc, b)
+		s.recent.put(k, b)
 	}
-	n := &commandFile{f: f, e: e, size: int64(len(b))}
+	n.size = int64(len(b))
 	s.attr(&out.Attr, fileMode, n.size)
-	return s.newInode(ctx, parent, entry, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, loc), Gen: s.Gen}), 0
+	kind := kindCommand
+	if body {
+		kind = kindBody
+	}
+	return s.newInode(ctx, parent, entry, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: inoLoc(kind, k.loc), Gen: s.Gen}), 0
+}
+
+func (n *commandFile) key() renderKey { return renderKey{loc: n.e.loc(n.f.info.ID), body: n.body} }
+
+func (n *commandFile) render() ([]byte, error) {
+	if n.body {
+		return n.f.renderBody(n.e)
+	}
+	return n.f.render(n.e)
+}
+
+// what names the file in errors.
+func (n *commandFile) what() string {
+	if n.body {
+		return "message body"
+	}
+	return "command"
 }
 
 // pushData is the content the lookup just rendered (see dirHandle).
 func (n *commandFile) pushData() []byte {
-	data, _ := n.f.snap.recent.get(n.e.loc(n.f.info.ID))
+	data, _ := n.f.snap.recent.get(n.key())
 	return data
 }
 
@@ -315,19 +345,24 @@ func (n *commandFile) Open(_ context.Context, flags uint32) (fs.FileHandle, uint
 var _ fs.NodeReader = (*commandFile)(nil)
 
 func (n *commandFile) Read(_ context.Context, _ fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	s, loc := n.f.snap, n.e.loc(n.f.info.ID)
-	data, ok := s.recent.get(loc)
+	s, k := n.f.snap, n.key()
+	data, ok := s.recent.get(k)
 	if !ok {
 		var err error
-		if data, err = n.f.render(n.e); err != nil {
-			return nil, s.errno("read command", err)
+		if data, err = n.render(); err != nil {
+			return nil, s.errno("read "+n.what(), err)
+		}
+		// A body is read in many calls: keep it for the next ones.
+		if n.body && off+int64(len(dest)) < n.size {
+			s.recent.put(k, data)
+			ok = true
 		}
 	}
 	if int64(len(data)) != n.size {
-		return nil, s.errno("read command", fmt.Errorf("%s: command at %d: %w", n.f.info.Name, n.e.off, errChanged))
+		return nil, s.errno("read "+n.what(), fmt.Errorf("%s: %s at %d: %w", n.f.info.Name, n.what(), n.e.off, errChanged))
 	}
 	if ok && off+int64(len(dest)) >= n.size {
-		s.recent.drop(loc) // read to the end: the page cache has it now
+		s.recent.drop(k) // read to the end: the page cache has it now
 	}
 	return fuse.ReadResultData(sliceAt(data, off, len(dest))), 0
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/replaycache"
 )
 
 // The small files of the tree. Each is rendered once per node from the
@@ -51,27 +52,43 @@ by-file/db-N.log/             one directory per data file, in id order
                               record's byte offset in 10 digits, so that ls
                               lists them in journal order; the content is the
                               line "kahafs dump --json" prints for the command
+                              (for a message: its headers, typed properties
+                              and body, the body cut at 4096 bytes)
+  OFFSET-TYPE.body            the body of a message command, whole: a text as
+                              UTF-8, bytes as they are, a map or stream as
+                              JSON, an object's Java serialization stream
 
 by-destination/queue/NAME/    a queue
-  stats.json                  message count, bytes, the data files holding them
+  stats.json                  message count, bytes, the data files holding them;
+                              brokerCount (what the broker reports), deliverable
   pending/N-MESSAGEID.json    its messages in delivery order (N: 1, 2, ... in
-                              10 digits)
+                              10 digits), each with N-MESSAGEID.body
+  in-doubt/                   messages acked inside a prepared XA transaction:
+                              stored, but not delivered or counted until its
+                              outcome
 by-destination/topic/NAME/    a topic
   stats.json                  as for a queue
   pending/N-MESSAGEID.json    the messages it keeps for its subscriptions
   subscriptions/CLIENTID:SUBNAME/
-    info.json                 client id, name, selector, pending count, last ack
+    info.json                 client id, name, selector, brokerCount (the
+                              count the broker reports), deliverable, last ack
     pending/N-MESSAGEID.json  what the broker delivers to the subscription
                               when it recovers, in order
+    in-doubt/                 what it acked inside a prepared XA transaction
 
 by-transaction/ID/            every transaction of the journal, ID as the broker
                               prints it (TX:<connection>:<n>, XID:[...])
   state                       in-flight, prepared, committed or rolled-back
   info.json                   kind, state, commands, operations
-  FILE-OFFSET-TYPE.json       its commands in journal order
+  FILE-OFFSET-TYPE.json       its commands in journal order (.body: the
+                              bodies of its messages)
+  in-doubt/                   (prepared) the stored messages it acknowledges
 
-A command is one file (one inode) wherever it appears: under by-file/, in a
-pending/ directory and in by-transaction/ the same command is a hard link.
+A command has one inode number wherever it appears: under by-file/, in a
+pending/ directory and in by-transaction/ (find -samefile finds all its
+names), and so has a message's body. Its link count is 1: the tree does
+not count the directories that list a command, so du, tar and cp -a see
+each name as a file of its own.
 
 Names
 Destination names, subscription keys, transaction ids and message ids come
@@ -338,13 +355,23 @@ func (s *Snapshot) renderSummary() ([]byte, error) {
 		} `json:"transactions"`
 		Damage   damageSum `json:"damage"`
 		HasIndex bool      `json:"indexPresent"`
-		Warnings []string  `json:"warnings"`
+		// MaxFileLength is the journalMaxFileLength pinned and free
+		// assume (as in `kahafs holders --json`).
+		MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
+		// IfIndexRebuilt: where a broker that rebuilt its index from the
+		// journal would differ from this one, which keeps its index
+		IfIndexRebuilt []refgraph.IndexDiff `json:"ifIndexRebuilt"`
+		Warnings       []string             `json:"warnings"`
 	}{
 		Store: s.Store.Dir, ReadAt: s.Read.UTC().Format(time.RFC3339Nano), Snapshot: s.Gen,
 		Files: len(s.files), Bytes: s.bytes, Allocated: allocated, Commands: s.commands, ByType: typeCounts(&byType),
 		Pinned: names(true), Free: names(false),
 		Subscriptions: gs.Subscriptions, Messages: gs.Messages, MessageBytes: gs.MessageBytes,
-		Damage: dmg, HasIndex: s.Store.HasIndex, Warnings: g.Warnings(),
+		Damage: dmg, HasIndex: s.Store.HasIndex, MaxFileLength: s.mfl, Warnings: g.Warnings(),
+		IfIndexRebuilt: g.IndexDiffs(),
+	}
+	if doc.IfIndexRebuilt == nil {
+		doc.IfIndexRebuilt = []refgraph.IndexDiff{}
 	}
 	doc.Destinations.Queues, doc.Destinations.Topics, doc.Destinations.Total = gs.Queues, gs.Topics, gs.Destinations
 	doc.Transactions.InFlight, doc.Transactions.Prepared = gs.InFlight, gs.Prepared
@@ -373,12 +400,18 @@ func (s *Snapshot) renderDestStats(d *refgraph.Destination) ([]byte, error) {
 		Messages      int64    `json:"messages"`
 		Bytes         int64    `json:"bytes"`
 		Files         []string `json:"files"`
-		Pending       int      `json:"pending"`
+		BrokerCount   int64    `json:"brokerCount"`
+		Deliverable   *int     `json:"deliverable,omitempty"`
+		InDoubt       *int64   `json:"inDoubt,omitempty"`
 		Subscriptions int      `json:"subscriptions,omitempty"`
 	}{
 		Destination: d.String(), Type: d.Type.Scheme(), Name: d.Name, Escaped: EscapeName(d.Name), Key: d.Key,
 		Messages: d.Stats.Messages, Bytes: d.Stats.Bytes, Files: fileNames(d.Stats.Files),
-		Pending: len(d.Messages), Subscriptions: len(d.Subscriptions),
+		BrokerCount: d.Stats.Count, Subscriptions: len(d.Subscriptions),
+	}
+	if !d.IsTopic() {
+		n, in := d.NumPending(), d.Stats.InDoubt
+		doc.Deliverable, doc.InDoubt = &n, &in
 	}
 	return marshal(doc)
 }
@@ -393,13 +426,18 @@ func (s *Snapshot) renderSubInfo(sub *refgraph.Subscription) ([]byte, error) {
 		NoLocal          bool    `json:"noLocal"`
 		Retroactive      bool    `json:"retroactive"`
 		Location         string  `json:"location"`
-		Count            int64   `json:"count"`
-		Pending          int     `json:"pending"`
-		LastAck          int64   `json:"lastAck"`
+		BrokerCount      int64   `json:"brokerCount"`
+		Deliverable      int     `json:"deliverable"`
+		InDoubt          int     `json:"inDoubt"`
+		// DeliveredAgain: of the deliverable messages, those it acked
+		// (acks processed out of order: §5.4)
+		DeliveredAgain int   `json:"deliveredAgain"`
+		LastAck        int64 `json:"lastAck"`
 	}{
 		Destination: sub.Destination.String(), Key: sub.Key, ClientID: sub.ClientID, SubscriptionName: sub.SubscriptionName,
 		NoLocal: sub.NoLocal, Retroactive: sub.Retroactive, Location: sub.Loc.String(),
-		Count: sub.Count, Pending: sub.NumPending(), LastAck: sub.LastAck,
+		BrokerCount: sub.Count, Deliverable: sub.NumPending(), InDoubt: len(sub.InDoubt()), DeliveredAgain: len(sub.DeliveredAgain()),
+		LastAck: sub.LastAck,
 	}
 	if sub.HasSelector {
 		sel := sub.Selector

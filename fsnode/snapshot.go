@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/openwire"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
 )
@@ -44,62 +45,93 @@ type Snapshot struct {
 	files    []*dataFile // replay (id) order
 	commands int64       // decoded commands, all files
 	bytes    int64       // apparent size, all files
+	alloc    int64       // bytes on disk, all files
 	opts     codec.ReadOptions
 	m        *mountState
 	graph    *refgraph.Graph
 	cache    replaycache.Outcome // how the analysis used the cache
+	mfl      replaycache.MaxFileLength
+	// wireVersion is the OpenWire version of the store's messages
+	// (codec.MessageOpenWireVersion).
+	wireVersion int
 
 	dt     destTypes     // by-destination groups, lazy
 	tn     txNames       // by-transaction names, lazy
 	recent recentRenders // commands rendered by lookups, for the reads that follow
 }
 
-// recentRenders keeps the last commands rendered by a lookup so that the
-// read that usually follows takes the content instead of rendering it a
-// second time; the read that reaches the end drops it. At most recentSize
-// entries; a miss only costs a render.
+// recentRenders keeps the last commands and message bodies rendered by a
+// lookup so that the read that usually follows takes the content instead
+// of rendering it a second time (a body of megabytes is read in many
+// calls); the read that reaches the end drops it. At most recentSize
+// entries and, beyond the last one put, recentBytes of content; a miss
+// only costs a render.
 type recentRenders struct {
-	mu   sync.Mutex // guards the fields below
-	data map[codec.Location][]byte
-	ring [recentSize]codec.Location
-	n    int
+	mu    sync.Mutex // guards the fields below
+	data  map[renderKey][]byte
+	ring  [recentSize]renderKey
+	n     int
+	bytes int // of the content in data
+}
+
+// renderKey names a rendered file: a command's JSON or a message's body.
+type renderKey struct {
+	loc  codec.Location
+	body bool
 }
 
 // recentSize holds what a listing renders ahead (renderAhead) and more.
 const recentSize = 4 * aheadWindow
 
-func (r *recentRenders) put(loc codec.Location, b []byte) {
+// recentBytes bounds the content kept, large bodies being what it is
+// kept for.
+const recentBytes = 64 << 20
+
+func (r *recentRenders) put(k renderKey, b []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.data == nil {
-		r.data = make(map[codec.Location][]byte, recentSize)
+		r.data = make(map[renderKey][]byte, recentSize)
 	}
-	if _, ok := r.data[loc]; ok {
-		r.data[loc] = b // already in the ring
+	if old, ok := r.data[k]; ok {
+		r.bytes += len(b) - len(old)
+		r.data[k] = b // already in the ring
 		return
 	}
 	slot := &r.ring[r.n%recentSize]
 	if r.n >= recentSize {
-		delete(r.data, *slot)
+		r.remove(*slot)
 	}
-	*slot = loc
-	r.data[loc] = b
+	*slot = k
+	r.data[k] = b
+	r.bytes += len(b)
 	r.n++
+	// Over the byte bound: drop the oldest, never the one just put.
+	for j := max(r.n-recentSize, 0); r.bytes > recentBytes && j < r.n-1; j++ {
+		r.remove(r.ring[j%recentSize])
+	}
 }
 
-// get returns the content rendered for loc, if still there.
-func (r *recentRenders) get(loc codec.Location) ([]byte, bool) {
+func (r *recentRenders) remove(k renderKey) {
+	if b, ok := r.data[k]; ok {
+		r.bytes -= len(b)
+		delete(r.data, k)
+	}
+}
+
+// get returns the content rendered for k, if still there.
+func (r *recentRenders) get(k renderKey) ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b, ok := r.data[loc]
+	b, ok := r.data[k]
 	return b, ok
 }
 
-// drop forgets the content rendered for loc (it has been read).
-func (r *recentRenders) drop(loc codec.Location) {
+// drop forgets the content rendered for k (it has been read).
+func (r *recentRenders) drop(k renderKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.data, loc)
+	r.remove(k)
 }
 
 // dataFile is one db-N.log as the snapshot saw it.
@@ -112,6 +144,7 @@ type dataFile struct {
 
 	indexOnce sync.Once
 	idx       []recEntry // decoded commands in offset order (INVARIANT: len == count unless the file changed)
+	msgs      []int32    // positions in idx of the message commands (ADD, UPDATE): they have a .body
 	idxErr    error
 
 	openOnce sync.Once
@@ -190,6 +223,9 @@ func (f *dataFile) index() ([]recEntry, error) {
 			if int64(rec.Loc.Offset) >= end {
 				return nil
 			}
+			if hasBody(c.Type) {
+				f.msgs = append(f.msgs, int32(len(idx)))
+			}
 			idx = append(idx, recEntry{off: rec.Loc.Offset, size: rec.Loc.Size, batch: rec.Batch, typ: c.Type})
 			return nil
 		})
@@ -218,6 +254,12 @@ func (f *dataFile) find(off int32) (recEntry, bool, error) {
 	return recEntry{}, false, nil
 }
 
+// hasBody: commands of this type hold a message, whose body the tree
+// shows in a .body file next to the command's .json.
+func hasBody(t codec.EntryType) bool {
+	return t == codec.AddMessageCommand || t == codec.UpdateMessageCommand
+}
+
 // render returns the command at e as one line of JSON, the same line
 // `kahafs dump --json` prints for it, in a slice of its own and of its
 // exact length. The record (which holds the whole message body, up to
@@ -225,6 +267,16 @@ func (f *dataFile) find(off int32) (recEntry, bool, error) {
 // every command, and the garbage would otherwise cost more than the
 // rendering.
 func (f *dataFile) render(e recEntry) ([]byte, error) {
+	return f.renderAs(e, false)
+}
+
+// renderBody returns the body of the message of the command at e (a .body
+// file: see openwire.Message.AppendRawBody).
+func (f *dataFile) renderBody(e recEntry) ([]byte, error) {
+	return f.renderAs(e, true)
+}
+
+func (f *dataFile) renderAs(e recEntry, body bool) ([]byte, error) {
 	bufs := renderBufs.Get().(*renderBuf)
 	defer renderBufs.Put(bufs)
 	fd, err := f.open()
@@ -253,13 +305,30 @@ func (f *dataFile) render(e recEntry) ([]byte, error) {
 	if c.Type != e.typ {
 		return nil, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
 	}
-	bufs.out = codec.AppendCommandJSON(bufs.out[:0], rec, c, codec.JSONOptions{OpenWire: true})
-	bufs.out = append(bufs.out, '\n')
+	if body {
+		bufs.out = f.snap.appendBody(bufs.out[:0], c)
+	} else {
+		bufs.out = codec.AppendCommandJSON(bufs.out[:0], rec, c, codec.JSONOptions{OpenWire: true, OpenWireVersion: f.snap.wireVersion})
+		bufs.out = append(bufs.out, '\n')
+	}
 	*c = codec.Command{} // no references into data beyond this call
 	if cap(bufs.rec) > maxPooledRecord {
 		bufs.rec = nil
 	}
 	return bytes.Clone(bufs.out), nil
+}
+
+// appendBody appends the body of the message c holds; a blob that is not
+// a message has none.
+func (s *Snapshot) appendBody(dst []byte, c *codec.Command) []byte {
+	if !hasBody(c.Type) {
+		return dst
+	}
+	m, _ := openwire.Decoder{Version: s.wireVersion}.Decode(c.Message)
+	if m == nil {
+		return dst
+	}
+	return m.AppendRawBody(dst)
 }
 
 // renderBuf is the scratch space of one render.
@@ -296,3 +365,8 @@ func (s *Snapshot) Graph() *refgraph.Graph { return s.graph }
 // Cache says how reading the store used the analysis cache (Options.Cache):
 // replaycache.Hit when no journal byte was read.
 func (s *Snapshot) Cache() replaycache.Outcome { return s.cache }
+
+// MaxFileLength is the journalMaxFileLength pinned, free and the holders
+// files assume, and where it came from (Options.MaxFileLength, or the
+// store).
+func (s *Snapshot) MaxFileLength() replaycache.MaxFileLength { return s.mfl }

@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/kahafs/kahafs/codec"
+	"golang.org/x/sys/unix"
 )
 
 // The root: fixed members, each looked up in the current snapshot. A
@@ -91,12 +92,30 @@ func (r *rootDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 
 var _ fs.NodeStatfser = (*rootDir)(nil)
 
+// Statfs answers df: "used" is what the store's data files take on disk,
+// "available" (and free) is what the file system under the store has
+// left, and the size is the two together: the room the store has to grow
+// into. A tree that is read-only has no room of its own; reporting none
+// (size = used) made every mount 100 % full for disk monitoring. Inodes
+// alike: used are the commands, free the file system's free inodes. When
+// the store's file system cannot be asked, nothing is free.
 func (r *rootDir) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
 	s := r.fsys.Snapshot()
-	out.Bsize = 4096
-	out.Frsize = 4096
-	out.Blocks = uint64(s.bytes+4095) / 4096
-	out.Files = uint64(s.commands)
+	const bsize = 4096
+	out.Bsize, out.Frsize = bsize, bsize
+	used := uint64(s.alloc+bsize-1) / bsize
+	var under unix.Statfs_t
+	if err := unix.Statfs(r.fsys.dir, &under); err == nil {
+		unit := uint64(under.Frsize)
+		if unit == 0 {
+			unit = uint64(under.Bsize)
+		}
+		out.Bfree = under.Bfree * unit / bsize
+		out.Bavail = under.Bavail * unit / bsize
+		out.Ffree = under.Ffree
+	}
+	out.Blocks = used + out.Bfree
+	out.Files = uint64(s.commands) + out.Ffree
 	out.NameLen = MaxNameLen
 	return 0
 }
@@ -159,13 +178,19 @@ func (d *dataFileDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
 		return nil, d.snap.errno("list "+d.f.info.Name, err)
 	}
 	ms := d.members()
-	id := d.f.info.ID
-	return &listStream{n: len(ms) + len(idx), at: func(i int) fuse.DirEntry {
+	id, msgs := d.f.info.ID, d.f.msgs
+	// The members, the commands (.json), then the bodies of the messages
+	// (.body): the commands' positions are the ones renderAhead takes.
+	return &listStream{n: len(ms) + len(idx) + len(msgs), at: func(i int) fuse.DirEntry {
 		if i < len(ms) {
 			return ms[i].dirEntry()
 		}
-		e := idx[i-len(ms)]
-		return fuse.DirEntry{Name: commandName(e), Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, e.loc(id))}
+		if i -= len(ms); i < len(idx) {
+			e := idx[i]
+			return fuse.DirEntry{Name: commandName(e, false), Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, e.loc(id))}
+		}
+		e := idx[msgs[i-len(idx)]]
+		return fuse.DirEntry{Name: commandName(e, true), Mode: syscall.S_IFREG, Ino: inoLoc(kindBody, e.loc(id))}
 	}}, 0
 }
 
@@ -179,12 +204,12 @@ func (d *dataFileDir) renderAhead(from, to int) {
 	m := len(d.members())
 	from, to = min(max(from-m, 0), len(idx)), min(max(to-m, 0), len(idx))
 	for _, e := range idx[from:max(from, to)] {
-		loc := e.loc(d.f.info.ID)
-		if _, ok := d.snap.recent.get(loc); ok {
+		k := renderKey{loc: e.loc(d.f.info.ID)}
+		if _, ok := d.snap.recent.get(k); ok {
 			continue
 		}
 		if b, err := d.f.render(e); err == nil {
-			d.snap.recent.put(loc, b)
+			d.snap.recent.put(k, b)
 		}
 	}
 }
@@ -202,7 +227,7 @@ func (d *dataFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOu
 	case nameInfo:
 		return newTextFile(ctx, p, name, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberInfo), func() ([]byte, error) { return s.renderInfo(f) }, out)
 	}
-	off, typ, ok := parseCommandName(name)
+	off, typ, body, ok := parseCommandName(name)
 	if !ok {
 		return nil, noEntry()
 	}
@@ -213,15 +238,28 @@ func (d *dataFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOu
 	if !found || e.typ != typ {
 		return nil, noEntry()
 	}
-	return newCommandFile(ctx, p, name, f, e, out)
+	return newCommandFile(ctx, p, name, f, e, body, out)
 }
 
 // Command file names: the offset in 10 digits (any int32 offset, so that
-// `ls` lists them in journal order), the command type, ".json".
-const offsetDigits = 10
+// `ls` lists them in journal order), the command type, ".json"; a message
+// command's body has the same name ending in ".body".
+const (
+	offsetDigits = 10
+	suffixJSON   = ".json"
+	suffixBody   = ".body"
+)
 
-func commandName(e recEntry) string {
-	return padInt(int64(e.off), offsetDigits) + "-" + e.typ.String() + ".json"
+// suffix is the file name ending of a command's JSON or of a message body.
+func suffix(body bool) string {
+	if body {
+		return suffixBody
+	}
+	return suffixJSON
+}
+
+func commandName(e recEntry, body bool) string {
+	return padInt(int64(e.off), offsetDigits) + "-" + e.typ.String() + suffix(body)
 }
 
 // padInt writes v in decimal, zero-padded to width digits.
@@ -234,21 +272,28 @@ func padInt(v int64, width int) string {
 }
 
 // parseCommandName is the inverse of commandName; only the exact spelling
-// commandName produces is accepted.
-func parseCommandName(name string) (int32, codec.EntryType, bool) {
-	const suffix = ".json"
-	if len(name) < offsetDigits+2+len(suffix) || name[offsetDigits] != '-' || name[len(name)-len(suffix):] != suffix {
-		return 0, 0, false
+// commandName produces is accepted (a .body only for message commands).
+func parseCommandName(name string) (off int32, typ codec.EntryType, body, ok bool) {
+	const n = len(suffixJSON) // == len(suffixBody)
+	if len(name) < offsetDigits+2+n || name[offsetDigits] != '-' {
+		return 0, 0, false, false
 	}
-	off, ok := parseDigits(name[:offsetDigits])
-	if !ok || off > 1<<31-1 {
-		return 0, 0, false
+	switch name[len(name)-n:] {
+	case suffixJSON:
+	case suffixBody:
+		body = true
+	default:
+		return 0, 0, false, false
 	}
-	typ, ok := codec.ParseEntryType(name[offsetDigits+1 : len(name)-len(suffix)])
-	if !ok {
-		return 0, 0, false
+	o, ok := parseDigits(name[:offsetDigits])
+	if !ok || o > 1<<31-1 {
+		return 0, 0, false, false
 	}
-	return int32(off), typ, true
+	typ, ok = codec.ParseEntryType(name[offsetDigits+1 : len(name)-n])
+	if !ok || body && !hasBody(typ) {
+		return 0, 0, false, false
+	}
+	return int32(o), typ, body, true
 }
 
 // parseDigits parses a fixed-width run of decimal digits.

@@ -59,7 +59,8 @@ func (d *byTransactionDir) Lookup(ctx context.Context, name string, out *fuse.En
 }
 
 // A transaction: state, info.json, and its commands as
-// FILE-OFFSET-TYPE.json (file id and offset in 10 digits: journal order).
+// FILE-OFFSET-TYPE.json (file id and offset in 10 digits: journal order),
+// with FILE-OFFSET-TYPE.body next to each message command.
 type transactionDir struct {
 	dirNode
 	t *refgraph.Transaction
@@ -67,31 +68,30 @@ type transactionDir struct {
 
 const nameState = "state"
 
-func txCommandName(loc codec.Location, typ codec.EntryType) string {
-	return padInt(int64(loc.File), offsetDigits) + "-" + padInt(int64(loc.Offset), offsetDigits) + "-" + typ.String() + ".json"
+func txCommandName(loc codec.Location, typ codec.EntryType, body bool) string {
+	return padInt(int64(loc.File), offsetDigits) + "-" + padInt(int64(loc.Offset), offsetDigits) + "-" + typ.String() + suffix(body)
 }
 
 var _ fs.NodeReaddirer = (*transactionDir)(nil)
 
 func (d *transactionDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
 	ms := []member{{nameState, false, txIno(kindTxState, d.t)}, {nameInfo, false, txIno(kindTxInfo, d.t)}}
+	if d.t.State == refgraph.Prepared {
+		ms = append(ms, member{nameInDoubt, true, txIno(kindTxInDoubt, d.t)})
+	}
 	// The command types come from the files' indexes; build them now so
 	// that an error is reported here rather than as a short listing.
-	types := make([]codec.EntryType, len(d.t.Commands))
-	for i, loc := range d.t.Commands {
+	for _, loc := range d.t.Commands {
 		typ, err := d.snap.typeAt(loc)
 		if err != nil {
 			return nil, d.snap.errno("list transaction "+d.t.ID, err)
 		}
-		types[i] = typ
-	}
-	return &listStream{n: len(ms) + len(types), at: func(i int) fuse.DirEntry {
-		if i < len(ms) {
-			return ms[i].dirEntry()
+		ms = append(ms, member{txCommandName(loc, typ, false), false, inoLoc(kindCommand, loc)})
+		if hasBody(typ) {
+			ms = append(ms, member{txCommandName(loc, typ, true), false, inoLoc(kindBody, loc)})
 		}
-		loc := d.t.Commands[i-len(ms)]
-		return fuse.DirEntry{Name: txCommandName(loc, types[i-len(ms)]), Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, loc)}
-	}}, 0
+	}
+	return membersStream(ms), 0
 }
 
 // typeAt returns the type of the command at loc.
@@ -119,6 +119,11 @@ func (d *transactionDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 		return newTextFile(ctx, p, name, s, t.ID+"/"+name, txIno(kindTxState, t), func() ([]byte, error) { return []byte(string(t.State) + "\n"), nil }, out)
 	case nameInfo:
 		return newTextFile(ctx, p, name, s, t.ID+"/"+name, txIno(kindTxInfo, t), func() ([]byte, error) { return s.renderTxInfo(t) }, out)
+	case nameInDoubt:
+		if t.State == refgraph.Prepared {
+			return newDir(ctx, p, name, s, messageList(s, t.ID+"/"+name, t.InDoubt), txIno(kindTxInDoubt, t), out), 0
+		}
+		return nil, noEntry()
 	}
 	// FILE-OFFSET-TYPE.json: find the command among the transaction's.
 	const w = offsetDigits
@@ -129,12 +134,12 @@ func (d *transactionDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 	if !ok {
 		return nil, noEntry()
 	}
-	off, typ, ok := parseCommandName(name[w+1:])
+	off, typ, body, ok := parseCommandName(name[w+1:])
 	if !ok {
 		return nil, noEntry()
 	}
 	want := codec.Location{File: int32(file), Offset: off}
-	if file > 1<<31-1 || txCommandName(want, typ) != name {
+	if file > 1<<31-1 || txCommandName(want, typ, body) != name {
 		return nil, noEntry()
 	}
 	// Commands are in journal order.
@@ -146,5 +151,5 @@ func (d *transactionDir) Lookup(ctx context.Context, name string, out *fuse.Entr
 	if got, err := s.typeAt(loc); err != nil || got != typ {
 		return nil, noEntry()
 	}
-	return s.commandAt(ctx, p, name, loc, t.ID+"/"+name, out)
+	return s.commandAt(ctx, p, name, loc, body, t.ID+"/"+name, out)
 }

@@ -112,23 +112,37 @@ func TestNameIndexDuplicates(t *testing.T) {
 
 func TestPendingAndCommandNames(t *testing.T) {
 	e := recEntry{off: 28, typ: codec.AddMessageCommand}
-	n := commandName(e)
+	n := commandName(e, false)
 	assert.Equal(t, "0000000028-KAHA_ADD_MESSAGE_COMMAND.json", n)
-	off, typ, ok := parseCommandName(n)
+	off, typ, body, ok := parseCommandName(n)
 	require.True(t, ok)
 	assert.Equal(t, int32(28), off)
 	assert.Equal(t, codec.AddMessageCommand, typ)
-	assert.Equal(t, "2147483647-KAHA_TRACE_COMMAND.json", commandName(recEntry{off: 1<<31 - 1}))
+	assert.False(t, body)
+	n = commandName(e, true)
+	assert.Equal(t, "0000000028-KAHA_ADD_MESSAGE_COMMAND.body", n)
+	off, typ, body, ok = parseCommandName(n)
+	require.True(t, ok)
+	assert.Equal(t, int32(28), off)
+	assert.Equal(t, codec.AddMessageCommand, typ)
+	assert.True(t, body)
+	_, _, body, ok = parseCommandName("0000000028-KAHA_UPDATE_MESSAGE_COMMAND.body")
+	assert.True(t, ok && body)
+	assert.Equal(t, "2147483647-KAHA_TRACE_COMMAND.json", commandName(recEntry{off: 1<<31 - 1}, false))
 	for _, bad := range []string{"28-KAHA_ADD_MESSAGE_COMMAND.json", "00000000028-KAHA_ADD_MESSAGE_COMMAND.json", "0000000028-KAHA_NOPE.json",
-		"0000000028-KAHA_ADD_MESSAGE_COMMAND", "9999999999-KAHA_TRACE_COMMAND.json", "00000000x8-KAHA_TRACE_COMMAND.json"} {
-		_, _, ok := parseCommandName(bad)
+		"0000000028-KAHA_ADD_MESSAGE_COMMAND", "9999999999-KAHA_TRACE_COMMAND.json", "00000000x8-KAHA_TRACE_COMMAND.json",
+		"0000000028-KAHA_TRACE_COMMAND.body", "0000000028-KAHA_REMOVE_MESSAGE_COMMAND.body", "0000000028-KAHA_ADD_MESSAGE_COMMAND.txt"} {
+		_, _, _, ok := parseCommandName(bad)
 		assert.False(t, ok, bad)
 	}
-	long := pendingName(41, strings.Repeat("ID:", 200))
-	assert.LessOrEqual(t, len(long), MaxNameLen)
-	assert.True(t, strings.HasPrefix(long, "0000000042-"))
-	assert.True(t, strings.HasSuffix(long, ".json"))
-	checkComponent(t, "", long)
+	for _, body := range []bool{false, true} {
+		long := pendingName(41, strings.Repeat("ID:", 200), body)
+		assert.LessOrEqual(t, len(long), MaxNameLen)
+		assert.True(t, strings.HasPrefix(long, "0000000042-"))
+		assert.True(t, strings.HasSuffix(long, suffix(body)))
+		checkComponent(t, "", long)
+	}
+	assert.Equal(t, strings.TrimSuffix(pendingName(3, "ID:x", false), ".json"), strings.TrimSuffix(pendingName(3, "ID:x", true), ".body"))
 }
 
 func TestCheckFUSE(t *testing.T) {
@@ -148,7 +162,7 @@ func TestCheckFUSE(t *testing.T) {
 
 func TestRecentRenders(t *testing.T) {
 	var r recentRenders
-	loc := func(i int) codec.Location { return codec.Location{File: 1, Offset: int32(28 + i)} }
+	loc := func(i int) renderKey { return renderKey{loc: codec.Location{File: 1, Offset: int32(28 + i)}} }
 	val := func(i int) []byte { return []byte(itoa(i)) }
 	last := 3*recentSize - 1
 	for i := 0; i <= last; i++ {
@@ -176,4 +190,35 @@ func TestRecentRenders(t *testing.T) {
 	b, ok = r.get(loc(-1))
 	require.True(t, ok, "one slot for both puts")
 	assert.Equal(t, val(2), b)
+
+	// A command and its message's body are two entries.
+	r.put(renderKey{loc: loc(-2).loc, body: true}, val(3))
+	b, _ = r.get(loc(-2))
+	assert.Nil(t, b)
+	b, _ = r.get(renderKey{loc: loc(-2).loc, body: true})
+	assert.Equal(t, val(3), b)
+}
+
+// TestRecentRendersBytes: the content kept is bounded in bytes too, the
+// oldest going first, never the last put.
+func TestRecentRendersBytes(t *testing.T) {
+	var r recentRenders
+	key := func(i int) renderKey { return renderKey{loc: codec.Location{File: 1, Offset: int32(i)}, body: true} }
+	big := make([]byte, recentBytes/4+1)
+	for i := 0; i < 4; i++ {
+		r.put(key(i), big)
+	}
+	assert.LessOrEqual(t, r.bytes, recentBytes)
+	_, ok := r.get(key(0))
+	assert.False(t, ok, "the oldest dropped")
+	_, ok = r.get(key(3))
+	assert.True(t, ok)
+	huge := make([]byte, recentBytes+1)
+	r.put(key(9), huge)
+	b, ok := r.get(key(9))
+	assert.True(t, ok, "the last put stays, however large")
+	assert.Len(t, b, len(huge))
+	assert.Equal(t, len(huge), r.bytes, "everything else dropped")
+	r.drop(key(9))
+	assert.Zero(t, r.bytes)
 }

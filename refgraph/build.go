@@ -1,7 +1,9 @@
 package refgraph
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +18,12 @@ import (
 func (b *Builder) Build() (*Graph, error) {
 	if b.built {
 		return nil, errBuilt
+	}
+	if err := b.reach(math.MaxInt32); err != nil {
+		return nil, err
+	}
+	if err := b.adoptIndex(); err != nil { // the recovery position is after the last record
+		return nil, err
 	}
 	b.built = true
 	g := &Graph{fileByID: map[int32]*File{}, destByK: map[string]*Destination{}}
@@ -64,6 +72,7 @@ func (b *Builder) Build() (*Graph, error) {
 	s.RecoveryStart, s.HasRecoveryStart = b.phaseBStart, b.seenPhaseB && b.hasRecovery
 	s.UsedIndex = b.opts.Index != nil && b.hasRecovery
 	g.warnings = b.warnings
+	g.diffs = b.diffs
 	return g, nil
 }
 
@@ -163,6 +172,43 @@ func (b *Builder) inProgress(open []*txState) []*txState {
 
 // ---- destinations ----
 
+// preparedAcks are the acks of the prepared transactions a restarted
+// broker recovers (KahaDBTransactionStore.recover → trackRecoveredAcks):
+// per destination key, the acked message ids of queue acks (sub "") and
+// of each durable subscription, with the transaction.
+type preparedAcks map[string]map[string]map[string]string
+
+func (b *Builder) preparedAcks(open []*txState) preparedAcks {
+	pa := preparedAcks{}
+	for _, t := range open {
+		if !t.prepared {
+			continue
+		}
+		for _, op := range t.ops {
+			if op.add {
+				continue
+			}
+			key := strconv.Itoa(int(op.typ)) + ":" + op.name
+			bySub := pa[key]
+			if bySub == nil {
+				bySub = map[string]map[string]string{}
+				pa[key] = bySub
+			}
+			sub := ""
+			if op.hasSub {
+				sub = op.subKey
+			}
+			ids := bySub[sub]
+			if ids == nil {
+				ids = map[string]string{}
+				bySub[sub] = ids
+			}
+			ids[b.ids.String(op.id)] = t.id
+		}
+	}
+	return pa
+}
+
 func (b *Builder) materialize(g *Graph, open []*txState) {
 	var all []*dest
 	for _, m := range b.dests {
@@ -170,8 +216,9 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			all = append(all, d)
 		}
 	}
+	pa := b.preparedAcks(open)
 	for _, d := range all {
-		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key}
+		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
 		seqs := make([]int64, 0, len(d.entries))
 		for s := range d.entries {
 			seqs = append(seqs, s)
@@ -183,22 +230,35 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			}
 			return seqs[i] < seqs[j]
 		})
+		acked := pa[d.key]
 		gd.Messages = make([]Message, len(seqs))
-		index := make(map[int64]int32, len(seqs))
 		files := map[int32]bool{}
 		for i, s := range seqs {
 			e := d.entries[s]
-			gd.Messages[i] = Message{ID: b.ids.String(e.id), Loc: e.loc, Priority: e.prio,
+			m := Message{ID: b.ids.String(e.id), Loc: e.loc, Priority: e.prio,
 				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
-				Updated: e.flags&flagUpdated != 0}
-			index[s] = int32(i)
+				Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
+			for _, ids := range acked {
+				if tx, ok := ids[m.ID]; ok {
+					m.AckedInPreparedTx = tx
+				}
+			}
+			gd.Messages[i] = m
 			files[e.loc.File] = true
 		}
-		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes}
+		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes, Count: d.count}
 		for f := range files {
 			gd.Stats.Files = append(gd.Stats.Files, f)
 		}
 		sortInt32(gd.Stats.Files)
+		if !d.topic {
+			// KahaDBMessageStore.recover skips the messages a prepared
+			// transaction acked, and the recovered count leaves them out
+			gd.delivery, gd.inDoubt = holdBack(gd.Messages, indexesOf(len(gd.Messages)), acked[""])
+			gd.delivery = dispatchOrder(gd.Messages, gd.delivery)
+			gd.Stats.InDoubt = int64(len(gd.inDoubt))
+			gd.Stats.Count -= int64(len(acked[""]))
+		}
 		for _, s := range d.subs {
 			gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}
 			if info, err := codec.ParseSubscriptionInfo(s.info); err == nil {
@@ -214,50 +274,36 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 				if n := s.pos.count(); n > 0 {
 					gs.Count = n - 1
 				}
+				gs.AckPositions = make([]SeqRange, len(s.pos.r))
+				for i, r := range s.pos.r {
+					gs.AckPositions[i] = SeqRange{r.first, r.last}
+				}
 			}
 			// §5.4: filtered delivery when some pending seq is below lastAck
+			var deliver []int32
 			if s.hasPos && !s.pos.empty() && s.pos.head() < s.lastAck {
 				for i, m := range gd.Messages {
 					if s.pos.contains(m.Seq) {
-						gs.pending = append(gs.pending, int32(i))
+						deliver = append(deliver, int32(i))
 					}
 				}
 			} else {
 				for i, m := range gd.Messages {
 					if m.Seq > s.lastAck {
-						gs.pending = append(gs.pending, int32(i))
+						deliver = append(deliver, int32(i))
 					}
 				}
 			}
+			// recoverSubscription skips what the subscription acked in a
+			// prepared transaction
+			gs.pending, gs.inDoubt = holdBack(gd.Messages, deliver, acked[s.key])
 			gd.Subscriptions = append(gd.Subscriptions, gs)
 		}
 		g.dests = append(g.dests, gd)
 		g.destByK[gd.Key] = gd
-		_ = index
 	}
 	sort.Slice(g.dests, func(i, j int) bool { return g.dests[i].String() < g.dests[j].String() })
 
-	// messages acked inside prepared transactions stay until the outcome
-	for _, t := range open {
-		if !t.prepared {
-			continue
-		}
-		for _, op := range t.ops {
-			if op.add {
-				continue
-			}
-			gd, ok := g.destByK[strconv.Itoa(int(op.typ))+":"+op.name]
-			if !ok {
-				continue
-			}
-			id := b.ids.String(op.id)
-			for i := range gd.Messages {
-				if gd.Messages[i].ID == id {
-					gd.Messages[i].AckedInPreparedTx = t.id
-				}
-			}
-		}
-	}
 	s := &g.summary
 	for _, d := range g.dests {
 		s.Destinations++
@@ -272,13 +318,80 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 	}
 }
 
+// dispatchOrder reorders a queue's delivery (store order) as a broker
+// dispatches a prioritized queue to a consumer with the default prefetch
+// (dispatch.go). A queue is prioritized when its messages were stored
+// with prioritySupported, as the destination policy says.
+func dispatchOrder(ms []Message, delivery []int32) []int32 {
+	prioritized := false
+	for _, i := range delivery {
+		if ms[i].PrioritySupported {
+			prioritized = true
+			break
+		}
+	}
+	if !prioritized {
+		return delivery
+	}
+	prios := make([]int32, len(delivery))
+	for k, i := range delivery {
+		prios[k] = ms[i].Priority
+	}
+	order := DispatchOrder(prios, MaxPageSize, DefaultQueuePrefetch, nil)
+	out := make([]int32, len(order))
+	for k, j := range order {
+		out[k] = delivery[j]
+	}
+	return out
+}
+
+func indexesOf(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i)
+	}
+	return out
+}
+
+// holdBack divides the messages at ix into those whose id is not in held and
+// those that are, keeping the order.
+func holdBack(ms []Message, ix []int32, held map[string]string) (keep, out []int32) {
+	if len(held) == 0 {
+		return ix, nil
+	}
+	keep = ix[:0:0]
+	for _, i := range ix {
+		if _, ok := held[ms[i].ID]; ok {
+			out = append(out, i)
+		} else {
+			keep = append(keep, i)
+		}
+	}
+	return keep, out
+}
+
 // destOrder emulates the broker's storedDestinations HashMap: a restarted
 // broker first loads the index's destinations in ascending key order, then
 // replay creates and removes destinations (§6.5).
 func (b *Builder) destOrder() []string {
 	m := newJavaHashMap()
 	events := b.events
-	if b.hasRecovery {
+	if b.adoptedIndex {
+		// the index's destinations, in its key order, then what the
+		// replay from the recovery position changed
+		for _, k := range b.sortedIndexKeys() {
+			m.put(k)
+		}
+		j := 0
+		if b.seenPhaseB {
+			for j < len(events) && events[j].loc.Less(b.phaseBStart) {
+				j++
+			}
+		} else {
+			j = len(events)
+		}
+		events = events[j:]
+	} else if b.hasRecovery {
 		live := map[string]bool{}
 		lu := b.opts.Index.LastUpdate
 		i := 0
@@ -511,6 +624,14 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 		}
 		logf("gc candidates after dest:%s, %s", key, &cand)
 	}
+	// What a file that could not be read holds is unknown: its deletion
+	// is never predicted (explain says why), and the files whose acks
+	// refer to it are kept with it.
+	for _, f := range b.files {
+		if unreadable(f) != nil {
+			cand.remove(f.ID)
+		}
+	}
 	logf("gc candidates: %s", &cand)
 	logf("ackMessageFileMap: %s", javaAckMap(st.acks))
 	for i := 0; i < len(cand.ids); {
@@ -538,11 +659,23 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 	if len(cand.ids) > 0 {
 		logf("Cleanup removing the data files: %s", &cand)
 	}
+
 	g.gc = append([]int32{}, cand.ids...)
 	g.gcLog = log
 	for _, f := range b.files {
 		f.Pinned = !cand.has(f.ID)
 	}
+}
+
+// unreadable returns the damage that kept f from being read, nil when it
+// was read.
+func unreadable(f *File) *codec.CorruptionError {
+	for _, d := range f.Damage {
+		if errors.Is(d, codec.ErrUnreadable) {
+			return d
+		}
+	}
+	return nil
 }
 
 // noPending is the broker's rewrite test: no ackPositions, or only the
@@ -589,6 +722,11 @@ func (b *Builder) listTransactions(g *Graph, open []*txState) {
 			o := TxOp{Add: op.add, Destination: op.typ.Scheme() + "://" + op.name, MessageID: b.ids.String(op.id),
 				Subscription: op.subKey, Loc: op.loc}
 			tr.Ops = append(tr.Ops, o)
+			if t.prepared && !op.add {
+				if m := g.message(strconv.Itoa(int(op.typ))+":"+op.name, o.MessageID); m != nil {
+					tr.InDoubt = append(tr.InDoubt, m)
+				}
+			}
 		}
 		g.txs = append(g.txs, tr)
 	}
@@ -604,6 +742,90 @@ func (b *Builder) listTransactions(g *Graph, open []*txState) {
 	}
 	g.txs = append(g.txs, done...)
 	g.summary.CompletedTransactionsKept = len(done)
+}
+
+// checkLostMessages reports the messages an adopted index holds in data
+// files that are gone, empty or shorter than the record: the broker starts
+// (it skips empty files and keeps them), but cannot deliver them (a browse
+// of the destination never returns): they are lost.
+func (b *Builder) checkLostMessages(g *Graph) {
+	if !b.adoptedIndex {
+		return
+	}
+	type lost struct {
+		dest string
+		ids  []string
+	}
+	perFile := map[int32]map[string]*lost{}
+	for _, m := range b.dests {
+		for _, d := range m {
+			for _, e := range d.entries {
+				f := b.fileIx[e.loc.File]
+				if f != nil && f.End >= int64(e.loc.Offset)+int64(e.loc.Size) {
+					continue
+				}
+				byDest := perFile[e.loc.File]
+				if byDest == nil {
+					byDest = map[string]*lost{}
+					perFile[e.loc.File] = byDest
+				}
+				l := byDest[d.key]
+				if l == nil {
+					l = &lost{dest: d.typ.Scheme() + "://" + d.name}
+					byDest[d.key] = l
+				}
+				l.ids = append(l.ids, b.ids.String(e.id))
+			}
+		}
+	}
+	files := make([]int32, 0, len(perFile))
+	for id := range perFile {
+		files = append(files, id)
+	}
+	sortInt32(files)
+	for _, id := range files {
+		what, sentinel := "is missing", codec.ErrMissingFile
+		if f := b.fileIx[id]; f != nil {
+			sentinel = codec.ErrTruncated
+			what = fmt.Sprintf("holds data up to offset %d only", f.End)
+			if f.End == 0 {
+				what = "is empty"
+			}
+		}
+		keys := make([]string, 0, len(perFile[id]))
+		for k := range perFile[id] {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			l := perFile[id][k]
+			sort.Strings(l.ids)
+			g.damaged = true
+			b.warnings = append(b.warnings, fmt.Sprintf("%v: the index (db.data) holds %d message(s) of %s there (%s), but the file %s: a broker starts and cannot deliver them (a browse of the destination does not return): they are lost",
+				&codec.CorruptionError{File: codec.DataFileName(id), FileID: id, Err: sentinel}, len(l.ids), l.dest, idList(l.ids), what))
+		}
+	}
+}
+
+func idList(ids []string) string {
+	if len(ids) <= 3 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s, %s … %s", ids[0], ids[1], ids[len(ids)-1])
+}
+
+// message finds a stored message of the destination with key dk.
+func (g *Graph) message(dk, id string) *Message {
+	d := g.destByK[dk]
+	if d == nil {
+		return nil
+	}
+	for i := range d.Messages {
+		if d.Messages[i].ID == id {
+			return &d.Messages[i]
+		}
+	}
+	return nil
 }
 
 // checkMissing reports data files the index refers to that are not in the
@@ -638,6 +860,7 @@ func (b *Builder) checkMissing(g *Graph) {
 			}
 		}
 	}
+	b.checkLostMessages(g)
 	ids := make([]int32, 0, len(missing))
 	for id := range missing {
 		ids = append(ids, id)

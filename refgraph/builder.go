@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
 )
 
 // Options are the inputs of a replay besides the journal's records.
@@ -36,6 +37,23 @@ type Options struct {
 	// KeepCompleted bounds the committed and rolled-back transactions the
 	// graph lists (the most recent ones): 0 means 1000, < 0 all.
 	KeepCompleted int
+	// Compactions are the store's ack-compaction files
+	// (codec.CompactionHeads of Files) and ReadForwarded reads the records
+	// one of them forwarded (codec.ReadForwarded); StoreOptions sets both.
+	// A compaction file whose source is gone carries the only trace of
+	// acks and commits the broker applied when they were first written:
+	// before the index's recovery position they are applied where the
+	// source was (see the package doc).
+	Compactions   []codec.CompactionHead
+	ReadForwarded func(file int32, fn func(codec.Record, *codec.Command) error) error
+	// LoadIndex loads db.data (kahaindex.Read) when the replay reaches
+	// the index's recovery position, and ReadRecord reads the command at
+	// a location (the details of a message the index holds that the
+	// replay did not keep); IndexStamp identifies the index files (for
+	// the analysis cache). StoreOptions sets them. See adopt.go.
+	LoadIndex  func() (*kahaindex.Index, error)
+	ReadRecord func(loc codec.Location, c *codec.Command) (codec.Location, error)
+	IndexStamp string
 }
 
 // priority classes of the broker's order index.
@@ -62,6 +80,7 @@ func class(prio int32, supported bool) int8 {
 const (
 	flagPrioSupported = 1 << iota
 	flagUpdated
+	flagUnreadable // an adopted index's message whose record could not be read
 )
 
 // entry is one message of a destination's order index.
@@ -207,6 +226,23 @@ type Builder struct {
 	commands      int64
 	skipped       int64
 
+	// the index's state was adopted at the recovery position (adopted:
+	// tried); indexKeys: its destination keys (adopt.go)
+	adopted, adoptedIndex bool
+	indexKeys             []string
+	// indexAhead: the adopted index holds messages whose records could not
+	// be read; such a state is not saved (AppendState)
+	indexAhead bool
+	// diffs: where the index and the journal alone differ (at adoption)
+	diffs []IndexDiff
+
+	// ack-compaction files whose source is gone, by source id, still to
+	// be met; reached: the replay is past every file below this id;
+	// earlyDone: the compaction files met so far
+	early     []codec.CompactionHead
+	reached   int32
+	earlyDone []int32
+
 	// compaction handling for the current file
 	skipping   bool
 	skipTo     int64
@@ -258,7 +294,61 @@ func NewBuilder(opts Options) *Builder {
 		}
 	}
 	b.phaseB = !b.hasRecovery
+	b.early = goneSources(opts.Compactions, b.present)
 	return b
+}
+
+// goneSources lists the compaction files whose source is not in the
+// store, by source (then file) id.
+func goneSources(heads []codec.CompactionHead, present map[int32]bool) []codec.CompactionHead {
+	var out []codec.CompactionHead
+	for _, h := range heads {
+		if !present[h.Source] && h.Source < h.File {
+			out = append(out, h)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Source != out[j].Source {
+			return out[i].Source < out[j].Source
+		}
+		return out[i].File < out[j].File
+	})
+	return out
+}
+
+// reach moves the replay up to file id: the forwarded records of every
+// compaction file whose source (gone) lies below id are applied here,
+// where the source's records were, when that is before the index's
+// recovery position. The broker that wrote them applied the acks and
+// commits when they were first written, in the source file; the copies
+// are all that is left of them. From the recovery position on, the
+// broker replays the copies where they are (Command), not here.
+func (b *Builder) reach(id int32) error {
+	if id <= b.reached {
+		return nil
+	}
+	b.reached = id
+	for len(b.early) > 0 && b.early[0].Source < id {
+		h := b.early[0]
+		b.early = b.early[1:]
+		b.earlyDone = append(b.earlyDone, h.File)
+		if b.phaseB {
+			continue
+		}
+		if b.opts.ReadForwarded == nil {
+			b.warnf("%s forwards the acks of %s, which is gone; they were not read, so messages they acknowledged may show as pending",
+				codec.DataFileName(h.File), codec.DataFileName(h.Source))
+			continue
+		}
+		err := b.opts.ReadForwarded(h.File, func(rec codec.Record, c *codec.Command) error {
+			b.process(rec.Loc, c)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("refgraph: forwarded acks of %s: %w", codec.DataFileName(h.File), err)
+		}
+	}
+	return nil
 }
 
 func (b *Builder) addFile(fi codec.FileInfo) *File {
@@ -294,6 +384,9 @@ func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
 	}
 	loc := rec.Loc
 	if b.curFile == nil || b.curFile.ID != loc.File {
+		if err := b.reach(loc.File); err != nil {
+			return err
+		}
 		b.startFile(loc.File)
 	}
 	f := b.curFile
@@ -322,7 +415,9 @@ func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
 
 	if !b.phaseB {
 		if (b.afterLast && b.recovery.Less(loc)) || (!b.afterLast && !loc.Less(b.recovery)) {
-			b.enterPhaseB(loc)
+			if err := b.enterPhaseB(loc); err != nil {
+				return err
+			}
 		}
 	}
 
@@ -374,6 +469,9 @@ func (b *Builder) FileDone(sum *codec.FileSummary) error {
 	if b.built {
 		return errBuilt
 	}
+	if err := b.reach(sum.Info.ID); err != nil {
+		return err
+	}
 	f, ok := b.fileIx[sum.Info.ID]
 	if !ok {
 		f = b.addFile(sum.Info)
@@ -392,7 +490,7 @@ func (b *Builder) FileDone(sum *codec.FileSummary) error {
 
 // enterPhaseB: from here on the restarted broker processes records itself.
 // Transactions are rebuilt from this point on (the index keeps none).
-func (b *Builder) enterPhaseB(loc codec.Location) {
+func (b *Builder) enterPhaseB(loc codec.Location) error {
 	b.phaseB = true
 	b.seenPhaseB = true
 	b.phaseBStart = loc
@@ -408,6 +506,7 @@ func (b *Builder) enterPhaseB(loc codec.Location) {
 			b.dropTx(t)
 		}
 	}
+	return b.adoptIndex()
 }
 
 func (b *Builder) process(loc codec.Location, c *codec.Command) {
@@ -568,9 +667,17 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	} else {
 		b.ids.ref(k)
 	}
-	if _, dup := d.ids[k]; dup {
+	if prev, dup := d.ids[k]; dup {
+		defer b.ids.release(k)
+		if e, ok := d.entries[prev]; ok && sameLoc(e.loc, loc) {
+			// replayed over an index that has it already (its location
+			// is indexed): the broker keeps the id and gives the
+			// sequence back
+			d.nextSeq--
+			b.setLastUpdate(loc)
+			return
+		}
 		b.warnf("%s: duplicate message add rejected: %s://%s %s", loc, d.typ.Scheme(), d.name, b.ids.String(k))
-		b.ids.release(k)
 		return
 	}
 	var fl uint8
@@ -762,12 +869,15 @@ func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
 			}
 		}
 		if s.hasPos {
+			// the removed set's messages no one else needs go; walk the
+			// stored messages, not the set's ranges (which may be wide:
+			// a sequence counter reset, a damaged index)
 			var unref []int64
-			s.pos.each(func(seq int64) {
-				if !referenced(d, seq) {
+			for seq := range d.entries {
+				if s.pos.contains(seq) && !referenced(d, seq) {
 					unref = append(unref, seq)
 				}
-			})
+			}
 			for _, seq := range unref {
 				if e, ok := d.entries[seq]; ok {
 					b.deleteEntry(d, seq, e, true)

@@ -28,6 +28,18 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 		}
 	}
 
+	// 0. files that could not be read
+	for _, f := range b.files {
+		if d := unreadable(f); d != nil {
+			detail := d.Detail
+			if detail == "" {
+				detail = d.Err.Error()
+			}
+			loc := codec.Location{File: f.ID, Offset: int32(d.Offset)}
+			add(f.ID, Reason{Kind: KindUnreadable, Location: loc.String(), Loc: loc, Text: fmt.Sprintf("unknown: the file could not be read at offset %d (%s); what it holds is unknown, so its deletion is not predicted", d.Offset, detail)})
+		}
+	}
+
 	// 1. last update
 	if cl.hasLastUpdate {
 		for _, f := range b.files {

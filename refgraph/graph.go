@@ -29,6 +29,7 @@ type Graph struct {
 	all      []*Transaction
 	gc       []int32
 	gcLog    []string
+	diffs    []IndexDiff
 	summary  Summary
 	damaged  bool
 	warnings []string
@@ -92,6 +93,9 @@ const (
 	// messages in files that are kept; deleting it would let a replay
 	// resurrect those messages.
 	KindAcks ReasonKind = "acks"
+	// KindUnreadable: the file (or part of it) could not be read, so what
+	// it holds is unknown: kahafs never predicts its deletion.
+	KindUnreadable ReasonKind = "unreadable"
 
 	// Notes (File.Notes), never pins.
 
@@ -157,10 +161,11 @@ type Destination struct {
 	Key string
 	// Messages are the messages the store holds for the destination, in
 	// the broker's order-index order (priority class HI, DEF, LO; by
-	// sequence within a class). For a queue this is the delivery order;
-	// for a topic every message still needed by at least one durable
-	// subscription. Messages acked only inside a prepared transaction are
-	// included (AckedInPreparedTx set).
+	// sequence within a class): for a queue its messages, for a topic
+	// every message still needed by at least one durable subscription.
+	// Messages acked only inside a prepared transaction are included
+	// (AckedInPreparedTx set): they keep their files. What a restarted
+	// broker delivers is Pending (queues) and Subscription.Pending.
 	Messages []Message
 	// Stats are what the broker keeps in its index for the destination
 	// (AMQ-7132): message count and record bytes.
@@ -168,6 +173,39 @@ type Destination struct {
 	// Subscriptions are the durable subscriptions of a topic, in the
 	// index's subscription-location list order.
 	Subscriptions []*Subscription
+	// NextSeq is the sequence the broker gives the destination's next
+	// message.
+	NextSeq int64
+
+	// delivery: indexes into Messages of what a restarted broker
+	// delivers from the queue, in order; inDoubt: the queue's messages
+	// acked inside a prepared transaction, which the broker holds back
+	// until the outcome.
+	delivery, inDoubt []int32
+}
+
+// NumPending is the number of messages a restarted broker delivers from a
+// queue (0 for a topic: see its subscriptions).
+func (d *Destination) NumPending() int { return len(d.delivery) }
+
+// PendingAt returns the i-th message a restarted broker delivers from the
+// queue.
+func (d *Destination) PendingAt(i int) *Message { return &d.Messages[d.delivery[i]] }
+
+// Pending returns the delivered messages of a queue in order (a new slice).
+func (d *Destination) Pending() []*Message { return pick(d.Messages, d.delivery) }
+
+// InDoubt returns the queue's messages that a prepared XA transaction
+// acknowledges, in the store's order (a new slice): the broker neither
+// delivers nor counts them until the transaction manager decides.
+func (d *Destination) InDoubt() []*Message { return pick(d.Messages, d.inDoubt) }
+
+func pick(ms []Message, ix []int32) []*Message {
+	out := make([]*Message, len(ix))
+	for i, j := range ix {
+		out[i] = &ms[j]
+	}
+	return out
 }
 
 // IsTopic reports whether the destination is a topic.
@@ -178,8 +216,15 @@ func (d *Destination) String() string { return d.Type.Scheme() + "://" + d.Name 
 
 // DestStats are per-destination statistics.
 type DestStats struct {
+	// Messages and Bytes are what the index holds for the destination
+	// (Bytes: the sum of the holding records' sizes).
 	Messages int64
-	Bytes    int64 // sum of the holding records' sizes
+	Bytes    int64
+	// Count is the message count a restarted broker reports for the
+	// destination (JMX QueueSize): for a queue, Messages less the
+	// messages acked inside prepared transactions (InDoubt).
+	Count   int64
+	InDoubt int64
 	// Files are the data files holding the destination's messages.
 	Files []int32
 }
@@ -205,6 +250,10 @@ type Message struct {
 	// AckedInPreparedTx is the prepared transaction that acks the message
 	// ("" if none); the broker keeps the message until its outcome.
 	AckedInPreparedTx string
+	// Unreadable: the index holds the message, but its record could not
+	// be read (damage, a file cut short): the broker fails to deliver it,
+	// and a compaction cannot carry it (the warnings say why).
+	Unreadable bool
 }
 
 // Subscription is a durable topic subscription.
@@ -224,9 +273,62 @@ type Subscription struct {
 	Count int64
 	// LastAck is the sequence of the last processed ack (-1: none).
 	LastAck int64
-	// pending: indexes into Destination.Messages, in delivery order.
-	pending []int32
+	// AckPositions is the broker's ack-position set of the subscription
+	// (inclusive ranges of sequences, ascending): the messages it still
+	// needs and the next-message marker, and sequences of messages that
+	// are gone; nil when the index has no entry. Count is its size less
+	// one; delivery follows it or LastAck (§5.4).
+	AckPositions []SeqRange
+	// pending: indexes into Destination.Messages, in delivery order;
+	// inDoubt: messages the subscription acked inside a prepared
+	// transaction (not delivered until the outcome).
+	pending, inDoubt []int32
 }
+
+// InDoubt returns the messages the subscription acknowledged inside a
+// prepared XA transaction (a new slice): the broker does not deliver them
+// until the outcome; Count still counts them.
+func (s *Subscription) InDoubt() []*Message { return pick(s.Destination.Messages, s.inDoubt) }
+
+// DeliveredAgain returns the messages the broker delivers to the
+// subscription although it acknowledged them (they are not in its
+// ack-position set): when its acks were processed out of order, the
+// broker delivers every message after its last-acknowledged one (§5.4),
+// acked ones included, as long as another subscription keeps them.
+func (s *Subscription) DeliveredAgain() []*Message {
+	var out []*Message
+	for _, m := range s.Pending() {
+		if !positionsHold(s.AckPositions, m.Seq) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func positionsHold(rs []SeqRange, v int64) bool {
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= v })
+	return i < len(rs) && rs[i].First <= v
+}
+
+// IndexDiff is a difference between the broker's index and what the
+// journal alone tells: what a broker that rebuilt its index from the
+// journal (db.data deleted or unreadable) would have instead.
+type IndexDiff struct {
+	// Kind: "destination" (only the journal has it: a rebuilt index
+	// brings it back), "subscription" (likewise), "messages" (the journal
+	// keeps messages the index no longer has: a rebuilt index delivers
+	// them again), "index-only-destination", "index-only-subscription",
+	// "index-only-messages" (the index keeps what the journal alone would
+	// drop).
+	Kind         string   `json:"kind"`
+	Destination  string   `json:"destination"`
+	Subscription string   `json:"subscription,omitempty"`
+	Count        int      `json:"count,omitempty"`
+	MessageIDs   []string `json:"messageIds,omitempty"` // the first ones
+}
+
+// SeqRange is an inclusive range of sequence ids.
+type SeqRange struct{ First, Last int64 }
 
 // NumPending is the number of messages the broker delivers to the
 // subscription on recovery (may differ from Count, §5.4).
@@ -236,13 +338,7 @@ func (s *Subscription) NumPending() int { return len(s.pending) }
 func (s *Subscription) PendingAt(i int) *Message { return &s.Destination.Messages[s.pending[i]] }
 
 // Pending returns the delivered messages in order (a new slice).
-func (s *Subscription) Pending() []*Message {
-	out := make([]*Message, len(s.pending))
-	for i, j := range s.pending {
-		out[i] = &s.Destination.Messages[j]
-	}
-	return out
-}
+func (s *Subscription) Pending() []*Message { return pick(s.Destination.Messages, s.pending) }
 
 // TxKind tells local from XA transactions.
 type TxKind string
@@ -280,6 +376,10 @@ type Transaction struct {
 	// Ops are the transaction's message operations (kept for in-flight
 	// and prepared transactions only; nil for finished ones).
 	Ops []TxOp
+	// InDoubt are the stored messages a prepared transaction acknowledges,
+	// in the order of its acks: the broker holds them back from delivery
+	// until the outcome (Destination.InDoubt, Subscription.InDoubt).
+	InDoubt []*Message
 }
 
 // TxOp is an operation of a transaction.
@@ -379,11 +479,21 @@ func (g *Graph) GCCandidates() []int32 { return g.gc }
 // the data files: […]"), for comparison with a broker log.
 func (g *Graph) GCLog() []string { return g.gcLog }
 
+// IndexDiffs lists where the broker's index and the journal alone differ
+// (nil without an index): what a broker rebuilding its index would bring
+// back or lose. The tree follows the index, as a restarted broker does.
+func (g *Graph) IndexDiffs() []IndexDiff { return g.diffs }
+
 // Summary returns the counts.
 func (g *Graph) Summary() Summary { return g.summary }
 
 // Damaged reports whether some data file has damage beyond a torn tail.
 func (g *Graph) Damaged() bool { return g.damaged }
+
+// AddWarning puts w first among the warnings (for how the graph was
+// made, e.g. an index the broker would discard). Call it before the
+// graph is shared.
+func (g *Graph) AddWarning(w string) { g.warnings = append([]string{w}, g.warnings...) }
 
 // Warnings are inconsistencies met while replaying (a command the broker
 // would fail on, an index that disagrees with the journal), in plain words.

@@ -97,7 +97,8 @@ func replayWith(t *testing.T, dir string, opts Options) *Graph {
 	t.Helper()
 	st, err := codec.OpenStore(dir)
 	require.NoError(t, err)
-	opts.Files = st.Files
+	so := StoreOptions(st, false, nil)
+	opts.Files, opts.Compactions, opts.ReadForwarded = st.Files, so.Compactions, so.ReadForwarded
 	b := NewBuilder(opts)
 	require.NoError(t, codec.ReadStore(st, codec.ReadOptions{}, 0, b))
 	g, err := b.Build()

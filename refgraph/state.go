@@ -30,7 +30,7 @@ import (
 //	version | replay key | files | current file | phase | destinations |
 //	destination events | message-id table | transactions | completed
 //	transactions | ack maps | audit / ack-map / last-update locations |
-//	counters | compaction skipping | warnings
+//	counters | compaction skipping | compaction files met early | warnings
 //
 // Decoding checks every reference it restores, so a state that decodes
 // cannot make the Builder fail or loop later; allocations are bounded by
@@ -46,12 +46,22 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 1
+const stateVersion = 3
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was
 // written by another version of the encoding.
 var ErrStateMismatch = errors.New("refgraph: saved replay state does not match the options")
+
+// ErrForwardedBehind: a saved state does not fit the store because an
+// ack-compaction file whose source is gone lies behind the saved replay
+// position (its forwarded records belong there); it wraps
+// ErrStateMismatch.
+var ErrForwardedBehind = fmt.Errorf("%w: an ack-compaction file whose source is gone appeared behind the saved replay", ErrStateMismatch)
+
+// errIndexAhead: the adopted index holds messages whose records the
+// journal read so far does not (see Builder.indexAhead).
+var errIndexAhead = errors.New("refgraph: the index refers to records that could not be read: state not saved")
 
 // ErrStateCorrupt: a saved state does not decode.
 var ErrStateCorrupt = errors.New("refgraph: saved replay state is corrupt")
@@ -91,6 +101,8 @@ func (o Options) replayKey() []byte {
 			}
 		}
 	}
+	w.Bool(o.LoadIndex != nil)
+	w.String(o.IndexStamp)
 	w.Varint(o.MaxFileLength)
 	w.Bool(o.Running)
 	w.Varint(int64(o.RestartTraceSize))
@@ -125,6 +137,9 @@ func (b *Builder) SaveState(w io.Writer) error {
 func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	if b.built {
 		return dst, errBuilt
+	}
+	if b.indexAhead {
+		return dst, errIndexAhead
 	}
 	w := &binenc.Writer{B: dst}
 	w.Uvarint(stateVersion)
@@ -257,6 +272,30 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	w.Varint(b.skipTo)
 	w.Bool(b.skipWarned)
 	w.Bool(b.copyPhase)
+
+	w.Bool(b.adopted)
+	w.Bool(b.adoptedIndex)
+	w.Uvarint(uint64(len(b.indexKeys)))
+	for _, k := range b.indexKeys {
+		w.String(k)
+	}
+	w.Uvarint(uint64(len(b.diffs)))
+	for _, d := range b.diffs {
+		w.String(d.Kind)
+		w.String(d.Destination)
+		w.String(d.Subscription)
+		w.Int(d.Count)
+		w.Uvarint(uint64(len(d.MessageIDs)))
+		for _, id := range d.MessageIDs {
+			w.String(id)
+		}
+	}
+
+	w.Varint(int64(b.reached))
+	w.Uvarint(uint64(len(b.earlyDone)))
+	for _, id := range b.earlyDone {
+		w.Varint(int64(id))
+	}
 
 	w.Uvarint(uint64(len(b.warnings)))
 	for _, s := range b.warnings {
@@ -467,7 +506,38 @@ func resumeBuilder(opts Options, data []byte) (*Builder, error) {
 	for _, fi := range files {
 		b.addFile(fi)
 	}
+	if err := b.resumeEarly(); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+// resumeEarly works out which compaction files with a gone source a
+// resumed Builder still has to meet. One that is not among those the
+// saved replay met but belongs behind its position (a compaction file
+// written, or a source deleted, since) would have had to be applied in
+// the past: the state does not fit the store any more.
+func (b *Builder) resumeEarly() error {
+	done := map[int32]bool{}
+	for _, id := range b.earlyDone {
+		done[id] = true
+	}
+	var left []codec.CompactionHead
+	for _, h := range goneSources(b.opts.Compactions, b.present) {
+		if done[h.File] {
+			continue
+		}
+		// behind the saved position, where the replay was already in its
+		// second phase, the broker replays the copies where they are: nothing
+		// was missed
+		replayed := !b.hasRecovery || (b.seenPhaseB && b.phaseBStart.File <= h.Source)
+		if h.Source < b.reached && !replayed {
+			return fmt.Errorf("%w: %s (source %s)", ErrForwardedBehind, codec.DataFileName(h.File), codec.DataFileName(h.Source))
+		}
+		left = append(left, h)
+	}
+	b.early = left
+	return nil
 }
 
 // stateDecoder reads a state into a fresh Builder, checking every
@@ -658,6 +728,28 @@ func (d *stateDecoder) decode() error {
 	b.skipWarned = r.Bool()
 	b.copyPhase = r.Bool()
 
+	b.adopted = r.Bool()
+	b.adoptedIndex = r.Bool()
+	n = r.Count(1)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		b.indexKeys = append(b.indexKeys, r.String())
+	}
+	n = r.Count(4)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		d := IndexDiff{Kind: r.String(), Destination: r.String(), Subscription: r.String(), Count: r.Int()}
+		m := r.Count(1)
+		for j := 0; j < m && r.Err() == nil; j++ {
+			d.MessageIDs = append(d.MessageIDs, r.String())
+		}
+		b.diffs = append(b.diffs, d)
+	}
+
+	b.reached = r.Int32()
+	n = r.Count(1)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		b.earlyDone = append(b.earlyDone, r.Int32())
+	}
+
 	n = r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		b.warnings = append(b.warnings, r.String())
@@ -694,7 +786,8 @@ func (d *stateDecoder) checkCounts() {
 	}
 	for _, m := range b.dests {
 		for _, dd := range m {
-			if dd.nextSeq < 0 || dd.nextSeq > b.commands {
+			// (an adopted index brings its own sequences)
+			if dd.nextSeq < 0 || (dd.nextSeq > b.commands && !b.adoptedIndex) {
 				d.r.Fail("%s: sequence %d beyond the %d commands replayed", dd.key, dd.nextSeq, b.commands)
 				return
 			}

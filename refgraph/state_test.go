@@ -346,6 +346,8 @@ var stateFields = map[reflect.Type]map[string]string{
 		"addAfterAudit": "saved", "ackAfterMap": "saved",
 		"lastUpdate": "saved", "hasLastUpdate": "saved", "lastRecord": "saved", "commands": "saved", "skipped": "saved",
 		"skipping": "saved", "skipTo": "saved", "skipWarned": "saved", "copyPhase": "saved",
+		"early": "derived from Options and the files (resumeEarly)", "reached": "saved", "earlyDone": "saved",
+		"adopted": "saved", "adoptedIndex": "saved", "indexKeys": "saved", "indexAhead": "a state with it set is not saved", "diffs": "saved",
 		"buf": "scratch", "rbBuf": "scratch", "spareOps": "scratch", "spareTx": "scratch", "warnings": "saved", "built": "a spent builder is not saved", "gcs": "made by Build",
 	},
 	reflect.TypeOf(File{}): {
@@ -365,7 +367,7 @@ var stateFields = map[reflect.Type]map[string]string{
 		"prio": "saved", "supported": "saved", "size": "saved", "subKey": "saved", "hasSub": "saved", "ackEmpty": "saved"},
 	reflect.TypeOf(txState{}): {"id": "saved", "xa": "saved", "rbSize": "saved", "prepared": "saved", "ops": "saved",
 		"cmds": "saved", "order": "saved"},
-	reflect.TypeOf(Transaction{}): {"ID": "saved", "Kind": "saved", "State": "saved", "Commands": "saved", "Ops": "saved"},
+	reflect.TypeOf(Transaction{}): {"ID": "saved", "Kind": "saved", "State": "saved", "Commands": "saved", "Ops": "saved", "InDoubt": "made by Build (prepared transactions)"},
 	reflect.TypeOf(TxOp{}):        {"Add": "saved", "Destination": "saved", "MessageID": "saved", "Subscription": "saved", "Loc": "saved"},
 	reflect.TypeOf(idTable{}): {"byName": "saved", "names": "saved", "refs": "saved", "free": "saved",
 		"recent": "lookup cache, checked against the names", "next": "lookup cache"},

@@ -2,9 +2,14 @@ package refgraph
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
 )
 
 // StoreOptions returns the replay options for st as a broker restarted on
@@ -14,10 +19,19 @@ import (
 // journal, which is what a nil Options.Index means. The reading itself is
 // codec's; the replay stays free of I/O.
 func StoreOptions(st *codec.Store, useIndex bool, note func(error)) Options {
-	opts := Options{Files: st.Files}
+	opts := Options{Files: st.Files, Compactions: codec.CompactionHeads(st.Files), ReadForwarded: forwardedReader(st)}
 	if !st.HasIndex || !useIndex {
 		return opts
 	}
+	opts.LoadIndex = func() (*kahaindex.Index, error) { return kahaindex.Read(st.Dir) }
+	opts.ReadRecord = func(loc codec.Location, c *codec.Command) (codec.Location, error) {
+		fi, ok := st.File(loc.File)
+		if !ok {
+			return loc, &codec.CorruptionError{File: codec.DataFileName(loc.File), FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrMissingFile}
+		}
+		return codec.ReadRecordAt(fi, loc, c)
+	}
+	opts.IndexStamp = indexStamp(st.Dir)
 	meta, err := codec.ReadIndexMetadata(st.Dir)
 	switch {
 	case err == nil:
@@ -33,9 +47,49 @@ func StoreOptions(st *codec.Store, useIndex bool, note func(error)) Options {
 
 // Load reads every data file of st with codec.ReadStore and replays it.
 func Load(st *codec.Store, opts Options, read codec.ReadOptions) (*Graph, error) {
+	g, err := load(st, opts, read)
+	if errors.Is(err, ErrIndexRebuild) {
+		// as the broker does: no index, the whole journal
+		why := err.Error()
+		g, err = load(st, WithoutIndex(opts), read)
+		if g != nil {
+			g.AddWarning(why + ": replayed as a broker rebuilding its index")
+		}
+	}
+	return g, err
+}
+
+func load(st *codec.Store, opts Options, read codec.ReadOptions) (*Graph, error) {
 	b := NewBuilder(opts)
 	if err := codec.ReadStore(st, read, 0, b); err != nil {
 		return nil, err
 	}
 	return b.Build()
+}
+
+// indexStamp identifies the index files of dir as they are now (device,
+// inode, size, modification and change times of db.data, db.redo and
+// db.free): a replay that adopted the index is only as valid as these.
+func indexStamp(dir string) string {
+	var sb strings.Builder
+	for _, n := range []string{"db.data", "db.redo", "db.free"} {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(dir, n), &st); err != nil {
+			sb.WriteString(n + ":-;")
+			continue
+		}
+		fmt.Fprintf(&sb, "%s:%d/%d/%d/%d.%d/%d.%d;", n, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+	}
+	return sb.String()
+}
+
+// forwardedReader reads the forwarded records of st's compaction files.
+func forwardedReader(st *codec.Store) func(int32, func(codec.Record, *codec.Command) error) error {
+	return func(file int32, fn func(codec.Record, *codec.Command) error) error {
+		fi, ok := st.File(file)
+		if !ok {
+			return fmt.Errorf("%s is not in %s", codec.DataFileName(file), st.Dir)
+		}
+		return codec.ReadForwarded(fi, fn)
+	}
 }

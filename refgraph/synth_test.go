@@ -264,14 +264,9 @@ func replayDir(t testing.TB, dir string, maxFile int64) *Graph {
 	t.Helper()
 	st, err := codec.OpenStore(dir)
 	require.NoError(t, err)
-	var idx *codec.IndexMetadata
-	if st.HasIndex {
-		idx, err = codec.ReadIndexMetadata(dir)
-		require.NoError(t, err)
-	}
-	b := NewBuilder(Options{Files: st.Files, Index: idx, MaxFileLength: maxFile})
-	require.NoError(t, codec.ReadStore(st, codec.ReadOptions{}, 0, b))
-	g, err := b.Build()
+	opts := StoreOptions(st, true, func(err error) { require.NoError(t, err) })
+	opts.MaxFileLength = maxFile
+	g, err := Load(st, opts, codec.ReadOptions{})
 	require.NoError(t, err)
 	checkInvariants(t, g)
 	return g

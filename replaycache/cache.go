@@ -127,7 +127,17 @@ type Result struct {
 func Load(st *codec.Store, ropts refgraph.Options, read codec.ReadOptions, copts Options) (*Result, error) {
 	ropts.Files = st.Files
 	l := &loader{st: st, ropts: ropts, read: read, copts: copts}
-	return l.load()
+	res, err := l.load()
+	if errors.Is(err, refgraph.ErrIndexRebuild) {
+		// the broker would discard this index and replay the whole
+		// journal: so does the analysis (and caches that)
+		why := err.Error()
+		l = &loader{st: st, ropts: refgraph.WithoutIndex(ropts), read: read, copts: copts}
+		if res, err = l.load(); res != nil && res.Graph != nil {
+			res.Graph.AddWarning(why + ": replayed as a broker rebuilding its index")
+		}
+	}
+	return res, err
 }
 
 type loader struct {
@@ -408,6 +418,9 @@ func (l *loader) use(c *cacheData) (*Result, string, error) {
 }
 
 func stateWhy(err error) string {
+	if errors.Is(err, refgraph.ErrForwardedBehind) {
+		return "an ack-compaction file whose source is gone appeared"
+	}
 	if errors.Is(err, refgraph.ErrStateMismatch) {
 		return "index positions or options changed"
 	}

@@ -269,6 +269,32 @@ func makePrefix(t *testing.T, dir string, j, cut int, kind prefixKind) func() {
 	}
 }
 
+// indexAhead reports whether the reading adopted an index that refers to
+// records it could not read.
+func indexAhead(r *Result) bool {
+	for _, w := range r.Graph.Warnings() {
+		if strings.HasPrefix(w, "index: ") {
+			return true
+		}
+	}
+	return false
+}
+
+// forwardedBehind reports whether the store in dir has an ack-compaction
+// file from file id on (removed or cut by makePrefix) whose source is gone
+// and lies before id: a replay of the prefix may have passed where its
+// acks belong.
+func forwardedBehind(t *testing.T, dir string, id int32) bool {
+	st, err := codec.OpenStore(dir)
+	require.NoError(t, err)
+	for _, h := range codec.CompactionHeads(st.Files) {
+		if _, ok := st.File(h.Source); !ok && h.File >= id && h.Source < id {
+			return true
+		}
+	}
+	return false
+}
+
 // TestTail: a store that grew since it was cached is read from where the
 // cache stopped, and the result is that of a fresh reading.
 func TestTail(t *testing.T) {
@@ -294,11 +320,25 @@ func TestTail(t *testing.T) {
 					restore := makePrefix(t, dir, c.j, c.cut, c.kind)
 					var lg logs
 					first := load(t, dir, cdir, s, &lg)
+					if !first.Saved && indexAhead(first) {
+						// the cut hid records the index (not cut) refers
+						// to: nothing is cached from such a reading
+						restore()
+						continue
+					}
 					require.True(t, first.Saved, "%s: %s", name, lg.String())
 					restore()
 
 					wantG, wantF := reference(t, dir, s)
 					second := load(t, dir, cdir, s, &lg)
+					if second.Outcome == Miss && !s.noIndex && forwardedBehind(t, dir, st.Files[c.j].ID) {
+						// the cut hid an ack-compaction file whose source is
+						// gone and whose acks belong before the cut: only a
+						// full reading applies them there
+						require.Equal(t, "an ack-compaction file whose source is gone appeared", second.Reason, name)
+						requireSame(t, second, wantG, wantF, name)
+						continue
+					}
 					require.Equal(t, Tail, second.Outcome, "%s: %s", name, second.Reason)
 					var total int64
 					for _, f := range second.Files {

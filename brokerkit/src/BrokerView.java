@@ -58,9 +58,9 @@ import org.apache.activemq.util.SubscriptionKey;
  *   destinations: what the region broker lists (advisory destinations excluded), storeDestinations: the
  *     persistence adapter's list;
  *   queues.NAME: count (destination statistics = JMX QueueSize, before any consumer), storeCount
- *     (MessageStore.getMessageCount), consumed (ids in the order one consumer receives them: prefetch 1,
- *     AUTO_ACKNOWLEDGE, receive one at a time, until nothing arrives for 1 s and the broker counts nothing
- *     left), remaining (the count after), browse (QueueBrowser order, on a second broker started on a second
+ *     (MessageStore.getMessageCount), consumed (ids in the order one consumer receives them: the default
+ *     queue prefetch 1000 (--queue-prefetch), AUTO_ACKNOWLEDGE, receive one at a time, until nothing arrives
+ *     for 300 ms and the broker counts nothing left), remaining (the count after), browse (QueueBrowser order, on a second broker started on a second
  *     copy, so browsing cannot change what the consumer sees; at most maxBrowsePageSize = 400 messages),
  *     browseDiffers;
  *   subscriptions."topic://T|cid:name": clientId, subscriptionName, selector, noLocal (as stored),
@@ -86,7 +86,7 @@ public final class BrokerView {
         int maxLen = -1;
         File log;
         boolean browse = true;
-        int queuePrefetch = 1;
+        int queuePrefetch = 1000; // ActiveMQPrefetchPolicy's default queue prefetch
         long consumeDelay = 0;
         long timeoutSec = 150;
     }

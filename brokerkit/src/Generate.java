@@ -33,8 +33,13 @@ public final class Generate {
             System.exit(rc);
             return;
         }
+        if (args.length >= 2 && args[0].equals("--reinspect")) {
+            // run Inspect again on existing fixtures, keeping their stores
+            for (int i = 1; i < args.length; i++) reinspect(new File(args[i]));
+            return;
+        }
         if (args.length < 2) {
-            System.err.println("usage: Generate OUTDIR SCENARIO...|all   (scenarios: "
+            System.err.println("usage: Generate OUTDIR SCENARIO...|all   or   Generate --reinspect FIXTURE_DIR...   (scenarios: "
                     + String.join(" ", Scenarios.ALL) + ")");
             System.exit(2);
         }
@@ -149,20 +154,12 @@ public final class Generate {
         Records.Result rec = Records.scan(store, cfg.maxLen);
         Files.write(new File(sdir, "records.json").toPath(), Records.toJson(rec).getBytes(StandardCharsets.UTF_8));
 
-        // independent pass 2: what a restarted broker reports (on a copy; Inspect modifies the store)
-        File tmp = Files.createTempDirectory("brokerkit-inspect").toFile();
-        String inspect;
-        try {
-            File copy = new File(tmp, "store");
-            copyDir(store, copy);
-            File out = new File(tmp, "inspect.json");
-            int irc = fork(new File(logs, "inspect.out"), "Inspect", copy.getPath(), out.getPath(),
-                    "--max-file-length", String.valueOf(cfg.maxLen), "--log", new File(logs, "inspect.log").getPath());
-            if (irc != 0) throw new IOException(name + ": Inspect failed (" + irc + "), see " + new File(logs, "inspect.out"));
-            inspect = new String(Files.readAllBytes(out.toPath()), StandardCharsets.UTF_8);
-        } finally {
-            Records.deleteTree(tmp);
-        }
+        // independent pass 2: what a restarted broker reports (on a copy; Inspect modifies the store), with the
+        // index as the broker left it and with the index deleted (rebuilt from the journal): the two can differ
+        String inspect = inspectCopy(name, store, cfg.maxLen, logs, "inspect", false);
+        String inspectNoIndex = inspectCopy(name, store, cfg.maxLen, logs, "inspect-noindex", true);
+
+        if (cfg.recordMessages) writeMessages(name, sdir, store, logs, cfg.maxLen);
 
         Map<String, Object> exp = new LinkedHashMap<>();
         exp.put("scenario", name);
@@ -176,6 +173,7 @@ public final class Generate {
         exp.put("recordCount", rec.records.size());
         exp.put("counts", rec.counts);
         exp.put("inspect", new Json.Raw(inspect));
+        exp.put("inspectWithoutIndex", new Json.Raw(inspectNoIndex));
         Files.write(new File(sdir, "expected.json").toPath(), Json.write(exp).getBytes(StandardCharsets.UTF_8));
 
         problems.addAll(Scenarios.check(name, run, inspect, rec));
@@ -183,6 +181,70 @@ public final class Generate {
         System.out.println(name + ": " + fs.length + " files, " + total + " bytes, " + rec.records.size()
                 + " records " + rec.counts);
         return problems;
+    }
+
+    /**
+     * Runs Inspect again on a fixture (with and without the index), keeping its store, and replaces "inspect" and
+     * "inspectWithoutIndex" in dir/expected.json: for when Inspect learns to report more, or reports differently.
+     */
+    @SuppressWarnings("unchecked")
+    static void reinspect(File dir) throws Exception {
+        File expFile = new File(dir, "expected.json");
+        Map<String, Object> exp = (Map<String, Object>) Json.parse(
+                new String(Files.readAllBytes(expFile.toPath()), StandardCharsets.UTF_8));
+        int maxLen = ((Number) exp.get("journalMaxFileLength")).intValue();
+        File logs = new File(dir, "logs");
+        logs.mkdirs();
+        File store = new File(dir, "store");
+        boolean hasIndex = new File(store, "db.data").exists();
+        String with = inspectCopy(dir.getName(), store, maxLen, logs, "inspect", false);
+        String without = hasIndex ? inspectCopy(dir.getName(), store, maxLen, logs, "inspect-noindex", true) : with;
+        exp.put("inspect", new Json.Raw(with));
+        exp.put("inspectWithoutIndex", new Json.Raw(without));
+        Files.write(expFile.toPath(), Json.write(exp).getBytes(StandardCharsets.UTF_8));
+        System.out.println(dir + ": inspect and inspectWithoutIndex written");
+    }
+
+    /** Runs Inspect on a copy of store (without its index when noIndex) and returns its report. */
+    static String inspectCopy(String name, File store, int maxLen, File logs, String tag, boolean noIndex)
+            throws IOException, InterruptedException {
+        File tmp = Files.createTempDirectory("brokerkit-inspect").toFile();
+        try {
+            File copy = new File(tmp, "store");
+            copyDir(store, copy);
+            if (noIndex) {
+                for (String f : new String[]{"db.data", "db.redo", "db.free"}) new File(copy, f).delete();
+            }
+            File out = new File(tmp, "inspect.json");
+            int irc = fork(new File(logs, tag + ".out"), "Inspect", copy.getPath(), out.getPath(),
+                    "--max-file-length", String.valueOf(maxLen), "--log", new File(logs, tag + ".log").getPath());
+            if (irc != 0) throw new IOException(name + ": Inspect failed (" + irc + "), see " + new File(logs, tag + ".out"));
+            return new String(Files.readAllBytes(out.toPath()), StandardCharsets.UTF_8);
+        } finally {
+            Records.deleteTree(tmp);
+        }
+    }
+
+    /**
+     * messages.json: what the scenario sent (logs/sent.json) and what the broker recovers from a copy of the
+     * store (Recovered), per message id.
+     */
+    static void writeMessages(String name, File sdir, File store, File logs, int maxLen) throws Exception {
+        File tmp = Files.createTempDirectory("brokerkit-recovered").toFile();
+        try {
+            File copy = new File(tmp, "store");
+            copyDir(store, copy);
+            File out = new File(tmp, "recovered.json");
+            int rc = fork(new File(logs, "recovered.out"), "Recovered", copy.getPath(), out.getPath(),
+                    "--max-file-length", String.valueOf(maxLen));
+            if (rc != 0) throw new IOException(name + ": Recovered failed (" + rc + "), see " + new File(logs, "recovered.out"));
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("sent", new Json.Raw(new String(Files.readAllBytes(new File(logs, "sent.json").toPath()), StandardCharsets.UTF_8)));
+            m.put("recovered", new Json.Raw(new String(Files.readAllBytes(out.toPath()), StandardCharsets.UTF_8)));
+            Files.write(new File(sdir, "messages.json").toPath(), Json.write(m).getBytes(StandardCharsets.UTF_8));
+        } finally {
+            Records.deleteTree(tmp);
+        }
     }
 
     static int fileOrder(String n) {

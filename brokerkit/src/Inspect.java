@@ -126,6 +126,34 @@ public final class Inspect {
         Map<String, Object> subs = new TreeMap<>();
         List<Object> prepared = new ArrayList<>();
         try {
+            // A broker recovers its prepared XA transactions first (TransactionBroker.start): the messages they
+            // acknowledge are then hidden from dispatch and from the queue's count until the outcome
+            // (KahaDBStore.trackRecoveredAcks / ackedAndPreparedMap). Do the same before reading the stores.
+            TransactionStore txs = a.createTransactionStore();
+            txs.recover(new TransactionRecoveryListener() {
+                @Override
+                public void recover(XATransactionId xid, Message[] added, MessageAck[] acks) {
+                    Map<String, Object> t = new LinkedHashMap<>();
+                    t.put("xid", xid.toString());
+                    List<String> adds = new ArrayList<>();
+                    List<String> addDests = new ArrayList<>();
+                    for (Message m : added) {
+                        adds.add(m.getMessageId().toString());
+                        addDests.add(m.getDestination() == null ? null : m.getDestination().getQualifiedName());
+                    }
+                    List<String> ackIds = new ArrayList<>();
+                    List<String> ackDests = new ArrayList<>();
+                    for (MessageAck k : acks) {
+                        ackIds.add(k.getLastMessageId() == null ? null : k.getLastMessageId().toString());
+                        ackDests.add(k.getDestination() == null ? null : k.getDestination().getQualifiedName());
+                    }
+                    t.put("adds", adds);
+                    t.put("acks", ackIds);
+                    t.put("addDestinations", addDests);
+                    t.put("ackDestinations", ackDests);
+                    prepared.add(t);
+                }
+            });
             TreeSet<String> names = new TreeSet<>();
             List<ActiveMQDestination> all = new ArrayList<>(a.getDestinations());
             for (ActiveMQDestination d : all) names.add(d.getQualifiedName());
@@ -158,31 +186,6 @@ public final class Inspect {
                     }
                 }
             }
-            TransactionStore txs = a.createTransactionStore();
-            txs.recover(new TransactionRecoveryListener() {
-                @Override
-                public void recover(XATransactionId xid, Message[] added, MessageAck[] acks) {
-                    Map<String, Object> t = new LinkedHashMap<>();
-                    t.put("xid", xid.toString());
-                    List<String> adds = new ArrayList<>();
-                    List<String> addDests = new ArrayList<>();
-                    for (Message m : added) {
-                        adds.add(m.getMessageId().toString());
-                        addDests.add(m.getDestination() == null ? null : m.getDestination().getQualifiedName());
-                    }
-                    List<String> ackIds = new ArrayList<>();
-                    List<String> ackDests = new ArrayList<>();
-                    for (MessageAck k : acks) {
-                        ackIds.add(k.getLastMessageId() == null ? null : k.getLastMessageId().toString());
-                        ackDests.add(k.getDestination() == null ? null : k.getDestination().getQualifiedName());
-                    }
-                    t.put("adds", adds);
-                    t.put("acks", ackIds);
-                    t.put("addDestinations", addDests);
-                    t.put("ackDestinations", ackDests);
-                    prepared.add(t);
-                }
-            });
         } finally {
             a.stop();
         }

@@ -36,7 +36,8 @@ import org.apache.activemq.store.kahadb.KahaDBPersistenceAdapter;
 public final class Scenarios {
     private Scenarios() {}
 
-    public static final String[] ALL = {"queues", "topics", "tx", "crash", "ackcompact", "hostile"};
+    public static final String[] ALL = {"queues", "topics", "tx", "crash", "ackcompact", "hostile", "messages",
+            "ackfwd-gone", "ackfwd-gone-tail", "ackfwd-chain"};
     public static final int HALT_EXIT_CODE = 77;
     /** Long enough that no periodic checkpoint fires during a run: all GC is explicit (adapter.checkpoint). */
     static final long NO_PERIODIC = 3_600_000L;
@@ -58,6 +59,8 @@ public final class Scenarios {
         Boolean enableAckCompaction = null;     // null = adapter default (true)
         String journalDiskSyncStrategy = null;  // null = adapter default (always)
         boolean halt = false;
+        /** Generate records every pending message as the broker reads it back (Recovered) in messages.json. */
+        boolean recordMessages = false;
 
         Map<String, Object> toMap() {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -78,6 +81,7 @@ public final class Scenarios {
     }
 
     public static Cfg cfg(String name) {
+        if (Fidelity.has(name)) return Fidelity.cfg(name);
         Cfg c = new Cfg();
         c.name = name;
         switch (name) {
@@ -148,6 +152,22 @@ public final class Scenarios {
                         + "db.redo are deleted (several 4 KiB index pages per destination would make the store "
                         + "~2.5 MB): the broker rebuilds its index from the journal. preallocationScope=none.";
                 break;
+            case "messages":
+                c.recordMessages = true;
+                c.description = "Message content. Q.MSG: every JMS message type (Text, Bytes, Map, Stream, Object of "
+                        + "kahafs.fixture.Parcel, a plain Message and a TextMessage without text), each sent once without "
+                        + "and once with compression (useCompression=true; the StreamMessage through compress()), "
+                        + "properties of every type (boolean, byte, short, int, long, float, double, NaN, -Infinity, "
+                        + "string, empty string, NUL, char, nested map and list holding byte[] and null), one text "
+                        + "message with priority 7, a 100-year time to live, correlation id, JMSType, reply-to "
+                        + "queue://Q.REPLY, group id and sequence; large bodies (5000-char text and 6000 bytes "
+                        + "uncompressed, 20000-char text and a 9000-char map string compressed). Q.REDELIVERED "
+                        + "(persistJMSRedelivered=true): 1 message delivered and not acknowledged -> "
+                        + "KAHA_UPDATE_MESSAGE_COMMAND with redeliveryCounter 1. Q.DLQSRC: 1 message rolled back by a "
+                        + "consumer with maximumRedeliveries=0 -> ActiveMQ.DLQ (originalDestination queue://Q.DLQSRC). "
+                        + "Clients over TCP. messages.json: what was sent and what the broker recovers, per message id. "
+                        + "Stopped with cleanupOnStop=false. preallocationScope=none.";
+                break;
             default:
                 throw new IllegalArgumentException("unknown scenario " + name);
         }
@@ -169,7 +189,11 @@ public final class Scenarios {
                 case "crash": crash(x); break; // does not return
                 case "ackcompact": ackcompact(x); break;
                 case "hostile": Hostile.run(x); break;
-                default: throw new IllegalArgumentException(name);
+                case "messages": Messages.run(x); break;
+                default:
+                    if (!Fidelity.has(name)) throw new IllegalArgumentException(name);
+                    Fidelity.run(x);
+                    break;
             }
             x.writeRun(true);
             return 0;
@@ -268,6 +292,24 @@ public final class Scenarios {
             stoppedCleanly = true;
         }
 
+        /**
+         * Deletes the index after the stop (db.data, db.redo: several 4 KiB pages per destination) to keep
+         * a fixture small: the store is what a broker sees after an admin deleted db.data. Inspect rebuilds
+         * the index from the journal.
+         */
+        void dropIndex() throws java.io.IOException {
+            long dropped = 0;
+            for (String fn : new String[]{"db.data", "db.redo", "db.free"}) {
+                File file = new File(store, fn);
+                if (file.exists()) {
+                    dropped += file.length();
+                    if (!file.delete()) throw new java.io.IOException("cannot delete " + file);
+                }
+            }
+            step("index dropped (db.data, db.redo: " + dropped + " bytes)");
+            notes.put("index", "db.data and db.redo deleted after the broker stopped (" + dropped + " bytes)");
+        }
+
         void gc() throws Exception {
             int before = Logs.cleanupLines().size();
             adapter.checkpoint(true);
@@ -287,7 +329,7 @@ public final class Scenarios {
             return f;
         }
 
-        private static void tune(ActiveMQConnectionFactory f) {
+        static void tune(ActiveMQConnectionFactory f) {
             f.setWatchTopicAdvisories(false);
             f.setAlwaysSyncSend(true);
             f.setSendAcksAsync(false);
@@ -808,6 +850,7 @@ public final class Scenarios {
             if (xids.contains(o)) p.add("transaction " + o + " recovered as prepared");
         }
         List<Object> deleted = (List<Object>) ins.get("deleted");
+        if (Fidelity.has(name)) p.addAll(Fidelity.check(name, rec, run, ins));
         boolean wantGarbage = name.equals("queues") || name.equals("topics") || name.equals("crash") || name.equals("ackcompact");
         if (wantGarbage && deleted.isEmpty()) p.add("expected the restarted broker to delete garbage files, it deleted none");
         String[] need;
@@ -817,6 +860,7 @@ public final class Scenarios {
             case "tx": need = new String[]{"KAHA_PREPARE_COMMAND", "KAHA_COMMIT_COMMAND", "KAHA_ROLLBACK_COMMAND"}; break;
             case "ackcompact": need = new String[]{"KAHA_REWRITTEN_DATA_FILE_COMMAND"}; break;
             case "hostile": need = new String[]{"KAHA_SUBSCRIPTION_COMMAND", "KAHA_REMOVE_MESSAGE_COMMAND", "KAHA_COMMIT_COMMAND"}; break;
+            case "messages": need = new String[]{"KAHA_UPDATE_MESSAGE_COMMAND", "KAHA_REMOVE_MESSAGE_COMMAND"}; break;
             default: need = new String[0];
         }
         for (String t : need) if (!rec.counts.containsKey(t)) p.add("no " + t + " record in the final store");

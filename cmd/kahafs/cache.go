@@ -19,11 +19,19 @@ func (c *cacheFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&c.off, "no-cache", false, "read the whole store; neither use nor write the analysis cache")
 }
 
-// options are the cache options; problems with the cache are logged on w.
+// options are the cache options; problems with the cache are reported on
+// w (cacheWarnings).
 func (c *cacheFlags) options(w io.Writer) replaycache.Options {
-	return replaycache.Options{Dir: c.dir, Disable: c.off, Logf: func(format string, args ...any) {
-		fmt.Fprintf(w, format+"\n", args...)
-	}}
+	return replaycache.Options{Dir: c.dir, Disable: c.off, Logf: cacheWarnings(w)}
+}
+
+// cacheWarnings reports a problem with the analysis cache (one that never
+// fails a command: the store is read instead) as one line on w, the same
+// from every command: "warning: cache: not saved: …".
+func cacheWarnings(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(w, "warning: "+format+"\n", args...)
+	}
 }
 
 // cacheLine says in a few words how a reading used the cache ("" when the

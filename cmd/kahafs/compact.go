@@ -14,9 +14,10 @@ import (
 type compactFlags struct {
 	dryRun        bool
 	backup        string
-	maxFileLength int
+	maxFileLength maxFileLengthFlag
 	json          bool
 	force         bool
+	noRedelivery  bool
 	cache         cacheFlags
 	profile       profileFlags
 }
@@ -39,11 +40,12 @@ holds the lock while it works so that no broker starts mid-way.
 STORE is analysed through the analysis cache, as by holders (--cache-dir,
 --no-cache); a cache is used only when every data file has exactly the
 identity it had, and the compacted journal is always verified by a full replay.`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			bar := newProgressBar(cmd.ErrOrStderr())
 			var cache *replaycache.Options
 			if !f.cache.off {
-				co := f.cache.options(cmd.ErrOrStderr())
+				co := f.cache.options(bar)
 				cache = &co
 			}
 			stopProfiles, err := f.profile.start()
@@ -51,11 +53,14 @@ identity it had, and the compacted journal is always verified by a full replay.`
 				return err
 			}
 			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
-				MaxFileLength: f.maxFileLength, Force: f.force, Cache: cache})
+				MaxFileLength: int(f.maxFileLength), Force: f.force, NoRedelivery: f.noRedelivery, Cache: cache,
+				Bytes: func(phase string, done, total int64) { bar.update(compactPhase(phase), done, total) }})
+			bar.finish()
 			stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
 			if err != nil {
 				return err
 			}
+			warnMaxFileLength(cmd.ErrOrStderr(), rep.MaxFileLength)
 			if f.json {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -65,14 +70,30 @@ identity it had, and the compacted journal is always verified by a full replay.`
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "report what would be moved; write nothing")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "report what would be moved and written, writing nothing (needs only read access)")
 	cmd.Flags().StringVar(&f.backup, "backup", "", "where to keep the original store (default STORE.backup-<time>, same file system)")
-	cmd.Flags().IntVar(&f.maxFileLength, "max-file-length", 0, "journalMaxFileLength of the broker (default 32 MiB)")
+	addMaxFileLengthFlag(cmd, &f.maxFileLength)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&f.force, "force", false, "compact a damaged store, dropping what the damage hides")
+	cmd.Flags().BoolVar(&f.noRedelivery, "no-redelivery", false, "do not carry over a broker quirk: a durable subscription whose acks were processed out of order is handed acknowledged messages again (see the report's quirks)")
 	f.cache.add(cmd)
 	f.profile.add(cmd)
 	return cmd
+}
+
+// compactPhase labels the progress bar of a compaction's phase.
+func compactPhase(phase string) string {
+	switch phase {
+	case "analyse":
+		return "reading store"
+	case "layout":
+		return "laying out"
+	case "write":
+		return "writing"
+	case "verify":
+		return "verifying"
+	}
+	return phase
 }
 
 func writeCompactReport(w io.Writer, r *compact.Report) {
@@ -85,6 +106,9 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 		fmt.Fprintf(w, "- Interrupted run: %s.\n", r.Resumed)
 	}
 	fmt.Fprintf(w, "- Journals before: %d (%s).\n", r.Before.Files, sizeText(r.Before.Bytes))
+	if m := r.MaxFileLength; m.Value > 0 {
+		fmt.Fprintf(w, "- journalMaxFileLength: %d, %s.\n", m.Value, m.Text)
+	}
 	switch a := r.Analysis; a.Cache {
 	case "hit":
 		fmt.Fprintln(w, "- Analysis: from the analysis cache (no journal bytes read).")
@@ -95,16 +119,18 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 	case "off":
 		fmt.Fprintln(w, "- Analysis: read the whole journal.")
 	}
-	after := "after"
-	if r.DryRun {
-		after = "after (estimate)"
-	}
-	fmt.Fprintf(w, "- Journals %s: %d (%s).\n", after, r.After.Files, sizeText(r.After.Bytes))
+	fmt.Fprintf(w, "- Journals after: %d (%s).\n", r.After.Files, sizeText(r.After.Bytes))
 	m := r.Moved
 	fmt.Fprintf(w, "- Subscriptions moved: %d.\n- Messages moved: %d.\n- Acks written: %d.\n", m.Subscriptions, m.Messages, m.Acks)
 	fmt.Fprintf(w, "- Prepared transactions moved: %d (%d records).\n", m.Transactions, m.TransactionRecords)
 	if m.EmptyDestinations > 0 {
 		fmt.Fprintf(w, "- Empty destinations kept: %d.\n", m.EmptyDestinations)
+	}
+	if m.Placeholders > 0 {
+		fmt.Fprintf(w, "- Placeholders written (and removed again): %d, keeping the subscriptions' counts and positions.\n", m.Placeholders)
+	}
+	for _, q := range r.Quirks {
+		fmt.Fprintf(w, "- QUIRK: %s\n", q)
 	}
 	for _, d := range r.Dropped {
 		fmt.Fprintf(w, "- DROPPED (damage): %s\n", d)

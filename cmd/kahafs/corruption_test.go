@@ -204,12 +204,25 @@ func TestCorruptionMatrix(t *testing.T) {
 			assert.Equal(t, tc.holdersExit, code, "holders: %s", stderr)
 			var doc struct {
 				Files []struct {
-					Name   string `json:"name"`
-					Pinned bool   `json:"pinned"`
+					Name    string `json:"name"`
+					Pinned  bool   `json:"pinned"`
+					Reasons []struct {
+						Kind string `json:"kind"`
+					} `json:"reasons"`
 				} `json:"files"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(out), &doc), "holders still reports")
 			assert.NotEmpty(t, doc.Files)
+			if errors.Is(tc.want, codec.ErrUnreadable) {
+				// never predicted deleted: what it holds is unknown
+				for _, f := range doc.Files {
+					if f.Name == filepath.Base(file) {
+						assert.True(t, f.Pinned, "%s could not be read", f.Name)
+						require.NotEmpty(t, f.Reasons)
+						assert.Equal(t, "unreadable", f.Reasons[0].Kind)
+					}
+				}
+			}
 			if tc.holdersExit == exitDamaged && file != "" {
 				assert.Contains(t, stderr, filepath.Base(file))
 			}

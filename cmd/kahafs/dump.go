@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"path/filepath"
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
@@ -10,9 +11,23 @@ import (
 )
 
 type dumpFlags struct {
-	file     int32
+	file     string
+	fileID   int32 // parsed from file
 	json     bool
 	noVerify bool
+}
+
+// parseDataFileArg reads a data file given by name (db-37.log, also as a
+// path into the store) or by id (37).
+func parseDataFileArg(s string) (int32, bool) {
+	if id, ok := codec.ParseDataFileName(filepath.Base(s)); ok {
+		return id, true
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return int32(n), true
 }
 
 func newDumpCmd() *cobra.Command {
@@ -22,14 +37,24 @@ func newDumpCmd() *cobra.Command {
 		Short: "Print every journal command, in journal order",
 		Long: `dump prints one line per journal command in journal (replay) order:
 location, size, type and the command's fields. With --json every line is a
-JSON object with file, offset, size, batch, type and the decoded fields,
-including a summary of the OpenWire message header.`,
-		Args: cobra.ExactArgs(1),
+JSON object with file, offset, size, batch, type and the decoded fields; a
+message's line also has a summary of its OpenWire header ("openwire") and the
+message itself: "headers" (JMS headers, times in RFC 3339), "properties"
+(typed values) and "body" (text, base64 bytes, typed map or stream, the
+class name of an object; cut at 4096 bytes, with its full size).`,
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.file != "" {
+				id, ok := parseDataFileArg(f.file)
+				if !ok {
+					return &usageError{cmd: cmd, err: fmt.Errorf("invalid argument %q for \"--file\": give a data file's name (db-37.log) or id (37)", f.file)}
+				}
+				f.fileID = id
+			}
 			return runDump(cmd, args[0], f)
 		},
 	}
-	cmd.Flags().Int32Var(&f.file, "file", 0, "only the data file with this id (db-N.log)")
+	cmd.Flags().StringVar(&f.file, "file", "", "only this data file: its name (db-N.log) or id (N)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "one JSON object per line")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
 	return cmd
@@ -41,16 +66,17 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 		return err
 	}
 	files := st.Files
-	if f.file != 0 {
-		fi, ok := st.File(f.file)
+	if f.fileID != 0 {
+		fi, ok := st.File(f.fileID)
 		if !ok {
-			return fmt.Errorf("store %s has no %s", dir, codec.DataFileName(f.file))
+			return fmt.Errorf("store %s has no %s; its data files are %s", dir, codec.DataFileName(f.fileID), fileRange(st.Files))
 		}
 		files = []codec.FileInfo{fi}
 	}
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
 	opts := codec.ReadOptions{SkipChecksums: f.noVerify}
+	jsonOpts := codec.JSONOptions{OpenWire: true, OpenWireVersion: codec.StoreOpenWireVersion(st.Dir)}
 	type part struct {
 		text []byte
 		sum  codec.FileSummary
@@ -62,7 +88,7 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 		var line []byte
 		p.sum, err = codec.ScanFile(fi, opts, func(rec codec.Record, c *codec.Command) error {
 			if f.json {
-				p.text = codec.AppendCommandJSON(p.text, rec, c, codec.JSONOptions{OpenWire: true})
+				p.text = codec.AppendCommandJSON(p.text, rec, c, jsonOpts)
 			} else {
 				line = appendCommandText(line[:0], rec, c)
 				p.text = appendSafe(p.text, line)
@@ -90,6 +116,18 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 		return errDamaged
 	}
 	return nil
+}
+
+// fileRange names a store's data files in a few words: "db-2.log … db-9.log
+// (6 files)", "db-4.log", "none".
+func fileRange(files []codec.FileInfo) string {
+	switch len(files) {
+	case 0:
+		return "none"
+	case 1:
+		return files[0].Name
+	}
+	return fmt.Sprintf("%s … %s (%d files)", files[0].Name, files[len(files)-1].Name, len(files))
 }
 
 // appendCommandText renders one command as a line of text.

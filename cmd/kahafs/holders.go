@@ -16,7 +16,7 @@ import (
 
 type holdersFlags struct {
 	json          bool
-	maxFileLength int64
+	maxFileLength maxFileLengthFlag
 	running       bool
 	noIndex       bool
 	noVerify      bool
@@ -37,11 +37,16 @@ files, the broker's write position.
 
 The prediction is the first cleanup of a broker started on the store as it is
 (index included); with --running, the next periodic cleanup of a broker that
-is running on it now. --max-file-length must match the broker's
-journalMaxFileLength when it is not the default.
+is running on it now. The prediction depends on the broker's
+journalMaxFileLength: --max-file-length gives it; without it, it is read
+off the store (exactly when the data files are preallocated, the default,
+else the least length the files allow), and the first line of the output
+says which length was used and why. A --max-file-length that the files
+contradict is warned about.
 
 With --json the output is one JSON document:
-  {"files":[{"id":7,"name":"db-7.log","pinned":true,"reasons":[{"kind":…}]}…],
+  {"maxFileLength":{"value":16384,"source":"preallocated",…},
+   "files":[{"id":7,"name":"db-7.log","pinned":true,"reasons":[{"kind":…}]}…],
    "gcCandidates":[…]}
 "pinned" is false exactly for the ids in gcCandidates.
 
@@ -49,7 +54,7 @@ The analysis is kept in a cache outside the store (--cache-dir, default
 $KAHAFS_CACHE_DIR or the user cache directory): a second run on an unchanged
 store reads no journal, one on a store that grew reads only what was
 appended. stderr says how the cache was used; --no-cache reads everything.`,
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stop, err := f.profile.start()
 			if err != nil {
@@ -60,7 +65,7 @@ appended. stderr says how the cache was used; --no-cache reads everything.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
-	cmd.Flags().Int64Var(&f.maxFileLength, "max-file-length", codec.DefaultMaxFileLength, "the broker's journalMaxFileLength")
+	addMaxFileLengthFlag(cmd, &f.maxFileLength)
 	cmd.Flags().BoolVar(&f.running, "running", false, "predict the next cleanup of a broker running on the store")
 	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data (as a broker does whose index was deleted)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
@@ -72,34 +77,40 @@ appended. stderr says how the cache was used; --no-cache reads everything.`,
 // loadGraph replays a store into a graph, with its index metadata unless
 // told not to. Index problems are reported on w: the broker then rebuilds
 // its index by replaying the whole journal, and so does the replay.
-func loadGraph(dir string, w io.Writer, f holdersFlags) (*codec.Store, *refgraph.Graph, error) {
+func loadGraph(dir string, w io.Writer, f holdersFlags) (*codec.Store, *refgraph.Graph, replaycache.MaxFileLength, error) {
 	st, err := codec.OpenStore(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, replaycache.MaxFileLength{}, err
 	}
 	opts := refgraph.StoreOptions(st, !f.noIndex, func(err error) {
 		fmt.Fprintf(w, "note: %v; a broker rebuilds such an index from the whole journal, and so does this replay\n", err)
 	})
-	opts.MaxFileLength, opts.Running = f.maxFileLength, f.running
-	res, err := replaycache.Load(st, opts, codec.ReadOptions{SkipChecksums: f.noVerify}, f.cache.options(w))
+	opts.Running = f.running
+	bar := newProgressBar(w)
+	co := f.cache.options(bar)
+	co.Progress = bar.reading
+	res, mfl, err := replaycache.LoadMaxFileLength(st, opts, int64(f.maxFileLength), codec.ReadOptions{SkipChecksums: f.noVerify}, co)
+	bar.finish()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, mfl, err
 	}
 	if line := cacheLine(res); line != "" {
 		fmt.Fprintln(w, line)
 	}
-	return st, res.Graph, nil
+	warnMaxFileLength(w, mfl)
+	return st, res.Graph, mfl, nil
 }
 
 func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
-	st, g, err := loadGraph(dir, cmd.ErrOrStderr(), f)
+	st, g, mfl, err := loadGraph(dir, cmd.ErrOrStderr(), f)
 	if err != nil {
 		return err
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if f.json {
-		err = writeHoldersJSON(out, st, g)
+		err = writeHoldersJSON(out, st, g, mfl)
 	} else {
+		fmt.Fprintln(out, maxFileLengthLine(mfl))
 		writeHoldersText(out, g)
 	}
 	if ferr := out.Flush(); err == nil {
@@ -134,15 +145,17 @@ type holdersFile struct {
 }
 
 type holdersDoc struct {
-	Store        string        `json:"store"`
-	Files        []holdersFile `json:"files"`
-	GCCandidates []int32       `json:"gcCandidates"`
-	LastUpdate   string        `json:"lastUpdate,omitempty"`
-	Warnings     []string      `json:"warnings,omitempty"`
+	Store string `json:"store"`
+	// MaxFileLength is the journalMaxFileLength the prediction assumed.
+	MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
+	Files         []holdersFile             `json:"files"`
+	GCCandidates  []int32                   `json:"gcCandidates"`
+	LastUpdate    string                    `json:"lastUpdate,omitempty"`
+	Warnings      []string                  `json:"warnings,omitempty"`
 }
 
-func holdersJSON(st *codec.Store, g *refgraph.Graph) holdersDoc {
-	doc := holdersDoc{Store: st.Dir, Files: []holdersFile{}, GCCandidates: append([]int32{}, g.GCCandidates()...),
+func holdersJSON(st *codec.Store, g *refgraph.Graph, mfl replaycache.MaxFileLength) holdersDoc {
+	doc := holdersDoc{Store: st.Dir, MaxFileLength: mfl, Files: []holdersFile{}, GCCandidates: append([]int32{}, g.GCCandidates()...),
 		Warnings: g.Warnings()}
 	if s := g.Summary(); s.HasCleanupLastUpdate {
 		doc.LastUpdate = s.CleanupLastUpdate.String()
@@ -158,10 +171,10 @@ func holdersJSON(st *codec.Store, g *refgraph.Graph) holdersDoc {
 	return doc
 }
 
-func writeHoldersJSON(w io.Writer, st *codec.Store, g *refgraph.Graph) error {
+func writeHoldersJSON(w io.Writer, st *codec.Store, g *refgraph.Graph, mfl replaycache.MaxFileLength) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(holdersJSON(st, g))
+	return enc.Encode(holdersJSON(st, g, mfl))
 }
 
 // writeHoldersText prints one line per data file.

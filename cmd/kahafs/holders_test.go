@@ -78,7 +78,9 @@ func TestHoldersText(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	st, err := codec.OpenStore(fx.StoreDir)
 	require.NoError(t, err)
-	require.Len(t, lines, len(st.Files), "one line per data file")
+	require.Len(t, lines, 1+len(st.Files), "the length used, then one line per data file")
+	assert.Equal(t, "journalMaxFileLength 16384: given (--max-file-length)", lines[0])
+	lines = lines[1:]
 	deleted := map[string]bool{}
 	for _, id := range fx.Expected.Inspect.Deleted {
 		deleted[codec.DataFileName(id)] = true

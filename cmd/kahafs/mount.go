@@ -12,17 +12,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/fsnode"
 	"github.com/kahafs/kahafs/replaycache"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 type mountFlags struct {
 	allowOther    bool
-	maxFileLength int64
+	maxFileLength maxFileLengthFlag
 	running       bool
 	noIndex       bool
 	refresh       time.Duration
@@ -63,7 +61,7 @@ With --rw a file "control" appears at the root: writing "compact" (or
 compact; the broker must be stopped); reading it shows the progress and the
 last result. After a compaction the tree shows the new store. Everything
 else stays read-only.`,
-		Args: cobra.ExactArgs(2),
+		Args: withUsage(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMount(cmd, args[0], args[1], f)
 		},
@@ -71,7 +69,7 @@ else stays read-only.`,
 	cmd.Flags().BoolVar(&f.allowOther, "allow-other", false, "let other users see the mount (FUSE allow_other)")
 	cmd.Flags().DurationVar(&f.refresh, "refresh", 0, "re-read the store this often when its data files changed (0: only on SIGHUP)")
 	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
-	cmd.Flags().Int64Var(&f.maxFileLength, "max-file-length", codec.DefaultMaxFileLength, "the broker's journalMaxFileLength (as for holders)")
+	addMaxFileLengthFlag(cmd, &f.maxFileLength)
 	cmd.Flags().BoolVar(&f.running, "running", false, "pinned/free: the next cleanup of a broker running on the store (as for holders)")
 	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data, as a broker whose index was deleted (as for holders)")
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
@@ -85,7 +83,9 @@ else stays read-only.`,
 
 func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error {
 	stderr := cmd.ErrOrStderr()
-	logger := log.New(stderr, "kahafs: ", log.LstdFlags)
+	// Lines said while the bar is drawn go through it (it steps aside).
+	bar := newProgressBar(stderr)
+	logger := log.New(bar, "kahafs: ", log.LstdFlags)
 	// Fail before reading a large store when the mount cannot work.
 	if err := fsnode.CheckFUSE(); err != nil {
 		return err
@@ -104,20 +104,19 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	}
 	defer stopProfiles(logger)
 
-	bar := newProgressBar(stderr)
 	start := time.Now()
 	var fsys *fsnode.FS
 	fsys, err = fsnode.Open(store, fsnode.Options{
 		AllowOther:    f.allowOther,
 		SkipChecksums: f.noVerify,
-		MaxFileLength: f.maxFileLength,
+		MaxFileLength: int64(f.maxFileLength),
 		Running:       f.running,
 		NoIndex:       f.noIndex,
 		Logger:        logger,
-		Progress:      bar.update,
+		Progress:      bar.reading,
 		Debug:         f.debug,
-		Control:       mountController(store, f, logger),
-		Cache:         mountCache(f, logger),
+		Control:       mountController(store, f, stderr),
+		Cache:         mountCache(f, bar),
 		KernelCache:   f.kernelCache,
 	})
 	bar.finish()
@@ -128,8 +127,10 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 		return err
 	}
 	s := fsys.Snapshot()
-	fmt.Fprintf(stderr, "ready: %s mounted at %s (%d data files, %d commands, read in %s%s)\n",
-		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond), cacheNote(s))
+	warnMaxFileLength(stderr, s.MaxFileLength())
+	fmt.Fprintf(stderr, "ready: %s mounted at %s (%d data files, %d commands, read in %s%s); to unmount: Ctrl-C, kill %d or fusermount3 -u %s\n",
+		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond), cacheNote(s),
+		os.Getpid(), fsys.Mountpoint())
 
 	gone := make(chan struct{})
 	go func() {
@@ -145,6 +146,7 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	refresh := func(force bool) {
 		took := time.Now()
 		changed, err := fsys.Refresh(force)
+		bar.finish()
 		switch {
 		case err != nil:
 			logger.Printf("refresh failed, still showing snapshot %d: %v", fsys.Snapshot().Gen, err)
@@ -202,72 +204,14 @@ func lazyUnmount(mnt string) error {
 	return nil
 }
 
-// progressBar draws reading progress on a terminal; on anything else it
-// draws nothing.
-type progressBar struct {
-	w     io.Writer
-	tty   bool
-	last  time.Time
-	drawn bool
-}
-
-func newProgressBar(w io.Writer) *progressBar {
-	p := &progressBar{w: w}
-	if f, ok := w.(*os.File); ok {
-		if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
-			p.tty = true
-		}
-	}
-	return p
-}
-
-func (p *progressBar) update(done, total int64) {
-	if !p.tty || total <= 0 {
-		return
-	}
-	now := time.Now()
-	if done < total && now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = now
-	const width = 30
-	n := int(done * width / total)
-	bar := make([]byte, width)
-	for i := range bar {
-		bar[i] = ' '
-		if i < n {
-			bar[i] = '#'
-		}
-	}
-	fmt.Fprintf(p.w, "\rreading store [%s] %3d%% %s / %s", bar, done*100/total, progressSize(done), progressSize(total))
-	p.drawn = true
-}
-
-func (p *progressBar) finish() {
-	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-}
-
-func progressSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// mountCache is the analysis cache of the mount (nil with --no-cache).
-func mountCache(f mountFlags, logger *log.Logger) *replaycache.Options {
+// mountCache is the analysis cache of the mount (nil with --no-cache); its
+// problems are reported on w as every command reports them.
+func mountCache(f mountFlags, w io.Writer) *replaycache.Options {
 	if f.cache.off {
 		return nil
 	}
-	return &replaycache.Options{Dir: f.cache.dir, Logf: logger.Printf}
+	o := f.cache.options(w)
+	return &o
 }
 
 // cacheNote tells in the ready and refreshed lines how the snapshot used
@@ -281,14 +225,14 @@ func cacheNote(s *fsnode.Snapshot) string {
 }
 
 // mountController wires the control file of a --rw mount to compaction.
-func mountController(store string, f mountFlags, logger *log.Logger) fsnode.Controller {
+func mountController(store string, f mountFlags, stderr io.Writer) fsnode.Controller {
 	if !f.rw {
 		return nil
 	}
 	return func(args []string, progress func(string)) (string, bool, error) {
 		dry := len(args) > 1 && args[1] == "--dry-run"
 		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: int(f.maxFileLength), Progress: progress,
-			Cache: mountCache(f, logger)})
+			Cache: mountCache(f, stderr)})
 		if err != nil {
 			return "", false, err
 		}

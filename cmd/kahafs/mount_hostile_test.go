@@ -182,7 +182,6 @@ func TestMountHostileNames(t *testing.T) {
 				Name        string `json:"name"`
 				Escaped     string `json:"escapedName"`
 				Key         string `json:"key"`
-				Pending     int    `json:"pending"`
 			}
 			readJSONFile(t, filepath.Join(tdir, e.Name(), "stats.json"), &st)
 			raw := rawName(t, e.Name(), func() string { return st.Name })
@@ -245,8 +244,8 @@ func TestMountHostileNames(t *testing.T) {
 				Key         string `json:"key"`
 				ClientID    string `json:"clientId"`
 				Name        string `json:"subscriptionName"`
-				Count       int    `json:"count"`
-				Pending     int    `json:"pending"`
+				Count       int    `json:"brokerCount"`
+				Pending     int    `json:"deliverable"`
 			}
 			readJSONFile(t, filepath.Join(sdir, e.Name(), "info.json"), &info)
 			key := rawName(t, e.Name(), func() string { return info.Key })
@@ -362,10 +361,15 @@ func pendingList(t *testing.T, dir string) []string {
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	ids := []string{}
+	require.Zero(t, len(ents)%2, "a .json and a .body per message")
 	for i, e := range ents {
 		pos, rest, ok := strings.Cut(e.Name(), "-")
 		require.True(t, ok, e.Name())
-		assert.Equal(t, fmt.Sprintf("%010d", i+1), pos)
+		assert.Equal(t, fmt.Sprintf("%010d", i/2+1), pos)
+		if i%2 == 0 { // sorted: N-ID.body, then N-ID.json
+			require.Equal(t, strings.TrimSuffix(e.Name(), ".body"), strings.TrimSuffix(ents[i+1].Name(), ".json"), "the body of %s", ents[i+1].Name())
+			continue
+		}
 		var m struct {
 			ID string `json:"messageId"`
 		}

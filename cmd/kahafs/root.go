@@ -18,8 +18,12 @@ and tells what is in its journal and why its data files are kept.
 Exit status: 0 clean, 1 error, 2 the store has damage (reported on stderr).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion(),
 	}
+	root.SetVersionTemplate("{{.Version}}")
+	root.SetFlagErrorFunc(flagUsageError)
 	root.AddCommand(newDumpCmd(), newStatsCmd(), newCompactCmd(), newMountCmd(), newHoldersCmd())
+	root.AddCommand(newGenManCmd(root))
 	return root
 }
 

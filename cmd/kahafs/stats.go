@@ -20,7 +20,7 @@ func newStatsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats STORE",
 		Short: "Count and size the journal's commands per file, destination and type",
-		Args:  cobra.ExactArgs(1),
+		Args:  withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStats(cmd, args[0], f)
 		},

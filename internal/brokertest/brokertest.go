@@ -72,13 +72,16 @@ type Fixture struct {
 
 // Expected is testdata/stores/NAME/expected.json.
 type Expected struct {
-	Scenario      string          `json:"scenario"`
-	Description   string          `json:"description"`
-	MaxFileLength int             `json:"journalMaxFileLength"`
-	Counts        map[string]int  `json:"counts"`
-	Inspect       *Inspection     `json:"inspect"`
-	Raw           json.RawMessage `json:"-"`
-	Extra         map[string]any  `json:"-"`
+	Scenario      string         `json:"scenario"`
+	Description   string         `json:"description"`
+	MaxFileLength int            `json:"journalMaxFileLength"`
+	Counts        map[string]int `json:"counts"`
+	Inspect       *Inspection    `json:"inspect"`
+	// InspectWithoutIndex is Inspect on a copy without db.data and
+	// db.redo: a broker that rebuilds its index from the journal.
+	InspectWithoutIndex *Inspection     `json:"inspectWithoutIndex"`
+	Raw                 json.RawMessage `json:"-"`
+	Extra               map[string]any  `json:"-"`
 }
 
 // Fixtures lists the committed fixtures (or those under $KAHAFS_FIXTURES);
@@ -354,3 +357,15 @@ func ListedName(journal string) string {
 
 // javaTrimmed reports the runes Java's String.trim removes.
 func javaTrimmed(r rune) bool { return r <= ' ' }
+
+// indexOnlyOrder lists queues (fixture|queue) whose delivery order a broker
+// restarted with its index takes from db.data and that the journal alone
+// cannot tell: in ackfwd-chain, a local transaction's commit was forwarded
+// twice (into an ack-compaction file, that file's acks into another) and
+// both sources are gone, so where the commit was is lost.
+// TODO: empty once the replay reads db.data.
+var indexOnlyOrder = map[string]bool{}
+
+// IndexOnlyOrder reports whether the delivery order of queue in fixture
+// comes from db.data alone (see indexOnlyOrder): tests compare the set.
+func IndexOnlyOrder(fixture, queue string) bool { return indexOnlyOrder[fixture+"|"+queue] }

@@ -431,7 +431,8 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 		add(f)
 	}
 
-	// queues
+	// queues: what the tree shows (Destination.Pending in delivery order,
+	// Stats.Count) against what the broker counts and delivers
 	kq := map[string]*refgraph.Destination{}
 	for _, d := range g.Destinations() {
 		if d.Type == codec.Queue && brokertest.ListedName(d.Name) == d.Name {
@@ -455,47 +456,29 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 			continue // the destinations finding names it
 		}
 		byID := map[string]*refgraph.Message{}
-		var hidden []string
-		hiddenTx := map[string]bool{}
 		for i := range d.Messages {
-			m := &d.Messages[i]
-			byID[m.ID] = m
-			if m.AckedInPreparedTx != "" {
-				hidden = append(hidden, m.ID)
-				hiddenTx[m.AckedInPreparedTx] = true
-			}
-		}
-		hiddenNote := func() string {
-			var xs []string
-			for x := range hiddenTx {
-				xs = append(xs, x)
-			}
-			sort.Strings(xs)
-			return fmt.Sprintf("the broker hides the %d message(s) acked inside prepared XA transaction(s) %s from dispatch and from its count "+
-				"(KahaDBStore.KahaDBMessageStore: ackedAndPreparedMap, filled by KahaDBTransactionStore.recover -> trackRecoveredAcks; "+
-				"skipped in recoverNextMessages, subtracted from the recovered count); kahafs lists them as pending (AckedInPreparedTx)",
-				len(hidden), strings.Join(xs, ", "))
+			byID[d.Messages[i].ID] = &d.Messages[i]
 		}
 
 		// count
-		if d.Stats.Messages != vq.Count {
-			f := Finding{Kind: KindQueueCount, Where: where, Kahafs: fmt.Sprintf("%d messages (Stats.Messages)", d.Stats.Messages),
+		if d.Stats.Count != vq.Count {
+			f := Finding{Kind: KindQueueCount, Where: where, Kahafs: fmt.Sprintf("%d messages (Stats.Count; the index holds %d, %d in doubt)", d.Stats.Count, d.Stats.Messages, d.Stats.InDoubt),
 				Broker: fmt.Sprintf("%d messages (destination statistics / JMX QueueSize)", vq.Count)}
 			if vq.StoreCount != nil && *vq.StoreCount != vq.Count {
 				f.Detail = append(f.Detail, fmt.Sprintf("the broker's MessageStore.getMessageCount says %d", *vq.StoreCount))
 			}
-			if len(hidden) > 0 && d.Stats.Messages-int64(len(hidden)) == vq.Count {
-				f.Explained = hiddenNote()
-			} else if other != nil && other.Queues[name] != nil {
-				agrees(&f, "counts", other.Queues[name].Count == d.Stats.Messages)
+			if other != nil && other.Queues[name] != nil {
+				agrees(&f, "counts", other.Queues[name].Count == d.Stats.Count)
 			}
 			add(f)
 		}
 
 		// delivery order
 		var kids []string
+		deliverable := map[string]bool{}
 		var expired int
-		for _, m := range d.Messages {
+		for _, m := range d.Pending() {
+			deliverable[m.ID] = true
 			if in.expired(where, m.ID, v.StartedAt) {
 				expired++
 				continue
@@ -506,56 +489,46 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 			continue
 		}
 		f := Finding{Kind: KindQueueOrder, Where: where,
-			Kahafs: fmt.Sprintf("%d pending messages in delivery order (Destination.Messages)", len(kids)),
-			Broker: fmt.Sprintf("%d messages delivered to one consumer (prefetch 1)", len(vq.Consumed))}
+			Kahafs: fmt.Sprintf("%d pending messages in delivery order (Destination.Pending)", len(kids)),
+			Broker: fmt.Sprintf("%d messages delivered to one consumer (default prefetch)", len(vq.Consumed))}
 		if expired > 0 {
 			f.Kahafs += fmt.Sprintf(", %d expired ones left out", expired)
 		}
-		cand := setDiff(kids, hidden)
-		var why []string
-		if len(cand) != len(kids) {
-			why = append(why, hiddenNote())
-		}
+		explained := false
 		if in.prio[name] {
-			// the store cursor sees every message but those acked in a
-			// prepared transaction; expired ones are dropped at page-in
-			hiddenSet := map[string]bool{}
-			for _, id := range hidden {
-				hiddenSet[id] = true
-			}
+			// the broker's rule on the store order of the same messages,
+			// with the expired ones taking their places in the cursor's
+			// batch (the tree orders them as if none had expired)
 			var ps []Paged
 			var pids []string
 			for _, m := range d.Messages {
-				if hiddenSet[m.ID] {
+				if !deliverable[m.ID] {
 					continue
 				}
 				ps = append(ps, Paged{Priority: int(m.Priority), Expired: in.expired(where, m.ID, v.StartedAt)})
 				pids = append(pids, m.ID)
 			}
 			var sim []string
-			for _, p := range DispatchOrder(ps, MaxPageSize, 1) {
+			for _, p := range DispatchOrder(ps, MaxPageSize, DefaultQueuePrefetch) {
 				sim = append(sim, pids[p])
 			}
-			if !equalStrings(sim, cand) {
-				if equalStrings(sim, vq.Consumed) {
-					f.Kind = KindQueuePriority
-					why = append(why, "the queue is prioritized: the broker pages its messages in store order, 200 at a time, into a list ordered by JMS priority and dispatches from its head (Queue.doPageInForDispatch, PrioritizedPendingList); kahafs lists the store order (class HI, DEF, LO by sequence), DispatchOrder reproduces the broker's")
-					cand = sim
-				} else {
-					f.Detail = append(f.Detail, "the priority dispatch rule (DispatchOrder) does not give the broker's order either:")
-					f.Detail = append(f.Detail, in.listDiff(where, sim, vq.Consumed, byID)...)
+			if equalStrings(sim, vq.Consumed) {
+				f.Kind = KindQueuePriority
+				why := "the queue is prioritized: the broker pages its messages in store order, 200 at a time, into a list ordered by JMS priority and dispatches from its head (Queue.doPageInForDispatch, PrioritizedPendingList); DispatchOrder on the store order reproduces the broker's"
+				if expired > 0 {
+					why += fmt.Sprintf("; the %d expired messages took places in the store cursor's batches (AbstractStoreCursor.fillBatch) before the queue dropped them, which the tree's order does not know", expired)
 				}
+				f.Explained = why
+				explained = true
+			} else {
+				f.Detail = append(f.Detail, "the priority dispatch rule (DispatchOrder) does not give the broker's order either:")
+				f.Detail = append(f.Detail, in.listDiff(where, sim, vq.Consumed, byID)...)
 			}
 		}
-		if equalStrings(cand, vq.Consumed) {
-			f.Explained = strings.Join(why, "; ")
-		} else {
+		if !explained {
 			f.Detail = append(in.listDiff(where, kids, vq.Consumed, byID), f.Detail...)
-			if len(why) > 0 {
-				f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
-			}
 			if other != nil && other.Queues[name] != nil {
-				agrees(&f, "delivers (explanations applied)", equalStrings(cand, other.Queues[name].Consumed))
+				agrees(&f, "delivers", equalStrings(kids, other.Queues[name].Consumed))
 			}
 		}
 		add(f)
@@ -579,22 +552,6 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 	}
 	if x := setDiff(sortedKeys(v.Subscriptions), snames); len(x) > 0 {
 		add(Finding{Kind: KindSubListed, Kahafs: "does not list " + strings.Join(x, ", "), Broker: "has them"})
-	}
-	preparedAcks := map[string]map[string]string{} // sub key -> message id -> xid
-	for _, t := range g.PreparedTransactions() {
-		for _, op := range t.Ops {
-			if op.Add || op.Subscription == "" {
-				continue
-			}
-			k := "topic://" + op.Destination + "|" + op.Subscription
-			if strings.Contains(op.Destination, "://") {
-				k = op.Destination + "|" + op.Subscription
-			}
-			if preparedAcks[k] == nil {
-				preparedAcks[k] = map[string]string{}
-			}
-			preparedAcks[k][op.MessageID] = t.ID
-		}
 	}
 	for _, key := range snames {
 		s, vs := ks[key], v.Subscriptions[key]
@@ -643,18 +600,6 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 		}
 		var why []string
 		cand := kids
-		if pa := preparedAcks[key]; len(pa) > 0 {
-			var keep []string
-			for _, id := range cand {
-				if _, ok := pa[id]; !ok {
-					keep = append(keep, id)
-				}
-			}
-			if len(keep) != len(cand) {
-				why = append(why, fmt.Sprintf("the broker hides the %d message(s) this subscription acked inside prepared XA transactions (ackedAndPreparedMap by subscription key, KahaDBStore recoverSubscription/recoverNextMessages)", len(cand)-len(keep)))
-				cand = keep
-			}
-		}
 		if vs.Selector != nil {
 			var keep []string
 			unknown := false

@@ -8,6 +8,10 @@ const MaxPageSize = 200
 // QueueBrowser sees at most this many messages.
 const MaxBrowsePageSize = 400
 
+// DefaultQueuePrefetch is ActiveMQPrefetchPolicy's default queue prefetch,
+// the one BrokerView's consumer uses.
+const DefaultQueuePrefetch = 1000
+
 // Paged is a message of a prioritized queue as the dispatch rule needs it:
 // its JMS priority and whether it had expired when the broker paged it in.
 type Paged struct {

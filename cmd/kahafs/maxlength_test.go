@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/replaycache"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHoldersMaxFileLength: without --max-file-length the length is read
+// off the store and the output's first line says which and why; a flag
+// the store contradicts is warned about.
+func TestHoldersMaxFileLength(t *testing.T) {
+	var all strings.Builder
+	for _, c := range []struct {
+		fixture string
+		args    []string
+	}{
+		{"queues", nil}, // preallocated: exact
+		{"tx", nil},     // grown: a lower bound
+		{"queues", []string{"--max-file-length", "32mb"}},  // contradicted
+		{"tx", []string{"--max-file-length", "8k"}},        // contradicted
+		{"tx", []string{"--max-file-length", "16384"}},     // agrees
+		{"topics", []string{"--max-file-length", "16KiB"}}, // agrees
+	} {
+		fx := fixture(t, c.fixture)
+		args := append(append([]string{"holders", "--no-cache"}, c.args...), fx.StoreDir)
+		out, stderr, code := runCLI(t, args...)
+		require.Equal(t, exitOK, code, stderr)
+		all.WriteString("$ kahafs " + strings.Join(args, " ") + "\n" + stderr + out)
+	}
+	golden(t, "holders-max-file-length", all.String(), filepath.Dir(fixture(t, "tx").Dir), "FIXTURES")
+
+	out, stderr, code := runCLI(t, "holders", "--json", "--max-file-length", "32mb", fixture(t, "queues").StoreDir)
+	require.Equal(t, exitOK, code, stderr)
+	var doc struct {
+		MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	assert.Equal(t, int64(32<<20), doc.MaxFileLength.Value)
+	assert.Equal(t, "flag", doc.MaxFileLength.Source)
+	assert.False(t, doc.MaxFileLength.Exact)
+	assert.Contains(t, doc.MaxFileLength.Warning, "preallocated to 16384 bytes")
+	assert.Contains(t, stderr, "warning: journalMaxFileLength: --max-file-length 33554432 disagrees with the store")
+}
+
+// TestHoldersInferredMatchesBroker: on every real-broker fixture, the
+// length read off the store predicts the cleanup the broker made.
+func TestHoldersInferredMatchesBroker(t *testing.T) {
+	for _, fx := range brokertest.Fixtures(t) {
+		t.Run(fx.Name, func(t *testing.T) {
+			out, stderr, code := runCLI(t, "holders", "--json", fx.StoreDir)
+			require.Equal(t, exitOK, code, stderr)
+			var doc holdersOut
+			require.NoError(t, json.Unmarshal([]byte(out), &doc))
+			want := fx.Expected.Inspect.Deleted
+			if want == nil {
+				want = []int32{}
+			}
+			assert.Equal(t, want, doc.GCCandidates)
+		})
+	}
+}
+
+// TestCompactMaxFileLength: compact reads the length off the store the
+// same way and says so; its new files are no longer than that.
+func TestCompactMaxFileLength(t *testing.T) {
+	dir := brokertest.CopyStore(t, fixture(t, "queues").StoreDir)
+	out, stderr, code := runCLI(t, "compact", "--no-cache", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "- journalMaxFileLength: 16384, read off the store: db-2.log … db-10.log (9 files) are preallocated to 16384 bytes.\n")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "db-") && strings.HasSuffix(e.Name(), ".log") {
+			info, err := e.Info()
+			require.NoError(t, err)
+			assert.LessOrEqual(t, info.Size(), int64(16384+27+5), e.Name())
+			n++
+		}
+	}
+	assert.Greater(t, n, 1, "the live data takes more than one 16 KiB file")
+
+	dir = brokertest.CopyStore(t, fixture(t, "queues").StoreDir)
+	_, stderr, code = runCLI(t, "compact", "--dry-run", "--no-cache", "--max-file-length", "1m", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "warning: journalMaxFileLength: --max-file-length 1048576 disagrees with the store")
+}
+
+// TestMountMaxFileLength: the mount reads the length off the store the
+// same way: summary.json says which, and a contradicted flag is warned
+// about before the ready line.
+func TestMountMaxFileLength(t *testing.T) {
+	requireFUSE(t)
+	bin := buildKahafs(t)
+	fx := fixture(t, "queues")
+	p := startMountProc(t, bin, fx.StoreDir, "--no-cache")
+	var sum struct {
+		MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
+	}
+	b, err := os.ReadFile(filepath.Join(p.mnt, "summary.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sum))
+	assert.Equal(t, replaycache.MaxFileLength{Value: 16384, Source: "preallocated", Exact: true,
+		Text: "read off the store: db-2.log … db-10.log (9 files) are preallocated to 16384 bytes"}, sum.MaxFileLength)
+	assert.NotContains(t, p.output(), "warning")
+
+	p = startMountProc(t, bin, fx.StoreDir, "--no-cache", "--max-file-length", "32mb")
+	assert.Contains(t, p.output(), "warning: journalMaxFileLength: --max-file-length 33554432 disagrees with the store")
+	b, err = os.ReadFile(filepath.Join(p.mnt, "summary.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sum))
+	assert.Equal(t, int64(33554432), sum.MaxFileLength.Value)
+	assert.Equal(t, "flag", sum.MaxFileLength.Source)
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestVersionText: --version names the module version, the revision (and
+// uncommitted changes), the commit time and the Go release; a binary
+// built without version control information says so.
+func TestVersionText(t *testing.T) {
+	settings := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	var all strings.Builder
+	for _, info := range []*debug.BuildInfo{
+		{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/kahafs/kahafs", Version: "v1.2.0"},
+			Settings: settings("GOOS", "linux", "GOARCH", "amd64", "vcs", "git", "vcs.revision", "0123456789abcdef0123456789abcdef01234567",
+				"vcs.time", "2026-11-29T22:30:12Z", "vcs.modified", "false")},
+		{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/kahafs/kahafs", Version: "v0.0.0-20261129223012-0123456789ab+dirty"},
+			Settings: settings("GOOS", "linux", "GOARCH", "arm64", "vcs.revision", "0123456789abcdef0123456789abcdef01234567",
+				"vcs.time", "2026-11-29T22:30:12Z", "vcs.modified", "true")},
+		{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/kahafs/kahafs", Version: "(devel)"},
+			Settings: settings("GOOS", "linux", "GOARCH", "amd64")},
+	} {
+		all.WriteString(versionText(info, true) + "--\n")
+	}
+	all.WriteString(versionText(nil, false))
+	golden(t, "version", all.String())
+
+	out, _, code := runCLI(t, "--version")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, buildVersion(), out)
+	assert.True(t, strings.HasPrefix(out, "kahafs "), out)
+}
+
+// TestVersionBinary: a binary built from a git checkout names the commit
+// it was built from.
+func TestVersionBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "kahafs")
+	// The default (auto) stamps the revision; GOFLAGS may say otherwise.
+	out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	v, err := exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	first, _, _ := strings.Cut(string(v), "\n")
+	assert.True(t, strings.HasPrefix(first, "kahafs "), first)
+	assert.Contains(t, string(v), "\ngo: go1.")
+
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): no revision to compare", err)
+	}
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	require.NoError(t, err)
+	if st, err := os.Stat(filepath.Join(strings.TrimSpace(string(top)), ".git")); err != nil || !st.IsDir() {
+		// The go command stamps only where .git is a directory, not in a
+		// linked work tree (git worktree) or a submodule.
+		t.Skip(".git is not a directory (git worktree): go build stamps no revision here")
+	}
+	assert.Contains(t, string(v), "\nrevision: "+strings.TrimSpace(string(head)))
+}
+
+// TestGenMan: the hidden gen-man command writes a manual page for kahafs
+// and for each command, with the flags.
+func TestGenMan(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man1")
+	out, stderr, code := runCLI(t, "gen-man", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "manual pages written to "+dir)
+	for _, name := range []string{"kahafs", "kahafs-holders", "kahafs-mount", "kahafs-compact", "kahafs-dump", "kahafs-stats"} {
+		b, err := os.ReadFile(filepath.Join(dir, name+".1"))
+		require.NoError(t, err, name)
+		assert.Contains(t, string(b), `.TH "KAHAFS" "1"`, name)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "kahafs-holders.1"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `\fB--max-file-length\fP`)
+	assert.Contains(t, string(b), "holders replays the journal")
+	_, err = os.Stat(filepath.Join(dir, "kahafs-gen-man.1"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "gen-man itself is hidden")
+
+	top, _, _ := runCLI(t, "--help")
+	assert.NotContains(t, top, "gen-man")
+}

@@ -1,0 +1,281 @@
+package kahaindex
+
+import (
+	"fmt"
+)
+
+// btree reads a BTreeIndex (disk/index/BTreeIndex, BTreeNode). Each node is
+// one page stream:
+//
+//	int16 count (signed; negative: the broker's NegativeArraySizeException)
+//	count keys                                 (key marshaller)
+//	bool  branch
+//	branch: count+1 int64 child page ids
+//	leaf:   count values (value marshaller), int64 next leaf page (-1: last)
+//
+// Reads follow the broker's access paths, not a tree walk: iteration goes
+// down the first children to the leftmost leaf and then along the leaf
+// "next" links; a lookup goes down by Java's Arrays.binarySearch; the last
+// entry is found down the last children. A B-tree whose root page is free
+// is an empty leaf (BTreeIndex.load initialises it).
+type btree[K, V any] struct {
+	pf    *pageFile
+	root  int64
+	what  string
+	key   func(dataInput) (K, error)
+	value func(dataInput) (V, error)
+	cmp   func(a, b K) int // Java compareTo of the key type
+	kind  objectKind
+}
+
+type node[K, V any] struct {
+	page     int64
+	keys     []K
+	values   []V
+	children []int64 // nil for a leaf
+	next     int64
+}
+
+func (n *node[K, V]) branch() bool { return n.children != nil }
+
+// load is BTreeIndex.load: the root page must exist; a free root makes an
+// empty tree.
+func (t *btree[K, V]) load() error {
+	typ, err := t.pf.pageType(t.root, t.what)
+	if err != nil {
+		return err
+	}
+	if typ == pageFree {
+		t.pf.cacheAs(t.root, t.kind, true, true)
+	}
+	return nil
+}
+
+// loadNode reads the node in page id (BTreeIndex.loadNode).
+func (t *btree[K, V]) loadNode(id int64) (*node[K, V], error) {
+	if err := t.pf.claim(id, t.kind, t.what); err != nil {
+		return nil, err
+	}
+	if e, ok := t.pf.cache[id]; ok && e.initialized {
+		return &node[K, V]{page: id, next: -1}, nil
+	}
+	n, err := t.decodeNode(id)
+	if err != nil {
+		return nil, err
+	}
+	t.pf.cacheAs(id, t.kind, len(n.keys) == 0, false)
+	return n, nil
+}
+
+func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
+	s, err := t.pf.openStream(id, t.what)
+	if err != nil {
+		return nil, err
+	}
+	n := &node[K, V]{page: id, next: -1}
+	count, err := readI16(s)
+	if err != nil {
+		return nil, err
+	}
+	if count < 0 {
+		return nil, s.fail(ErrNegative, fmt.Sprintf("B-tree node key count %d", count), false)
+	}
+	for i := 0; i < int(count); i++ {
+		k, err := t.key(s)
+		if err != nil {
+			return nil, err
+		}
+		n.keys = append(n.keys, k)
+	}
+	isBranch, err := readBool(s)
+	if err != nil {
+		return nil, err
+	}
+	if isBranch {
+		t.pf.shape.add(&t.pf.shape.branches, t.what)
+		n.children = make([]int64, 0, 1)
+		for i := 0; i <= int(count); i++ {
+			c, err := readI64(s)
+			if err != nil {
+				return nil, err
+			}
+			n.children = append(n.children, c)
+		}
+		return n, nil
+	}
+	for i := 0; i < int(count); i++ {
+		v, err := t.value(s)
+		if err != nil {
+			return nil, err
+		}
+		n.values = append(n.values, v)
+	}
+	if n.next, err = readI64(s); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// descent guards a walk down the tree against cycles.
+type descent map[int64]struct{}
+
+func (d descent) visit(t interface{ cycleErr(int64) error }, id int64) error {
+	if _, ok := d[id]; ok {
+		return t.cycleErr(id)
+	}
+	d[id] = struct{}{}
+	return nil
+}
+
+func (t *btree[K, V]) cycleErr(id int64) error {
+	return t.pf.pageErr(id, t.pf.toOffset(id), t.what, ErrCycle, fmt.Sprintf("page %d is reached twice", id), false)
+}
+
+// root loads the root node.
+func (t *btree[K, V]) rootNode() (*node[K, V], error) { return t.loadNode(t.root) }
+
+// isEmpty is BTreeIndex.isEmpty: the root node has no keys.
+func (t *btree[K, V]) isEmpty() (bool, error) {
+	n, err := t.rootNode()
+	if err != nil {
+		return false, err
+	}
+	return len(n.keys) == 0, nil
+}
+
+// last is BTreeIndex.getLast: down the last children; the last key of
+// that leaf, if it has any.
+func (t *btree[K, V]) last() (k K, ok bool, err error) {
+	n, err := t.rootNode()
+	if err != nil {
+		return k, false, err
+	}
+	seen := descent{n.page: {}}
+	for n.branch() {
+		id := n.children[len(n.children)-1]
+		if err := seen.visit(t, id); err != nil {
+			return k, false, err
+		}
+		if n, err = t.loadNode(id); err != nil {
+			return k, false, err
+		}
+	}
+	if len(n.values) == 0 {
+		return k, false, nil
+	}
+	return n.keys[len(n.keys)-1], true, nil
+}
+
+// binarySearch is java.util.Arrays.binarySearch(Object[], Object).
+func binarySearch[K any](keys []K, key K, cmp func(a, b K) int) int {
+	low, high := 0, len(keys)-1
+	for low <= high {
+		mid := int(uint(low+high) >> 1)
+		switch c := cmp(keys[mid], key); {
+		case c < 0:
+			low = mid + 1
+		case c > 0:
+			high = mid - 1
+		default:
+			return mid
+		}
+	}
+	return -(low + 1)
+}
+
+// leafFor is BTreeNode.getLeafNode: the leaf a lookup of key ends in.
+func (t *btree[K, V]) leafFor(key K) (*node[K, V], error) {
+	n, err := t.rootNode()
+	if err != nil {
+		return nil, err
+	}
+	seen := descent{n.page: {}}
+	for n.branch() {
+		idx := binarySearch(n.keys, key, t.cmp)
+		if idx < 0 {
+			idx = -(idx + 1)
+		} else {
+			idx++
+		}
+		id := n.children[idx]
+		if err := seen.visit(t, id); err != nil {
+			return nil, err
+		}
+		if n, err = t.loadNode(id); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// get is BTreeIndex.get.
+func (t *btree[K, V]) get(key K) (v V, ok bool, err error) {
+	n, err := t.leafFor(key)
+	if err != nil {
+		return v, false, err
+	}
+	if idx := binarySearch(n.keys, key, t.cmp); idx >= 0 {
+		return n.values[idx], true, nil
+	}
+	return v, false, nil
+}
+
+// iterate is BTreeIndex.iterator(tx) (start nil) or iterator(tx, start):
+// from the leftmost leaf, or from the leaf a lookup of start ends in at
+// the first key not below start, then along the leaf links. Like the
+// broker's BTreeIterator it stops quietly where the next leaf cannot be
+// read (an IOException in the broker): stopped reports why. Other errors
+// (the broker's runtime exceptions, cycles) are returned as err.
+func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err error) {
+	var n *node[K, V]
+	idx := 0
+	if start == nil {
+		if n, err = t.rootNode(); err != nil {
+			return nil, err
+		}
+		seen := descent{n.page: {}}
+		for n.branch() {
+			id := n.children[0]
+			if err := seen.visit(t, id); err != nil {
+				return nil, err
+			}
+			if n, err = t.loadNode(id); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		if n, err = t.leafFor(*start); err != nil {
+			return nil, err
+		}
+		if idx = binarySearch(n.keys, *start, t.cmp); idx < 0 {
+			idx = -(idx + 1)
+		}
+	}
+	leaves := descent{n.page: {}}
+	for {
+		if idx >= len(n.keys) {
+			if n.next < 0 {
+				return nil, nil
+			}
+			if err := leaves.visit(t, n.next); err != nil {
+				return nil, err
+			}
+			next, err := t.loadNode(n.next)
+			if err != nil {
+				if swallowed(err) {
+					return err, nil
+				}
+				return nil, err
+			}
+			if next.branch() && len(next.keys) > 0 {
+				// The broker reads values of a branch: NullPointerException.
+				return nil, t.pf.pageErr(next.page, t.pf.toOffset(next.page), t.what, ErrInconsistent,
+					fmt.Sprintf("leaf %d links to branch node %d", n.page, next.page), false)
+			}
+			n, idx = next, 0
+			continue
+		}
+		fn(n.keys[idx], n.values[idx])
+		idx++
+	}
+}

@@ -1,0 +1,320 @@
+package kahaindex
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/kahafs/kahafs/codec"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Index is a KahaDB index as a 5.17.2 broker loads it at start.
+type Index struct {
+	Path     string // db.data
+	PageFile PageFile
+	// Fresh: db.data is missing, empty, or holds no page: the broker starts
+	// a new, empty index and replays the whole journal.
+	Fresh        bool
+	Meta         Metadata
+	Destinations []*Destination // in the destinations B-tree's order (Java String order of keys)
+	Notes        []Note
+
+	shape shape
+}
+
+// Damaged reports whether some Note is Damage: parts of the index the
+// broker cannot read and silently skips.
+func (ix *Index) Damaged() bool {
+	for _, n := range ix.Notes {
+		if n.Kind == Damage {
+			return true
+		}
+	}
+	return false
+}
+
+// Destination returns the destination with key ("0:Q.A", "1:T.B"), or nil.
+func (ix *Index) Destination(key string) *Destination {
+	for _, d := range ix.Destinations {
+		if d.Key == key {
+			return d
+		}
+	}
+	return nil
+}
+
+// ReplayStart is where a broker restarted on this index starts applying
+// the journal (MessageDatabase.getRecoveryPosition, forceRecoverIndex off).
+type ReplayStart struct {
+	// FromStart: the index holds no position: the first record of the
+	// journal.
+	FromStart bool
+	// At: the first transaction in progress at the last checkpoint
+	// (After false, replay includes it), else the last update (After
+	// true, replay starts at the record after it).
+	At    codec.Location
+	After bool
+	// AuditReplay: the index has no producer audit or no ack-file map
+	// location, so the broker reads the journal from its first record
+	// anyway, using the records before the position above only to rebuild
+	// the producer audit. (A location that does not load has the same
+	// effect; that needs the journal to tell.)
+	AuditReplay bool
+}
+
+// ReplayStart says where replay starts.
+func (ix *Index) ReplayStart() ReplayStart {
+	rs := ReplayStart{AuditReplay: ix.Meta.ProducerAudit == nil || ix.Meta.AckMap == nil}
+	switch {
+	case ix.Meta.FirstInProgressTx != nil:
+		rs.At = *ix.Meta.FirstInProgressTx
+	case ix.Meta.LastUpdate != nil:
+		rs.At, rs.After = *ix.Meta.LastUpdate, true
+	default:
+		rs.FromStart = true
+	}
+	return rs
+}
+
+// Class is a priority class of the order index.
+type Class int8
+
+const (
+	Low     Class = 0 // priorities 0-3 (prioritized destinations only)
+	Default Class = 1 // priority 4, and every message of a non-prioritized destination
+	High    Class = 2 // priorities 5-9
+)
+
+func (c Class) String() string {
+	switch c {
+	case Low:
+		return "LO"
+	case Default:
+		return "DEF"
+	case High:
+		return "HI"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
+
+// Message is one entry of a destination's order index.
+type Message struct {
+	Seq   int64
+	ID    string
+	Loc   codec.Location // of the ADD (or UPDATE) record, with its size
+	Class Class
+}
+
+// Subscription is a durable subscription as the four subscription
+// structures of a topic hold it.
+type Subscription struct {
+	Key string // clientId:subscriptionName
+	// Command: the KahaSubscriptionCommand protobuf message as stored in
+	// the subscriptions B-tree (unframed). HasCommand false: the key is
+	// only in the other structures.
+	Command    []byte
+	HasCommand bool
+	// Loc: where the subscription's command is in the journal (subLocations).
+	Loc    codec.Location
+	HasLoc bool
+	// LastAck: the highest sequence acknowledged and its priority class
+	// (PriorityHigh, PriorityDefault, PriorityLow) (subscriptionAcks).
+	LastAck         int64
+	LastAckPriority byte
+	HasLastAck      bool
+	// AckPositions: the sequences still pending for the subscription, as
+	// stored (ackPositions). The broker keeps the next sequence to be
+	// assigned in it as well.
+	AckPositions    []Range
+	HasAckPositions bool
+}
+
+// DecodeCommand decodes the stored subscription command into c (codec's
+// decoder, as for a journal record). Byte fields of c point into Command.
+func (s *Subscription) DecodeCommand(c *codec.Command) error {
+	if !s.HasCommand {
+		return fmt.Errorf("kahaindex: subscription %q: no command in the subscriptions B-tree", s.Key)
+	}
+	payload := protowire.AppendVarint([]byte{byte(codec.SubscriptionCommand)}, uint64(len(s.Command)))
+	return codec.DecodeCommand(append(payload, s.Command...), c)
+}
+
+// Destination is one stored destination.
+type Destination struct {
+	Key  string         // "<type>:<name>" as stored
+	Type codec.DestType // from the key
+	Name string         // from the key
+	// Topic: the destination has subscription indexes (a topic).
+	Topic bool
+	// Messages: the order index in the broker's iteration order (class
+	// HI, then DEF, then LO, each by sequence).
+	Messages []Message
+	// NextSeq: the sequence the broker assigns to the next message
+	// (MessageOrderIndex.nextMessageId after loadStoredDestination).
+	NextSeq int64
+	// Subscriptions: in subLocations order, then the keys of the
+	// subscriptions B-tree that are not in subLocations, then keys only
+	// in the last-ack or ack-position structures.
+	Subscriptions []Subscription
+	// Stats: the persisted statistics, nil when absent.
+	Stats   *Stats
+	Indexes Indexes
+}
+
+// Indexes are a destination's structures as stored, each in its own
+// iteration order; Messages and Subscriptions are built from them.
+type Indexes struct {
+	MessageIDs            []MessageIDEntry // message-id index, key order
+	Locations             []LocationEntry  // location index, key order
+	SubscriptionCommands  []SubscriptionCommandEntry
+	LastAcks              []LastAckEntry
+	AckPositions          []AckPositionsEntry // list order
+	SubscriptionLocations []SubscriptionLocationEntry
+	Roots                 Roots
+}
+
+// MessageIDEntry is an entry of the message-id index.
+type MessageIDEntry struct {
+	ID  string
+	Seq int64
+}
+
+// LocationEntry is an entry of the location index.
+type LocationEntry struct {
+	Loc codec.Location
+	Seq int64
+}
+
+// SubscriptionCommandEntry is an entry of the subscriptions B-tree.
+type SubscriptionCommandEntry struct {
+	Key     string
+	Command []byte
+}
+
+// LastAckEntry is an entry of the subscription-acks B-tree.
+type LastAckEntry struct {
+	Key      string
+	Seq      int64
+	Priority byte
+}
+
+// AckPositionsEntry is an entry of the ack-positions list.
+type AckPositionsEntry struct {
+	Key    string
+	Ranges []Range
+}
+
+// SubscriptionLocationEntry is an entry of the subscription-locations list.
+type SubscriptionLocationEntry struct {
+	Key string
+	Loc codec.Location
+}
+
+// Roots are the root pages of a destination's structures (-1: none).
+type Roots struct {
+	Default, Low, High, Locations, MessageIDs int64
+	Subscriptions, LastAcks, AckPositions     int64
+	SubscriptionLocations, Stats              int64
+}
+
+// Read loads the index of the KahaDB store in dir (db.data, db.redo and
+// db.free) as a 5.17.2 broker does when it starts: the redo file is
+// applied (in memory) when the broker would apply it, then the metadata
+// page and every stored destination are read. It never writes anything.
+//
+// A *CorruptionError means the index is damaged; when its AtLoad is true
+// a broker would log "Index corrupted. Recovering the index through journal
+// replay" and rebuild it from the whole journal, which is what a caller
+// should do too. Other errors are I/O errors. Damage the broker reads past
+// without noticing is in Index.Notes.
+func Read(dir string) (*Index, error) {
+	var files [3]source
+	for i, name := range []string{"db.data", "db.redo", "db.free"} {
+		p := filepath.Join(dir, name)
+		files[i].name = p
+		f, err := os.Open(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kahaindex: %w", err)
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("kahaindex: %w", err)
+		}
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("kahaindex: %s: not a regular file", p)
+		}
+		files[i].r, files[i].size = f, st.Size()
+	}
+	return load(files[0], files[1], files[2])
+}
+
+// Parse is Read on the contents of db.data, db.redo and db.free (nil: the
+// file does not exist).
+func Parse(data, redo, free []byte) (*Index, error) {
+	src := func(name string, b []byte) source {
+		if b == nil {
+			return source{name: name}
+		}
+		return source{name: name, r: bytes.NewReader(b), size: int64(len(b))}
+	}
+	return load(src("db.data", data), src("db.redo", redo), src("db.free", free))
+}
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// maxIterated bounds the values a SequenceSet iteration may yield before
+// this reader gives up where the broker would loop (practically) forever.
+const maxIterated = 1 << 32
+
+// iteratedMax is the largest value SequenceSet's iterator yields for the
+// stored sequences, computed without iterating. The iterator continues
+// from the last value it returned, one at a time, until it reaches the
+// sequence's last value: a sequence whose last value is not ahead of that
+// (overlapping, unsorted or reversed sequences) makes it count around the
+// whole long range.
+func iteratedMax(seqs []Range) (m int64, ok bool, err error) {
+	if len(seqs) == 0 {
+		return 0, false, nil
+	}
+	yield := func(v int64) {
+		if !ok || v > m {
+			m, ok = v, true
+		}
+	}
+	last := seqs[0].First - 1
+	for _, s := range seqs {
+		if last < s.First {
+			last = s.First
+			yield(last)
+			if s.First == s.Last {
+				continue
+			}
+		}
+		steps := uint64(s.Last - last)
+		if steps == 0 || steps > maxIterated {
+			return 0, false, fmt.Errorf("the broker's iteration of sequence %d..%d would not end (it counts on from %d)", s.First, s.Last, last)
+		}
+		if s.Last < last { // wraps around through the largest long
+			yield(int64(^uint64(0) >> 1))
+		}
+		last = s.Last
+		yield(last)
+	}
+	return m, ok, nil
+}

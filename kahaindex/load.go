@@ -1,0 +1,449 @@
+package kahaindex
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// reader holds the state of one Read.
+type reader struct {
+	pf      *pageFile
+	ix      *Index
+	version int32
+}
+
+func load(data, redo, free source) (*Index, error) {
+	pf, fresh, err := openPageFile(data, redo, free)
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{Path: data.name, PageFile: pf.info, Fresh: fresh}
+	r := &reader{pf: pf, ix: ix}
+	if fresh {
+		// loadPageFile allocates the metadata page and the destinations
+		// root: from the free list when db.free has pages, else as new
+		// (free) pages at the end of the file.
+		free := append([]Range(nil), pf.info.FreeList...)
+		next := pf.info.PageCount
+		alloc := func() (int64, bool) {
+			if id, ok := allocateFree(&free); ok {
+				return id, true
+			}
+			next++
+			return next - 1, false
+		}
+		meta, _ := alloc() // the metadata page: made in memory
+		pf.cacheAs(meta, kindMetadata, false, true)
+		root, reused := alloc()
+		ix.Meta = Metadata{State: 1, DestinationsPage: root, Version: IndexVersion, OpenWireVersion: 11}
+		if !reused {
+			return ix, nil
+		}
+		// A page the free list hands out is read as it is on disk.
+		r.version = ix.Meta.Version
+		if err := r.readDestinations(); err != nil {
+			return nil, err
+		}
+		ix.shape = pf.shape
+		return ix, nil
+	}
+	if err := r.read(); err != nil {
+		return nil, err
+	}
+	ix.shape = pf.shape
+	return ix, nil
+}
+
+// allocateFree is SequenceSet.removeFirstSequence(1): the first value of
+// the first sequence of at least one value.
+func allocateFree(free *[]Range) (int64, bool) {
+	for i, s := range *free {
+		n := s.Last - s.First + 1
+		if s.First == s.Last {
+			n = 1
+		}
+		switch {
+		case n == 1:
+			*free = append((*free)[:i:i], (*free)[i+1:]...)
+			return s.First, true
+		case n > 1:
+			(*free)[i].First++
+			return s.First, true
+		}
+	}
+	return 0, false
+}
+
+func (r *reader) note(kind NoteKind, dest string, page int64, format string, a ...any) {
+	r.ix.Notes = append(r.ix.Notes, Note{Kind: kind, Destination: dest, Page: page, Text: fmt.Sprintf(format, a...)})
+}
+
+// stopNote records where an iteration stopped quietly.
+func (r *reader) stopNote(dest, what string, stopped error) {
+	page := int64(-1)
+	var ce *CorruptionError
+	if errors.As(stopped, &ce) {
+		page = ce.Page
+	}
+	r.note(Damage, dest, page, "%s: iteration stops here, as the broker's does: %v", what, stopped)
+}
+
+// atLoad marks err as met while the broker loads the index.
+func atLoad(err error) error {
+	var ce *CorruptionError
+	if errors.As(err, &ce) {
+		ce.AtLoad = true
+	}
+	return err
+}
+
+func (r *reader) read() error {
+	// Page 0: the metadata (MessageDatabase.loadPageFile).
+	if err := r.pf.claim(0, kindMetadata, "metadata"); err != nil {
+		return atLoad(err)
+	}
+	s, err := r.pf.openStream(0, "metadata")
+	if err != nil {
+		return atLoad(err)
+	}
+	if r.ix.Meta, err = readMetadata(s); err != nil {
+		return atLoad(err)
+	}
+	r.pf.cacheAs(0, kindMetadata, false, false)
+	r.version = r.ix.Meta.Version
+	if r.version < minVersion {
+		return &CorruptionError{File: r.pf.data.name, Page: 0, Offset: r.pf.toOffset(0), Structure: "metadata",
+			Err: ErrVersion, Detail: fmt.Sprintf("version %d (a 5.17.2 broker upgrades it in place; this reader needs %d or later)", r.version, minVersion)}
+	}
+	return r.readDestinations()
+}
+
+// readDestinations reads the destinations B-tree and loads every
+// destination as loadPageFile does, then reads what the broker reads of
+// them later.
+func (r *reader) readDestinations() error {
+	dests := &btree[jstring, storedDest]{pf: r.pf, root: r.ix.Meta.DestinationsPage, what: "destinations B-tree",
+		kind: kindDestinations, key: readUTF, cmp: compareJava,
+		value: func(in dataInput) (storedDest, error) { return readStoredDest(in, r.version) }}
+	if err := dests.load(); err != nil {
+		return atLoad(err)
+	}
+	type entry struct {
+		key jstring
+		sd  storedDest
+	}
+	var list []entry
+	stopped, err := dests.iterate(nil, func(k jstring, v storedDest) { list = append(list, entry{k, v}) })
+	if err != nil {
+		return atLoad(err)
+	}
+	if stopped != nil {
+		r.stopNote("", "destinations B-tree", stopped)
+	}
+	var all []*loaded
+	seen := map[string]int{}
+	for _, e := range list {
+		// loadStoredDestination looks the key up again.
+		sd, found, err := dests.get(e.key)
+		if err != nil {
+			return atLoad(err)
+		}
+		key := e.key.String()
+		l, err := r.loadDestination(key, e.sd.topic, sd, found)
+		if err != nil {
+			return atLoad(err)
+		}
+		// The broker keeps its destinations in a map: a key listed twice
+		// is loaded twice, and the last load is the one it keeps.
+		if i, ok := seen[key]; ok {
+			r.note(Mismatch, key, -1, "listed more than once in the destinations B-tree (the last one loaded is kept)")
+			all[i] = l
+			continue
+		}
+		seen[key] = len(all)
+		all = append(all, l)
+	}
+	// The broker has loaded the index; the rest is read when it is used.
+	for _, l := range all {
+		if err := r.readLater(l); err != nil {
+			return err
+		}
+		r.ix.Destinations = append(r.ix.Destinations, l.d)
+	}
+	return nil
+}
+
+func newDestination(key string, topic bool) *Destination {
+	d := &Destination{Key: key, Topic: topic, Name: key, Type: -1}
+	if t, name, ok := strings.Cut(key, ":"); ok {
+		if n, err := strconv.Atoi(t); err == nil {
+			d.Type, d.Name = codec.DestType(n), name
+		}
+	}
+	none := int64(-1)
+	d.Indexes.Roots = Roots{none, none, none, none, none, none, none, none, none, none}
+	return d
+}
+
+// loaded is a destination as loadStoredDestination leaves it, with the
+// structures the broker reads later.
+type loaded struct {
+	d               *Destination
+	high, def, low  *btree[int64, messageKeys]
+	locations       *btree[codec.Location, int64]
+	messageIDs      *btree[jstring, int64]
+	subscriptions   *btree[jstring, []byte]
+	statsPage       int64
+	statsWrongClass bool // the broker's cache holds another kind of object for the statistics page
+	empty           bool // new, empty indexes (the lookup did not find it)
+}
+
+// loadDestination is MessageDatabase.loadStoredDestination: what the
+// broker reads of a destination while it loads the index. Every error is
+// one the load fails on.
+func (r *reader) loadDestination(key string, topic bool, sd storedDest, found bool) (*loaded, error) {
+	d := newDestination(key, topic)
+	l := &loaded{d: d}
+	if !found {
+		r.note(Recreated, key, -1, "listed in the destinations B-tree but not found by a lookup of its key: the broker gives it new, empty indexes")
+		l.empty = true
+		return l, nil
+	}
+	if topic && !sd.topic {
+		return nil, &CorruptionError{File: r.pf.data.name, Page: -1, Offset: -1, Structure: fmt.Sprintf("destination %q", key),
+			Err: ErrInconsistent, Detail: "the destinations B-tree iterates it as a topic, but a lookup finds no subscription indexes"}
+	}
+	if !topic && sd.topic {
+		r.note(Mismatch, key, -1, "a lookup finds subscription indexes the broker does not load (the destinations B-tree iterates it as a queue)")
+	}
+	ro := &d.Indexes.Roots
+	ro.Default, ro.Low, ro.High, ro.Locations, ro.MessageIDs = sd.defaultPrio, sd.lowPrio, sd.highPrio, sd.locations, sd.messageIDs
+	if topic {
+		ro.Subscriptions, ro.LastAcks, ro.AckPositions, ro.SubscriptionLocations =
+			sd.subscriptions, sd.subscriptionAcks, sd.ackPositions, sd.subLocations
+	}
+	what := func(s string) string { return fmt.Sprintf("destination %q %s", key, s) }
+
+	// Statistics (StoredMessageStoreStatistics.load): a free page holds
+	// none.
+	if sd.hasStats {
+		ro.Stats = sd.stats
+		if err := r.loadStats(l, sd.stats, what("statistics")); err != nil {
+			return nil, err
+		}
+	}
+
+	// The order index (MessageOrderIndex.load, configureLast).
+	orderTree := func(root int64, name string) *btree[int64, messageKeys] {
+		return &btree[int64, messageKeys]{pf: r.pf, root: root, what: what("order index (" + name + ")"),
+			kind: kindOrder, key: readI64, cmp: compareInt64,
+			value: func(in dataInput) (messageKeys, error) { return readMessageKeys(in, r.version) }}
+	}
+	l.def, l.low, l.high = orderTree(sd.defaultPrio, "DEF"), orderTree(sd.lowPrio, "LO"), orderTree(sd.highPrio, "HI")
+	for _, t := range []*btree[int64, messageKeys]{l.def, l.low, l.high} {
+		if err := t.load(); err != nil {
+			return nil, err
+		}
+	}
+	var lastKey int64
+	hasLast := false
+	for _, t := range []*btree[int64, messageKeys]{l.high, l.def, l.low} {
+		k, ok, err := t.last()
+		if err != nil {
+			return nil, err
+		}
+		if ok && (!hasLast || k > lastKey) {
+			lastKey, hasLast = k, true
+		}
+	}
+	if hasLast {
+		d.NextSeq = lastKey + 1 // wraps as Java's long does
+	}
+	l.locations = &btree[codec.Location, int64]{pf: r.pf, root: sd.locations, what: what("location index"),
+		kind: kindLocations, value: readI64,
+		key: func(in dataInput) (codec.Location, error) { return readLocationSize(in, r.version) }}
+	l.messageIDs = &btree[jstring, int64]{pf: r.pf, root: sd.messageIDs, what: what("message-id index"),
+		kind: kindMessageIDs, key: readUTF, value: readI64, cmp: compareJava}
+	for _, t := range []interface{ load() error }{l.locations, l.messageIDs} {
+		if err := t.load(); err != nil {
+			return nil, err
+		}
+	}
+	if topic {
+		if err := r.loadSubscriptionIndexes(l, sd, what); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// loadStats is StoredMessageStoreStatistics.load: the page's header, then
+// its statistics (none when the page is free). When the broker's page
+// cache holds another kind of object for the page, the load succeeds and
+// the cast fails later, when the statistics are used.
+func (r *reader) loadStats(l *loaded, id int64, what string) error {
+	l.statsPage = id
+	typ, err := r.pf.pageType(id, what)
+	if err != nil {
+		return err
+	}
+	if e, ok := r.pf.cache[id]; ok {
+		if e.kind != kindStats {
+			l.statsWrongClass = true
+			return nil
+		}
+		if e.initialized {
+			return nil // null statistics stored by an earlier load
+		}
+	}
+	if typ == pageFree {
+		r.pf.cacheAs(id, kindStats, true, true)
+		return nil
+	}
+	s, err := r.pf.openStream(id, what)
+	if err != nil {
+		return err
+	}
+	if l.d.Stats, err = readStats(s); err != nil {
+		return err
+	}
+	r.pf.cacheAs(id, kindStats, l.d.Stats == nil, false)
+	return nil
+}
+
+// loadSubscriptionIndexes is the topic part of loadStoredDestination:
+// the subscriptions and subscription-acks B-trees, both lists (read whole),
+// the subscription cache (an iteration of the acks), and the next sequence
+// when the order index did not give one or ack positions go past it.
+func (r *reader) loadSubscriptionIndexes(l *loaded, sd storedDest, what func(string) string) error {
+	d := l.d
+	l.subscriptions = &btree[jstring, []byte]{pf: r.pf, root: sd.subscriptions, what: what("subscriptions B-tree"),
+		kind: kindSubscriptions, key: readUTF, value: readSubscriptionCommand, cmp: compareJava}
+	acks := &btree[jstring, lastAck]{pf: r.pf, root: sd.subscriptionAcks, what: what("subscription-acks B-tree"),
+		kind: kindLastAcks, key: readUTF, cmp: compareJava,
+		value: func(in dataInput) (lastAck, error) { return readLastAck(in, r.version) }}
+	for _, t := range []interface{ load() error }{l.subscriptions, acks} {
+		if err := t.load(); err != nil {
+			return err
+		}
+	}
+	ackPos := &listIndex[jstring, []Range]{pf: r.pf, head: sd.ackPositions, what: what("ack-positions list"),
+		kind: kindAckPositions, key: readUTF, value: readSequenceSet}
+	positions, err := ackPos.load()
+	if err != nil {
+		return err
+	}
+	subLocs := &listIndex[jstring, codec.Location]{pf: r.pf, head: sd.subLocations, what: what("subscription-locations list"),
+		kind: kindSubLocations, key: readUTF, value: readLocation}
+	locs, err := subLocs.load()
+	if err != nil {
+		return err
+	}
+	for _, e := range positions {
+		d.Indexes.AckPositions = append(d.Indexes.AckPositions, AckPositionsEntry{e.key.String(), e.value})
+	}
+	for _, e := range locs {
+		d.Indexes.SubscriptionLocations = append(d.Indexes.SubscriptionLocations, SubscriptionLocationEntry{e.key.String(), e.value})
+	}
+	stopped, err := acks.iterate(nil, func(k jstring, a lastAck) {
+		d.Indexes.LastAcks = append(d.Indexes.LastAcks, LastAckEntry{k.String(), a.seq, a.prio})
+	})
+	if err != nil {
+		return err
+	}
+	if stopped != nil {
+		r.stopNote(d.Key, "subscription-acks B-tree", stopped)
+	}
+	if d.NextSeq == 0 {
+		// All messages gone: the next sequence follows the last acks.
+		empty, err := acks.isEmpty()
+		if err != nil {
+			return err
+		}
+		if !empty {
+			for _, a := range d.Indexes.LastAcks {
+				d.NextSeq = max(d.NextSeq, a.Seq+1)
+			}
+		}
+		return nil
+	}
+	// The largest pending sequence of any subscription (the broker keeps
+	// the next sequence in every subscription's set).
+	for _, e := range positions {
+		m, ok, err := iteratedMax(e.value)
+		if err != nil {
+			return &CorruptionError{File: r.pf.data.name, Page: sd.ackPositions, Offset: r.pf.toOffset(sd.ackPositions),
+				Structure: what("ack-positions list"), Err: ErrBudget,
+				Detail: fmt.Sprintf("subscription %q: %v", e.key.String(), err)}
+		}
+		if ok {
+			d.NextSeq = max(d.NextSeq, m)
+		}
+	}
+	return nil
+}
+
+// readLater reads what the broker reads of a loaded destination while it
+// runs: its statistics, the order index through a MessageOrderIterator from
+// the start, the message-id, location and subscription indexes.
+func (r *reader) readLater(l *loaded) error {
+	d := l.d
+	if l.empty {
+		return nil
+	}
+	if l.statsWrongClass {
+		return r.pf.pageErr(l.statsPage, r.pf.toOffset(l.statsPage), fmt.Sprintf("destination %q statistics", d.Key),
+			ErrInconsistent, fmt.Sprintf("page %d is also another structure's page (the broker's ClassCastException)", l.statsPage), false)
+	}
+	zero := int64(0)
+	for _, c := range []struct {
+		t     *btree[int64, messageKeys]
+		class Class
+	}{{l.high, High}, {l.def, Default}, {l.low, Low}} {
+		stopped, err := c.t.iterate(&zero, func(seq int64, mk messageKeys) {
+			d.Messages = append(d.Messages, Message{Seq: seq, ID: mk.id.String(), Loc: mk.loc, Class: c.class})
+		})
+		if err != nil {
+			return err
+		}
+		if stopped != nil {
+			r.stopNote(d.Key, "order index ("+c.class.String()+")", stopped)
+		}
+	}
+	stopped, err := l.messageIDs.iterate(nil, func(id jstring, seq int64) {
+		d.Indexes.MessageIDs = append(d.Indexes.MessageIDs, MessageIDEntry{id.String(), seq})
+	})
+	if err != nil {
+		return err
+	}
+	if stopped != nil {
+		r.stopNote(d.Key, "message-id index", stopped)
+	}
+	stopped, err = l.locations.iterate(nil, func(loc codec.Location, seq int64) {
+		d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
+	})
+	if err != nil {
+		return err
+	}
+	if stopped != nil {
+		r.stopNote(d.Key, "location index", stopped)
+	}
+	if l.subscriptions != nil {
+		stopped, err = l.subscriptions.iterate(nil, func(k jstring, cmd []byte) {
+			d.Indexes.SubscriptionCommands = append(d.Indexes.SubscriptionCommands, SubscriptionCommandEntry{k.String(), cmd})
+		})
+		if err != nil {
+			return err
+		}
+		if stopped != nil {
+			r.stopNote(d.Key, "subscriptions B-tree", stopped)
+		}
+	}
+	r.checkMessages(d)
+	r.mergeSubscriptions(d)
+	return nil
+}

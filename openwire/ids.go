@@ -1,0 +1,290 @@
+package openwire
+
+import (
+	"encoding/hex"
+	"strconv"
+)
+
+// Data structure types of OpenWire (CommandTypes). Part of the wire format.
+const (
+	typeMessage       = 23
+	typeBytesMessage  = 24
+	typeMapMessage    = 25
+	typeObjectMessage = 26
+	typeStreamMessage = 27
+	typeTextMessage   = 28
+	typeBlobMessage   = 29
+	typeQueue         = 100
+	typeTopic         = 101
+	typeTempQueue     = 102
+	typeTempTopic     = 103
+	typeMessageID     = 110
+	typeLocalTxID     = 111
+	typeXATxID        = 112
+	typeConnectionID  = 120
+	typeConsumerID    = 122
+	typeProducerID    = 123
+	typeBrokerID      = 124
+)
+
+// Destination is a queue or topic (temporary or not).
+type Destination struct {
+	Type string // "queue", "topic", "temp-queue", "temp-topic"
+	Name string // the physical name
+}
+
+// String is the destination as ActiveMQ qualifies it: queue://NAME.
+func (d *Destination) String() string { return string(d.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (d *Destination) AppendTo(dst []byte) []byte {
+	if d == nil {
+		return dst
+	}
+	dst = append(dst, d.Type...)
+	dst = append(dst, "://"...)
+	return append(dst, d.Name...)
+}
+
+// ProducerID identifies a producer: connection id, session, producer.
+type ProducerID struct {
+	ConnectionID string
+	SessionID    int64
+	Value        int64
+}
+
+// String is the id as ActiveMQ prints it: CONNECTION:SESSION:VALUE.
+func (p *ProducerID) String() string { return string(p.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (p *ProducerID) AppendTo(dst []byte) []byte {
+	if p == nil {
+		return dst
+	}
+	return appendTriple(dst, p.ConnectionID, p.SessionID, p.Value)
+}
+
+func appendTriple(dst []byte, conn string, a, b int64) []byte {
+	dst = append(dst, conn...)
+	dst = append(dst, ':')
+	dst = strconv.AppendInt(dst, a, 10)
+	dst = append(dst, ':')
+	return strconv.AppendInt(dst, b, 10)
+}
+
+// MessageID is an OpenWire MessageId. TextView, when set (OpenWire 10 and
+// later, for ids given by other protocols), is the id itself.
+type MessageID struct {
+	TextView         string
+	ProducerID       *ProducerID
+	ProducerSequence int64
+	BrokerSequence   int64
+}
+
+// String is the JMSMessageID: TextView, else PRODUCER:SEQUENCE.
+func (m *MessageID) String() string { return string(m.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (m *MessageID) AppendTo(dst []byte) []byte {
+	switch {
+	case m == nil:
+		return dst
+	case m.TextView != "":
+		return append(dst, m.TextView...)
+	}
+	dst = m.ProducerID.AppendTo(dst)
+	dst = append(dst, ':')
+	return strconv.AppendInt(dst, m.ProducerSequence, 10)
+}
+
+// TransactionID is a local transaction (ConnectionID, Value) or an XA one
+// (XA set: FormatID, GlobalID, BranchQualifier).
+type TransactionID struct {
+	XA              bool
+	ConnectionID    string
+	Value           int64
+	FormatID        int32
+	GlobalID        []byte
+	BranchQualifier []byte
+}
+
+// String is the id as ActiveMQ prints it: TX:CONNECTION:N or
+// XID:[FORMAT,globalId=HEX,branchId=HEX].
+func (t *TransactionID) String() string { return string(t.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (t *TransactionID) AppendTo(dst []byte) []byte {
+	switch {
+	case t == nil:
+		return dst
+	case t.XA:
+		dst = append(dst, "XID:["...)
+		dst = strconv.AppendInt(dst, int64(t.FormatID), 10)
+		dst = append(dst, ",globalId="...)
+		dst = hex.AppendEncode(dst, t.GlobalID)
+		dst = append(dst, ",branchId="...)
+		dst = hex.AppendEncode(dst, t.BranchQualifier)
+		return append(dst, ']')
+	}
+	dst = append(dst, "TX:"...)
+	dst = append(dst, t.ConnectionID...)
+	dst = append(dst, ':')
+	return strconv.AppendInt(dst, t.Value, 10)
+}
+
+// ConsumerID identifies a consumer: connection id, session, consumer.
+type ConsumerID struct {
+	ConnectionID string
+	SessionID    int64
+	Value        int64
+}
+
+// String is the id as ActiveMQ prints it: CONNECTION:SESSION:VALUE.
+func (c *ConsumerID) String() string { return string(c.AppendTo(nil)) }
+
+// AppendTo appends String (nothing for nil).
+func (c *ConsumerID) AppendTo(dst []byte) []byte {
+	if c == nil {
+		return dst
+	}
+	return appendTriple(dst, c.ConnectionID, c.SessionID, c.Value)
+}
+
+// nested reads the "present" flag and the type byte of a nested object
+// (the store writes no marshal cache: a cached object is a nested one).
+// It returns 0 when the object is absent, and fails unless the type is
+// one of want.
+func (r *reader) nested(what string, want ...byte) byte {
+	if !r.bool(what) {
+		return 0
+	}
+	at := r.pos
+	t := r.u8(what)
+	if r.err != nil {
+		return 0
+	}
+	for _, w := range want {
+		if t == w {
+			return t
+		}
+	}
+	r.failAt(at, ErrMalformed, what+": data structure type "+strconv.Itoa(int(t))+" where "+typeList(want)+" belongs")
+	return 0
+}
+
+func typeList(ts []byte) string {
+	s := ""
+	for i, t := range ts {
+		if i > 0 {
+			s += "/"
+		}
+		s += strconv.Itoa(int(t))
+	}
+	return s
+}
+
+func (r *reader) destination(what string) *Destination {
+	var typ string
+	switch r.nested(what, typeQueue, typeTopic, typeTempQueue, typeTempTopic) {
+	case 0:
+		return nil
+	case typeQueue:
+		typ = "queue"
+	case typeTopic:
+		typ = "topic"
+	case typeTempQueue:
+		typ = "temp-queue"
+	case typeTempTopic:
+		typ = "temp-topic"
+	}
+	d := &Destination{Type: typ, Name: r.looseString(what)}
+	if r.err != nil {
+		return nil
+	}
+	return d
+}
+
+// producerIDBody reads a ProducerId's fields (after its type byte).
+func (r *reader) producerIDBody(what string) *ProducerID {
+	p := &ProducerID{ConnectionID: r.looseString(what)}
+	p.Value = r.i64(what)
+	p.SessionID = r.i64(what)
+	return p
+}
+
+func (r *reader) producerID(what string) *ProducerID {
+	if r.nested(what, typeProducerID) == 0 {
+		return nil
+	}
+	return r.producerIDBody(what)
+}
+
+// messageID reads a MessageId; textView says whether the version has the
+// field (10 and later).
+func (r *reader) messageID(what string, textView bool) *MessageID {
+	if r.nested(what, typeMessageID) == 0 {
+		return nil
+	}
+	m := &MessageID{}
+	if textView {
+		m.TextView = r.looseString(what)
+	}
+	m.ProducerID = r.producerID(what)
+	m.ProducerSequence = r.i64(what)
+	m.BrokerSequence = r.i64(what)
+	return m
+}
+
+func (r *reader) transactionID(what string) *TransactionID {
+	switch r.nested(what, typeLocalTxID, typeXATxID) {
+	case typeLocalTxID:
+		t := &TransactionID{Value: r.i64(what)}
+		if r.nested(what, typeConnectionID) != 0 {
+			t.ConnectionID = r.looseString(what)
+		}
+		return t
+	case typeXATxID:
+		t := &TransactionID{XA: true, FormatID: r.i32(what)}
+		t.GlobalID, _ = r.byteSeq(what)
+		t.BranchQualifier, _ = r.byteSeq(what)
+		return t
+	}
+	return nil
+}
+
+func (r *reader) consumerID(what string) *ConsumerID {
+	if r.nested(what, typeConsumerID) == 0 {
+		return nil
+	}
+	c := &ConsumerID{ConnectionID: r.looseString(what)}
+	c.SessionID = r.i64(what)
+	c.Value = r.i64(what)
+	return c
+}
+
+// brokerIDs reads an array of BrokerIds (brokerPath, cluster): bool
+// present, short count, that many nested BrokerIds.
+func (r *reader) brokerIDs(what string) []string {
+	if !r.bool(what) {
+		return nil
+	}
+	n := int(r.i16(what))
+	if n < 0 {
+		r.failf(ErrMalformed, "%s: negative count %d", what, n)
+		return nil
+	}
+	// Each element takes at least one byte (its present flag).
+	if n > r.left() {
+		r.failf(ErrTruncated, "%s: %d broker ids, %d bytes left", what, n, r.left())
+		return nil
+	}
+	ids := make([]string, 0, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		if r.nested(what, typeBrokerID) != 0 {
+			ids = append(ids, r.looseString(what))
+		} else {
+			ids = append(ids, "")
+		}
+	}
+	return ids
+}
