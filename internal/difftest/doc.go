@@ -11,18 +11,19 @@
 //     store, once as it is (index present) and once with db.data, db.redo
 //     and db.free deleted (index rebuilt from the journal), and records what
 //     a client sees: the destinations listed, each queue's count and the
-//     order one consumer receives its messages (prefetch 1, one at a time),
-//     each durable subscription's count and the messages it delivers after
-//     reconnecting, the prepared XA transactions;
+//     order one consumer receives its messages (the default prefetch, one
+//     at a time), each durable subscription's count and the messages it
+//     delivers after reconnecting first, the prepared XA transactions;
 //   - brokerkit's Inspect (a standalone adapter, stopped with cleanup)
 //     records which journal files the first cleanup deletes, again with and
 //     without the index;
 //   - kahafs replays the store (refgraph.StoreOptions + refgraph.Load, with
 //     and without the index, as `kahafs holders` and the mount do) and its
 //     answers are compared with the broker's: cleanup prediction
-//     (GCCandidates), destinations, queue counts and delivery order,
-//     subscriptions listed, their counts and delivered messages, prepared
-//     transactions;
+//     (GCCandidates), destinations, queue counts and delivery order as the
+//     tree shows them (Destination.Stats.Count, Destination.Pending),
+//     subscriptions listed, their counts and delivered messages
+//     (Subscription.Count, Subscription.Pending), prepared transactions;
 //   - compact.Compact rewrites a copy of the store, and BrokerView on the
 //     compacted store must report what it reports on the original.
 //
@@ -60,8 +61,12 @@
 // (in store order: priority class HI, DEF, LO, by sequence) into a pending
 // list ordered by JMS priority, maxPageSize (200) at a time, whenever that
 // list holds fewer than maxPageSize messages, and dispatches the head.
-// DispatchOrder reproduces this; with one consumer, prefetch 1, receiving
-// and acknowledging one message at a time it matched the real broker
-// exactly (testdata/priority-paging.json). A queue order that differs from
-// kahafs's only by this rule is reported under its own kind.
+// DispatchOrder reproduces this for one consumer that receives and
+// acknowledges one message at a time, with prefetch 1 and with the default
+// prefetch (1000), exactly as the real broker did
+// (testdata/priority-paging.json). The tree orders a prioritized queue the
+// way the default prefetch does (refgraph.DispatchOrder) and BrokerView
+// consumes with it; where the broker's order is still DispatchOrder's on
+// the store order (expired messages took places in the cursor's batches),
+// the finding is reported under its own kind.
 package difftest
