@@ -51,8 +51,11 @@
 //	KAHAFS_DIFF_RESULTS write every seed's findings as JSON to FILE (ResultsJSON)
 //
 // At most two seeds run at once; each seed runs its JVMs one after the
-// other. The test fails when a seed disagrees, except for the seeds listed
-// in known.json (seed -> short reason), which are reported but do not fail.
+// other. The test fails when a seed disagrees or cannot be compared,
+// except for the seeds listed in known.json (seed -> short reason), which
+// are reported but do not fail. A broker that cannot start on the store
+// without its index is the broker's failure: noted ("BROKER FAILURE"), and
+// that view is not compared.
 // Without the broker tooling it skips (fails in CI: brokertest.Require); it
 // skips with -short.
 //
