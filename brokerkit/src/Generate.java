@@ -87,6 +87,16 @@ public final class Generate {
 
     /** Runs "java -cp <our classpath> args..." with output to outFile; returns the exit code. */
     static int fork(File outFile, String... args) throws IOException, InterruptedException {
+        return fork(outFile, 0, args);
+    }
+
+    /** Exit code of fork when the child ran out of time (it is killed). */
+    static final int TIMED_OUT = -1;
+
+    /**
+     * Like fork(outFile, args) but kills the child after timeoutMs (0 = no limit) and returns TIMED_OUT.
+     */
+    static int fork(File outFile, long timeoutMs, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaBin());
         cmd.add("-Xmx256m");
@@ -97,7 +107,13 @@ public final class Generate {
         pb.redirectErrorStream(true);
         pb.redirectOutput(outFile);
         Process p = pb.start();
-        return p.waitFor();
+        if (timeoutMs <= 0) return p.waitFor();
+        if (!p.waitFor(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+            p.waitFor();
+            return TIMED_OUT;
+        }
+        return p.exitValue();
     }
 
     static List<String> generate(String name, File sdir, Map<String, List<String>> coverage) throws Exception {

@@ -56,6 +56,8 @@ public final class Scenarios {
         boolean cleanupOnStop = false;
         Integer compactAcksAfterNoGC = null;
         Boolean compactAcksIgnoresStoreGrowth = null;
+        Boolean enableAckCompaction = null;     // null = adapter default (true)
+        String journalDiskSyncStrategy = null;  // null = adapter default (always)
         boolean halt = false;
         /** Generate records every pending message as the broker reads it back (Recovered) in messages.json. */
         boolean recordMessages = false;
@@ -68,7 +70,7 @@ public final class Scenarios {
             m.put("checkpointInterval", checkpointInterval);
             m.put("cleanupInterval", cleanupInterval);
             m.put("cleanupOnStop", cleanupOnStop);
-            m.put("enableAckCompaction", true);
+            m.put("enableAckCompaction", enableAckCompaction == null || enableAckCompaction);
             m.put("compactAcksAfterNoGC", compactAcksAfterNoGC == null ? 10 : compactAcksAfterNoGC);
             m.put("compactAcksIgnoresStoreGrowth", compactAcksIgnoresStoreGrowth != null && compactAcksIgnoresStoreGrowth);
             m.put("endsWithHalt", halt);
@@ -271,6 +273,8 @@ public final class Scenarios {
             a.setCleanupOnStop(cfg.cleanupOnStop);
             if (cfg.compactAcksAfterNoGC != null) a.setCompactAcksAfterNoGC(cfg.compactAcksAfterNoGC);
             if (cfg.compactAcksIgnoresStoreGrowth != null) a.setCompactAcksIgnoresStoreGrowth(cfg.compactAcksIgnoresStoreGrowth);
+            if (cfg.enableAckCompaction != null) a.setEnableAckCompaction(cfg.enableAckCompaction);
+            if (cfg.journalDiskSyncStrategy != null) a.setJournalDiskSyncStrategy(cfg.journalDiskSyncStrategy);
             b.setPersistenceAdapter(a);
             if (pm != null) b.setDestinationPolicy(pm);
             if (tcpConnector) b.addConnector("tcp://127.0.0.1:0");
