@@ -37,7 +37,7 @@ public final class Scenarios {
     private Scenarios() {}
 
     public static final String[] ALL = {"queues", "topics", "tx", "crash", "ackcompact", "hostile", "messages",
-            "ackfwd-gone", "ackfwd-gone-tail", "ackfwd-chain"};
+            "ackfwd-gone", "ackfwd-gone-tail", "ackfwd-chain", "priority"};
     public static final int HALT_EXIT_CODE = 77;
     /** Long enough that no periodic checkpoint fires during a run: all GC is explicit (adapter.checkpoint). */
     static final long NO_PERIODIC = 3_600_000L;
@@ -55,6 +55,8 @@ public final class Scenarios {
         long cleanupInterval = NO_PERIODIC;
         boolean cleanupOnStop = false;
         Integer compactAcksAfterNoGC = null;
+        /** Destination policies ({"queue", "prioritizedMessages", ...}) for BrokerView; null: no BrokerView run. */
+        List<Map<String, Object>> policies = null;
         Boolean compactAcksIgnoresStoreGrowth = null;
         Boolean enableAckCompaction = null;     // null = adapter default (true)
         String journalDiskSyncStrategy = null;  // null = adapter default (always)
