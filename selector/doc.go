@@ -1,0 +1,3 @@
+// Package selector parses and evaluates JMS message selectors as ActiveMQ
+// 5.17.2 does.
+package selector

@@ -1,0 +1,327 @@
+package selector
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// tokKind is a token of ActiveMQ's selector grammar (SelectorParser.jj).
+type tokKind uint8
+
+const (
+	tEOF tokKind = iota
+	// Reserved words, in any case.
+	tNOT
+	tAND
+	tOR
+	tBETWEEN
+	tLIKE
+	tESCAPE
+	tIN
+	tIS
+	tTRUE
+	tFALSE
+	tNULL
+	tXPATH
+	tXQUERY
+	// Literals and identifiers.
+	tDecimal // [1-9][0-9]*[lL]?
+	tHex     // 0[xX][0-9a-fA-F]+
+	tOctal   // 0[0-7]*
+	tFloat   // [0-9]+.[0-9]*exp? | .[0-9]+exp? | [0-9]+exp
+	tString  // '...' with '' for '
+	tID      // [a-zA-Z_$][a-zA-Z0-9_$]*
+	// Operators.
+	tEQ
+	tNE
+	tGT
+	tGE
+	tLT
+	tLE
+	tPlus
+	tMinus
+	tStar
+	tSlash
+	tPercent
+	tLParen
+	tRParen
+	tComma
+)
+
+var keywords = map[string]tokKind{
+	"NOT": tNOT, "AND": tAND, "OR": tOR, "BETWEEN": tBETWEEN, "LIKE": tLIKE, "ESCAPE": tESCAPE,
+	"IN": tIN, "IS": tIS, "TRUE": tTRUE, "FALSE": tFALSE, "NULL": tNULL, "XPATH": tXPATH, "XQUERY": tXQUERY,
+}
+
+type token struct {
+	k        tokKind
+	pos, end int // byte offsets in the selector
+	text     string
+}
+
+// describe is how an error names the token (JavaCC's "Encountered: ").
+func (t token) describe() string {
+	if t.k == tEOF {
+		return "<EOF>"
+	}
+	return t.text
+}
+
+// lex splits s into tokens the way JavaCC's generated token manager does:
+// at each point the longest match of any token (or of white space or a
+// comment, which are skipped), the first declared on a tie (reserved
+// words before identifiers). White space is space, tab, newline, carriage
+// return and form feed; "--" starts a comment only when a line end follows
+// somewhere (else it is two minus signs), "/*" only when "*/" follows
+// (else a slash).
+func lex(s string) ([]token, *SyntaxError) {
+	var toks []token
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		switch c {
+		case ' ', '\t', '\n', '\r', '\f':
+			i++
+			continue
+		}
+		if strings.HasPrefix(s[i:], "--") {
+			if j := strings.IndexAny(s[i:], "\n\r"); j >= 0 {
+				i += j + 1
+				if s[i-1] == '\r' && i < len(s) && s[i] == '\n' {
+					i++
+				}
+				continue
+			}
+		}
+		if strings.HasPrefix(s[i:], "/*") {
+			if j := strings.Index(s[i+2:], "*/"); j >= 0 {
+				i += 2 + j + 2
+				continue
+			}
+		}
+		start := i
+		var k tokKind
+		switch {
+		case isIDStart(c):
+			i++
+			for i < len(s) && isIDPart(s[i]) {
+				i++
+			}
+			k = tID
+			if kw, ok := keywords[strings.ToUpper(s[start:i])]; ok {
+				k = kw
+			}
+		case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && isDigit(s[i+1]):
+			k, i = lexNumber(s, i)
+		case c == '\'':
+			i++
+			for {
+				if i >= len(s) {
+					return nil, syntaxErr(s, len(s), "unterminated string literal starting at offset "+itoa(start), ErrSyntax)
+				}
+				if s[i] == '\'' {
+					if i+1 < len(s) && s[i+1] == '\'' {
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				i++
+			}
+			k = tString
+		default:
+			k, i = lexOperator(s, i)
+			if k == tEOF {
+				r, _ := utf8.DecodeRuneInString(s[i:])
+				return nil, syntaxErr(s, i, "unexpected character "+quoteRune(r), ErrSyntax)
+			}
+		}
+		toks = append(toks, token{k: k, pos: start, end: i, text: s[start:i]})
+	}
+	return append(toks, token{k: tEOF, pos: len(s), end: len(s)}), nil
+}
+
+func isIDStart(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$'
+}
+
+func isIDPart(c byte) bool { return isIDStart(c) || isDigit(c) }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHexDigit(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+// lexNumber returns the longest numeric literal at s[i:] (a tie goes to
+// the first declared: decimal, hexadecimal, octal, floating point).
+func lexNumber(s string, i int) (tokKind, int) {
+	digits := func(j int) int {
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		return j
+	}
+	exponent := func(j int) int { // the end of an exponent at j, or j
+		if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+			k := j + 1
+			if k < len(s) && (s[k] == '+' || s[k] == '-') {
+				k++
+			}
+			if e := digits(k); e > k {
+				return e
+			}
+		}
+		return j
+	}
+	best, bestEnd := tEOF, i
+	try := func(k tokKind, end int) {
+		if end > bestEnd {
+			best, bestEnd = k, end
+		}
+	}
+	if s[i] >= '1' && s[i] <= '9' {
+		e := digits(i + 1)
+		if e < len(s) && (s[e] == 'l' || s[e] == 'L') {
+			e++
+		}
+		try(tDecimal, e)
+	}
+	if s[i] == '0' && i+2 < len(s) && (s[i+1] == 'x' || s[i+1] == 'X') && isHexDigit(s[i+2]) {
+		e := i + 2
+		for e < len(s) && isHexDigit(s[e]) {
+			e++
+		}
+		try(tHex, e)
+	}
+	if s[i] == '0' {
+		e := i + 1
+		for e < len(s) && s[e] >= '0' && s[e] <= '7' {
+			e++
+		}
+		try(tOctal, e)
+	}
+	if s[i] == '.' {
+		try(tFloat, exponent(digits(i+1)))
+	} else {
+		d := digits(i)
+		if d < len(s) && s[d] == '.' {
+			try(tFloat, exponent(digits(d+1)))
+		} else if e := exponent(d); e > d {
+			try(tFloat, e)
+		}
+	}
+	return best, bestEnd
+}
+
+// lexOperator returns the operator at s[i:] (tEOF: none).
+func lexOperator(s string, i int) (tokKind, int) {
+	two := ""
+	if i+2 <= len(s) {
+		two = s[i : i+2]
+	}
+	switch two {
+	case "<>":
+		return tNE, i + 2
+	case "<=":
+		return tLE, i + 2
+	case ">=":
+		return tGE, i + 2
+	}
+	switch s[i] {
+	case '=':
+		return tEQ, i + 1
+	case '>':
+		return tGT, i + 1
+	case '<':
+		return tLT, i + 1
+	case '+':
+		return tPlus, i + 1
+	case '-':
+		return tMinus, i + 1
+	case '*':
+		return tStar, i + 1
+	case '/':
+		return tSlash, i + 1
+	case '%':
+		return tPercent, i + 1
+	case '(':
+		return tLParen, i + 1
+	case ')':
+		return tRParen, i + 1
+	case ',':
+		return tComma, i + 1
+	}
+	return tEOF, i
+}
+
+func quoteRune(r rune) string {
+	if r == utf8.RuneError {
+		return "U+FFFD"
+	}
+	return "'" + string(r) + "' (U+" + strings.ToUpper(hex4(int(r))) + ")"
+}
+
+func hex4(n int) string {
+	const digits = "0123456789abcdef"
+	b := []byte{}
+	for n > 0 || len(b) < 4 {
+		b = append([]byte{digits[n&15]}, b...)
+		n >>= 4
+	}
+	return string(b)
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	if neg {
+		b = append([]byte{'-'}, b...)
+	}
+	return string(b)
+}
+
+// position is where offset is, counted as JavaCC counts: line and column
+// from 1, a column per UTF-16 unit, a tab to the next multiple of 8 plus
+// one, "\r", "\n" and "\r\n" ending a line.
+func position(s string, offset int) (line, col int) {
+	line, col = 1, 0
+	prevCR := false
+	for i, r := range s {
+		if i >= offset {
+			break
+		}
+		switch {
+		case prevCR && r == '\n':
+			prevCR = false
+			continue
+		case r == '\n' || r == '\r':
+			line++
+			col = 0
+			prevCR = r == '\r'
+			continue
+		case r == '\t':
+			col = (col/8 + 1) * 8
+		case r >= 0x10000:
+			col += 2
+		default:
+			col++
+		}
+		prevCR = false
+	}
+	return line, col + 1
+}
+
+func syntaxErr(s string, offset int, msg string, sentinel error) *SyntaxError {
+	line, col := position(s, offset)
+	return &SyntaxError{Offset: offset, Line: line, Column: col, Msg: msg, Err: sentinel}
+}
