@@ -36,7 +36,9 @@ type SyntaxError struct {
 	// Offset is the byte offset in the selector of the token (or
 	// character) at fault; Line and Column are the same place counted the
 	// way ActiveMQ's parser (JavaCC) counts: from 1, a column per UTF-16
-	// unit, tab stops every 8 columns.
+	// unit (a tab is one). After a "convert_string_expressions:" prefix,
+	// ActiveMQ counts from the end of the prefix, kahafs from the start
+	// of the selector.
 	Offset, Line, Column int
 	Msg                  string
 	Err                  error // ErrSyntax, ErrInvalid or ErrTooDeep

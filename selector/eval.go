@@ -2,6 +2,7 @@ package selector
 
 import (
 	"math"
+	"strings"
 )
 
 // Match reports whether the broker delivers m to a subscription with this
@@ -44,11 +45,41 @@ func (c *evalCtx) property(at int, name string) (val, error) {
 		return vNull, nil
 	}
 	v := fromOpenWire(ov)
+	if v.k == kString {
+		v.s = utf8BufferString(v.s)
+	}
 	if c.props == nil {
 		c.props = make(map[string]val)
 	}
 	c.props[name] = v
 	return v, nil
+}
+
+// utf8BufferString is a property's string as the broker reads it.
+// ActiveMQ keeps the strings of a message's own properties (not those
+// nested in maps and lists) as hawtbuf UTF8Buffers, written in modified
+// UTF-8 and read back as standard UTF-8: a NUL (C0 80) and a character
+// above U+FFFF (two 3-byte surrogates) each come back as two U+FFFD.
+func utf8BufferString(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == 0 || r >= 0x10000 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r == 0 || r >= 0x10000 {
+			b.WriteString("\ufffd\ufffd")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // compare is ComparisonExpression.compare for two non-null Comparables:

@@ -46,6 +46,9 @@ const (
 	tLParen
 	tRParen
 	tComma
+	// tErr stands where the lexer failed: reading it is the lexical
+	// error (token.err).
+	tErr
 )
 
 var keywords = map[string]tokKind{
@@ -57,6 +60,7 @@ type token struct {
 	k        tokKind
 	pos, end int // byte offsets in the selector
 	text     string
+	err      *SyntaxError // tErr
 }
 
 // describe is how an error names the token (JavaCC's "Encountered: ").
@@ -68,13 +72,16 @@ func (t token) describe() string {
 }
 
 // lex splits s into tokens the way JavaCC's generated token manager does:
+// up to the first lexical error, which ends the list as a tErr token (the
+// parser reports it only when it reads that far, as JavaCC's parser reads
+// tokens when it needs them), else the list ends with tEOF. The tokens are
 // at each point the longest match of any token (or of white space or a
 // comment, which are skipped), the first declared on a tie (reserved
 // words before identifiers). White space is space, tab, newline, carriage
 // return and form feed; "--" starts a comment only when a line end follows
 // somewhere (else it is two minus signs), "/*" only when "*/" follows
 // (else a slash).
-func lex(s string) ([]token, *SyntaxError) {
+func lex(s string) []token {
 	var toks []token
 	i := 0
 	for i < len(s) {
@@ -117,7 +124,7 @@ func lex(s string) ([]token, *SyntaxError) {
 			i++
 			for {
 				if i >= len(s) {
-					return nil, syntaxErr(s, len(s), "unterminated string literal starting at offset "+itoa(start), ErrSyntax)
+					return append(toks, lexErr(s, len(s), "unterminated string literal starting at offset "+itoa(start)))
 				}
 				if s[i] == '\'' {
 					if i+1 < len(s) && s[i+1] == '\'' {
@@ -130,16 +137,37 @@ func lex(s string) ([]token, *SyntaxError) {
 				i++
 			}
 			k = tString
+		case c == '.':
+			// A '.' not followed by a digit: the error is at the next
+			// character, which is not one.
+			if i+1 >= len(s) {
+				return append(toks, lexErr(s, len(s), "'.' at the end"))
+			}
+			r, _ := utf8.DecodeRuneInString(s[i+1:])
+			return append(toks, lexErr(s, i+1, "unexpected character "+quoteRune(r)+" after '.'"))
 		default:
 			k, i = lexOperator(s, i)
 			if k == tEOF {
 				r, _ := utf8.DecodeRuneInString(s[i:])
-				return nil, syntaxErr(s, i, "unexpected character "+quoteRune(r), ErrSyntax)
+				return append(toks, lexErr(s, i, "unexpected character "+quoteRune(r)))
 			}
 		}
 		toks = append(toks, token{k: k, pos: start, end: i, text: s[start:i]})
 	}
-	return append(toks, token{k: tEOF, pos: len(s), end: len(s)}), nil
+	return append(toks, token{k: tEOF, pos: len(s), end: len(s)})
+}
+
+// lexErr is a lexical error at offset (len(s): the end), placed as
+// JavaCC's TokenMgrError places it: at the character, or one column
+// further when it is the last one or the end.
+func lexErr(s string, offset int, msg string) token {
+	e := syntaxErr(s, offset, msg, ErrSyntax)
+	if offset < len(s) {
+		if _, n := utf8.DecodeRuneInString(s[offset:]); offset+n == len(s) {
+			e.Column++
+		}
+	}
+	return token{k: tErr, pos: offset, end: offset, err: e}
 }
 
 func isIDStart(c byte) bool {
@@ -290,9 +318,9 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// position is where offset is, counted as JavaCC counts: line and column
-// from 1, a column per UTF-16 unit, a tab to the next multiple of 8 plus
-// one, "\r", "\n" and "\r\n" ending a line.
+// position is where offset is, counted as ActiveMQ's parser (JavaCC's
+// SimpleCharStream, tab size 1) counts: line and column from 1, a column
+// per UTF-16 unit, "\r", "\n" and "\r\n" ending a line.
 func position(s string, offset int) (line, col int) {
 	line, col = 1, 0
 	prevCR := false
@@ -309,8 +337,6 @@ func position(s string, offset int) (line, col int) {
 			col = 0
 			prevCR = r == '\r'
 			continue
-		case r == '\t':
-			col = (col/8 + 1) * 8
 		case r >= 0x10000:
 			col += 2
 		default:

@@ -24,6 +24,9 @@ type Selector struct {
 	src     string
 	root    boolExpr
 	convert bool
+	// inexact: a double literal's Java text is not reproduced, so
+	// JavaString may differ from ActiveMQ's.
+	inexact bool
 }
 
 // String is the selector as given to Parse.
@@ -50,16 +53,12 @@ func Parse(s string) (*Selector, error) {
 		p.base = len(convertPrefix)
 		body = s[p.base:]
 	}
-	toks, serr := lex(body)
-	if serr != nil {
-		return nil, p.rebase(serr)
-	}
-	p.toks = toks
-	root, err := p.selector()
+	p.toks = lex(body)
+	root, err := p.parse()
 	if err != nil {
 		return nil, p.rebase(err)
 	}
-	return &Selector{src: s, root: root, convert: p.convert}, nil
+	return &Selector{src: s, root: root, convert: p.convert, inexact: p.inexact}, nil
 }
 
 // MustParse is Parse that panics on an error; for tests and constants.
@@ -78,29 +77,57 @@ type parser struct {
 	i       int
 	depth   int
 	convert bool
+	inexact bool
+	scanned map[int]int // scanner.unary's results by token: the end, -1 when it fails
 }
 
-// rebase turns an error's offsets in the parsed text into offsets in the
-// selector.
+// rebase turns an error's place in the parsed text into its place in the
+// selector (the prefix is on the first line).
 func (p *parser) rebase(e *SyntaxError) *SyntaxError {
-	if p.base == 0 {
-		return e
+	e.Offset += p.base
+	if e.Line == 1 {
+		e.Column += p.base
 	}
-	return syntaxErr(p.src, e.Offset+p.base, e.Msg, e.Err)
+	return e
 }
 
-func (p *parser) tok() token { return p.toks[p.i] }
+// lexPanic carries a lexical error from where the parser read the tErr
+// token up to parse.
+type lexPanic struct{ err *SyntaxError }
 
-func (p *parser) peek(n int) token {
-	if p.i+n < len(p.toks) {
-		return p.toks[p.i+n]
-	}
-	return p.toks[len(p.toks)-1]
+// parse is selector, reporting a lexical error met on the way.
+func (p *parser) parse() (sel boolExpr, err *SyntaxError) {
+	defer func() {
+		if r := recover(); r != nil {
+			lp, ok := r.(lexPanic)
+			if !ok {
+				panic(r)
+			}
+			sel, err = nil, lp.err
+		}
+	}()
+	return p.selector()
 }
+
+// at reads token i: reading the tErr token is its lexical error.
+func (p *parser) at(i int) token {
+	if i >= len(p.toks) {
+		i = len(p.toks) - 1
+	}
+	t := p.toks[i]
+	if t.k == tErr {
+		panic(lexPanic{t.err})
+	}
+	return t
+}
+
+func (p *parser) tok() token { return p.at(p.i) }
+
+func (p *parser) peek(n int) token { return p.at(p.i + n) }
 
 func (p *parser) next() token {
-	t := p.toks[p.i]
-	if p.i < len(p.toks)-1 {
+	t := p.at(p.i)
+	if t.k != tEOF {
 		p.i++
 	}
 	return t
@@ -112,11 +139,13 @@ func (p *parser) body() string { return p.src[p.base:] }
 // unexpected is JavaCC's ParseException at token t. The end of the input
 // is where ActiveMQ's parser reports it: at its last character.
 func (p *parser) unexpected(t token) *SyntaxError {
-	at := t.pos
-	if t.k == tEOF && at > 0 {
-		at = lastRuneStart(p.body())
+	if t.k == tEOF {
+		if t.pos == 0 {
+			return syntaxErr(p.body(), 0, "empty selector", ErrSyntax)
+		}
+		return syntaxErr(p.body(), lastRuneStart(p.body()), "unexpected end", ErrSyntax)
 	}
-	return syntaxErr(p.body(), at, "unexpected "+t.describe(), ErrSyntax)
+	return syntaxErr(p.body(), t.pos, "unexpected "+t.describe(), ErrSyntax)
 }
 
 func lastRuneStart(s string) int {
@@ -142,9 +171,13 @@ func (p *parser) expect(k tokKind) (token, *SyntaxError) {
 func (p *parser) enter() *SyntaxError {
 	p.depth++
 	if p.depth > MaxDepth {
-		return syntaxErr(p.body(), p.tok().pos, "nesting deeper than "+strconv.Itoa(MaxDepth)+" levels", ErrTooDeep)
+		return p.tooDeep(p.tok())
 	}
 	return nil
+}
+
+func (p *parser) tooDeep(t token) *SyntaxError {
+	return syntaxErr(p.body(), t.pos, "nesting deeper than "+strconv.Itoa(MaxDepth)+" levels", ErrTooDeep)
 }
 
 func (p *parser) leave() { p.depth-- }
@@ -426,7 +459,8 @@ func (p *parser) comparisonExpr() (expr, *SyntaxError) {
 
 // addExpr: multExpr (("+" | "-") multExpr)*. ActiveMQ's grammar takes a
 // sign as an operator only when a multExpr follows it (a syntactic
-// lookahead): when none does, the error is at the sign.
+// lookahead): when none does, the sign is left for the rule above, where
+// it is an error.
 func (p *parser) addExpr() (expr, *SyntaxError) {
 	left, err := p.multExpr()
 	if err != nil {
@@ -437,12 +471,12 @@ func (p *parser) addExpr() (expr, *SyntaxError) {
 		if op.k != tPlus && op.k != tMinus {
 			return left, nil
 		}
+		if _, ok := p.scanner().mult(p.i + 1); !ok {
+			return left, nil
+		}
 		p.next()
 		right, err := p.multExpr()
 		if err != nil {
-			if err.Err == ErrSyntax {
-				return nil, p.unexpected(op)
-			}
 			return nil, err
 		}
 		left = &arithExpr{at: op.pos, op: op.k, l: left, r: right}
@@ -476,13 +510,13 @@ func (p *parser) unaryExpr() (expr, *SyntaxError) {
 	t := p.tok()
 	switch t.k {
 	case tPlus:
-		// A no-op, taken only when a unaryExpr follows.
-		p.next()
-		e, err := p.unaryExpr()
-		if err != nil && err.Err == ErrSyntax {
+		// A no-op, taken only when a unaryExpr follows (a syntactic
+		// lookahead); else no alternative matches.
+		if _, ok := p.scanner().unary(p.i + 1); !ok {
 			return nil, p.unexpected(t)
 		}
-		return e, err
+		p.next()
+		return p.unaryExpr()
 	case tMinus:
 		p.next()
 		e, err := p.unaryExpr()
@@ -597,6 +631,9 @@ func (p *parser) literal() (expr, *SyntaxError) {
 		f, err := strconv.ParseFloat(t.text, 64)
 		if err != nil && !isRangeErr(err) {
 			return nil, p.invalid(t.pos, "bad floating point literal "+t.text)
+		}
+		if _, ok := javaDoubleString(f); !ok {
+			p.inexact = true
 		}
 		return &constExpr{at: t.pos, v: doubleVal(f)}, nil
 	case tTRUE:
