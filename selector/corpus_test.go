@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // The corpus the oracle tests run: messages as SelectorCheck builds them
@@ -107,6 +108,10 @@ func handMessages() []cmsg {
 			"ch", tChar('1'), "s", tStr("1"), "flag", tBool(true), "x", tLong(1<<40), "y", tFlt(16777217),
 			"idx", tLong(12), "qty", tInt(100), "price", tFlt(9.99), "ratio", tDouble(0.5)),
 		},
+		// 7: a NUL and a character above U+FFFF in headers, properties and a nested list.
+		{Headers: map[string]any{"type": "a\x00b", "correlationId": "😀"}, Properties: props(
+			"z", tStr("a\x00b"), "v", tStr("😀"), "list", tList(tStr("😀"), tStr("a\x00b")), "s", tStr("x\x00"),
+		)},
 	}
 }
 
@@ -229,4 +234,20 @@ var handSelectors = []string{
 	"SPLIT(',', ',') = MAKELIST('a')", "INLIST(SPLIT(s, ''), 'a')", "FOO(1) = 1", "n (1) = 1", "INLIST(list 'a')", "INLIST(, 'a')",
 	"INLIST(list, 'a',)", "INLIST(list, 'a'", "INLIST(list, 'a' AND TRUE)", "INLIST(MAKELIST(NOT flag), TRUE)",
 	"INLIST(MAKELIST(-n), -5)", "INLIST(MAKELIST(+n), 5)", "INLIST(MAKELIST(XQUERY 'x'), FALSE)",
+	// HashSet order in a printed IN list; unterminated literals.
+	"s IN ('ab','ba','abc','b','x')", "s IN ('zz','Aa','BB','a','b','c','d','e','f','g','h','i','j','k','l','m','n','o','p','q','r','s','t','u','v','w','x','y')",
+	"s IN ('héllo','😀','x','y','z','\x00')", "s = 'x'''", "s = 'x''", "s = 'x'' OR TRUE", "s = '''", "s = ''''' b",
+	// Strings with a NUL or a character above U+FFFF: a property's are
+	// read as U+FFFD pairs, a header's and a nested one's are not.
+	"JMSType = 'a\x00b'", "JMSType LIKE 'a_b'", "JMSCorrelationID = '😀'", "v = '\ufffd\ufffd'", "z LIKE 'a__b'",
+	"z = 'a\x00b'", "INLIST(list, '😀')", "INLIST(list, 'a\x00b')", "INLIST(list, '\ufffd\ufffd')", "s LIKE 'x__'",
+}
+
+// deepSelectors nest as deep as Parse takes: ActiveMQ takes them too.
+func deepSelectors() []string {
+	return []string{
+		strings.Repeat("(", MaxDepth) + "flag" + strings.Repeat(")", MaxDepth),
+		strings.Repeat("NOT ", MaxDepth) + "flag", strings.Repeat("- ", MaxDepth) + "1 = 1",
+		"n" + strings.Repeat(" + 1", 5000) + " = 5005",
+	}
 }

@@ -16,9 +16,7 @@ var (
 	// a hexadecimal literal over Long.MAX_VALUE, an unknown function, ...).
 	ErrInvalid = errors.New("invalid selector")
 	// ErrTooDeep: the selector nests deeper than MaxDepth. ActiveMQ has no
-	// limit but its thread's stack: a StackOverflowError, which it reports
-	// as an InvalidSelectorException, somewhere past 2000 levels with the
-	// default 1 MiB stacks.
+	// limit but its thread's stack (see MaxDepth).
 	ErrTooDeep = errors.New("selector nests too deep")
 	// ErrUnsupported: evaluating the selector needs something kahafs does
 	// not reproduce (XPATH, the Java regular expressions of REGEX, REPLACE

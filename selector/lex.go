@@ -121,13 +121,22 @@ func lex(s string) []token {
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && isDigit(s[i+1]):
 			k, i = lexNumber(s, i)
 		case c == '\'':
+			// Unterminated, the literal is the longest one that ends
+			// (at the first quote of the last '' pair), as JavaCC falls
+			// back to its last accepting state.
 			i++
+			lastEnd := -1
 			for {
 				if i >= len(s) {
-					return append(toks, lexErr(s, len(s), "unterminated string literal starting at offset "+itoa(start)))
+					if lastEnd < 0 {
+						return append(toks, lexErr(s, len(s), "unterminated string literal starting at offset "+itoa(start)))
+					}
+					i = lastEnd
+					break
 				}
 				if s[i] == '\'' {
 					if i+1 < len(s) && s[i+1] == '\'' {
+						lastEnd = i + 1
 						i += 2
 						continue
 					}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -115,7 +116,11 @@ type tally struct {
 }
 
 func (tl *tally) fail(format string, args ...any) {
-	tl.mismatches = append(tl.mismatches, fmt.Sprintf(format, args...))
+	m := fmt.Sprintf(format, args...)
+	if len(m) > 600 {
+		m = m[:300] + " ... " + m[len(m)-300:]
+	}
+	tl.mismatches = append(tl.mismatches, m)
 }
 
 // compareOracle compares every parse, every printed expression and every
@@ -155,7 +160,7 @@ func compareOracle(in oracleIn, out oracleOut, msgs []*Message) *tally {
 			continue
 		}
 		tl.parsedBoth++
-		if !sel.inexact {
+		if !sel.inexact && !strings.HasPrefix(res.Expr, "!") { // ActiveMQ's toString can overflow
 			tl.exprCompared++
 			if got := sel.JavaString(); got != res.Expr {
 				tl.fail("%q: ActiveMQ reads it as %s, JavaString %s", c.Selector, res.Expr, got)
@@ -202,7 +207,7 @@ func oracleCorpus(seed uint64, n int) oracleIn {
 	for i := range hand {
 		hand[i] = i
 	}
-	for _, s := range handSelectors {
+	for _, s := range append(handSelectors, deepSelectors()...) {
 		in.Cases = append(in.Cases, oracleCase{Selector: s, Messages: hand})
 	}
 	g := newGen(seed)
@@ -220,16 +225,58 @@ func oracleCorpus(seed uint64, n int) oracleIn {
 	return in
 }
 
+// textCases check Java's text of floats and doubles (string
+// concatenation) where kahafs reproduces it: n messages with a random
+// double d and float f from 10^-3 to 10^7, and for each the selector
+// "” + d = 'TEXT'" with kahafs's text, and the same for f.
+func textCases(in *oracleIn, seed uint64, n int) {
+	g := newGen(seed)
+	for i := 0; i < n; i++ {
+		var d float64
+		switch i % 3 {
+		case 0:
+			d = math.Pow(10, g.r.Float64()*10-3)
+		case 1:
+			d = float64(g.r.IntN(100000000)) / math.Pow(10, float64(g.r.IntN(11)))
+		default:
+			d = math.Nextafter(float64(g.r.IntN(10000000))/math.Pow(10, float64(g.r.IntN(10))), math.Inf(g.r.IntN(2)*2-1))
+		}
+		if g.chance(0.5) {
+			d = -d
+		}
+		f := float32(d)
+		ds, dok := javaDoubleString(d)
+		fs, fok := javaFloatString(f)
+		if !dok || !fok {
+			continue
+		}
+		in.Messages = append(in.Messages, cmsg{Properties: props("d", tDouble(d), "f", tFlt(f))})
+		m := []int{len(in.Messages) - 1}
+		in.Cases = append(in.Cases,
+			oracleCase{Selector: "'' + d = '" + ds + "'", Messages: m},
+			oracleCase{Selector: "'' + f = '" + fs + "'", Messages: m},
+			oracleCase{Selector: "d = " + ds + " AND '' + " + ds + " = '" + ds + "'", Messages: m})
+	}
+}
+
 // TestOracle compares Parse and Match with ActiveMQ's own parser and
 // evaluator (brokerkit SelectorCheck, one JVM run) on the hand-written
 // corpus and thousands of random selectors and messages.
+// KAHAFS_SELECTOR_SEED and KAHAFS_SELECTOR_N change the random part.
 func TestOracle(t *testing.T) {
 	brokertest.Require(t)
-	n := 4000
+	n, seed := 4000, uint64(1)
 	if testing.Short() {
 		n = 500
 	}
-	in := oracleCorpus(1, n)
+	if v, err := strconv.Atoi(os.Getenv("KAHAFS_SELECTOR_N")); err == nil {
+		n = v
+	}
+	if v, err := strconv.ParseUint(os.Getenv("KAHAFS_SELECTOR_SEED"), 10, 64); err == nil {
+		seed = v
+	}
+	in := oracleCorpus(seed, n)
+	textCases(&in, seed, n/8)
 	out := runOracle(t, in)
 	msgs := decodeBlobs(t, out.Blobs)
 	tl := compareOracle(in, out, msgs)

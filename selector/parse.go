@@ -7,11 +7,15 @@ import (
 	"strings"
 )
 
-// MaxDepth bounds how deep a selector nests (parentheses, NOT, unary
-// signs, function arguments). ActiveMQ has no limit but its stack: with a
-// 1 MiB thread stack it parses 2000 levels of parentheses and fails
-// (StackOverflowError, an InvalidSelectorException) somewhere before 4000.
-const MaxDepth = 1000
+// MaxDepth bounds how deep a selector nests: parentheses, NOT and unary
+// signs each nest what follows one level deeper, and so does a function
+// call its arguments ("((a))" and "NOT NOT a" nest 2 levels). ActiveMQ has
+// no limit but its thread's stack: a StackOverflowError, which it reports
+// as an InvalidSelectorException. With 1 MiB stacks that happened from 800
+// levels of parentheses in a JVM that had parsed a few thousand selectors
+// (compiled code), and only past 2000 in a fresh one; 500 levels always
+// parsed.
+const MaxDepth = 500
 
 // convertPrefix makes ActiveMQ convert strings to the other operand's type
 // in comparisons (ComparisonExpression.CONVERT_STRING_EXPRESSIONS); it is
@@ -170,7 +174,7 @@ func (p *parser) expect(k tokKind) (token, *SyntaxError) {
 
 func (p *parser) enter() *SyntaxError {
 	p.depth++
-	if p.depth > MaxDepth {
+	if p.depth > MaxDepth+1 { // the outermost unaryExpr is at depth 1
 		return p.tooDeep(p.tok())
 	}
 	return nil

@@ -29,7 +29,7 @@ func (s *scanner) unary(i int) (int, bool) {
 		return j, j >= 0
 	}
 	s.depth++
-	if s.depth > MaxDepth {
+	if s.depth > MaxDepth+1 {
 		panic(lexPanic{s.p.tooDeep(s.p.at(i))})
 	}
 	j, ok := s.unary1(i)
