@@ -78,7 +78,7 @@ func inList(e *funcExpr, c *evalCtx) (val, error) {
 	if l.isNull() {
 		return vNull, e.npe("the list")
 	}
-	for _, x := range l.l {
+	for _, x := range l.o.l {
 		if x.isNull() {
 			return vNull, e.npe("an element of the list")
 		}
@@ -99,7 +99,7 @@ func makeList(e *funcExpr, c *evalCtx) (val, error) {
 		}
 		l[i] = v
 	}
-	return val{k: kList, l: l, ref: new(int)}, nil
+	return newList(l), nil
 }
 
 // regexMatch is REGEX(pattern, text): whether the pattern is found in the
@@ -215,7 +215,7 @@ func split(e *funcExpr, c *evalCtx) (val, error) {
 	for i, p := range parts {
 		l[i] = strVal(p)
 	}
-	return val{k: kList, l: l, ref: new(int)}, nil
+	return newList(l), nil
 }
 
 // stringArg is (String) args[i].evaluate(...): null or a String.

@@ -166,7 +166,7 @@ func fromOpenWire(v openwire.Value) val {
 	case openwire.TypeString:
 		return strVal(v.Str)
 	case openwire.TypeBytes:
-		return val{k: kBytes, b: v.Bytes, ref: new(int)}
+		return val{k: kBytes, o: &object{b: v.Bytes}}
 	case openwire.TypeMap:
 		if v.Map == nil {
 			return vNull
@@ -175,13 +175,13 @@ func fromOpenWire(v openwire.Value) val {
 		for _, e := range v.Map.Entries {
 			m[e.Name] = fromOpenWire(e.Value)
 		}
-		return val{k: kMap, m: m, ref: new(int)}
+		return val{k: kMap, o: &object{m: m}}
 	case openwire.TypeList:
 		l := make([]val, len(v.List))
 		for i, e := range v.List {
 			l[i] = fromOpenWire(e)
 		}
-		return val{k: kList, l: l, ref: new(int)}
+		return newList(l)
 	}
 	return vNull
 }

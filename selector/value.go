@@ -41,13 +41,20 @@ type val struct {
 	f float64  // kFloat (a float32 value), kDouble
 	s string   // kString
 	n *big.Int // kBig
-	b []byte   // kBytes
+	// o is a byte array, map or list; the pointer is its identity (Java's
+	// ==): the same property read twice is the same object, nothing else
+	// is.
+	o *object
+}
+
+// object is the content of a byte array, map or list.
+type object struct {
+	b []byte
 	m map[string]val
 	l []val
-	// ref is the identity of a byte array, map or list (Java's ==): the
-	// same property read twice is the same object, nothing else is.
-	ref *int
 }
+
+func newList(l []val) val { return val{k: kList, o: &object{l: l}} }
 
 var (
 	vNull  = val{}
@@ -160,7 +167,7 @@ func javaEquals(a, b val) bool {
 	if a.k != b.k {
 		return false
 	}
-	if a.ref != nil && a.ref == b.ref {
+	if a.o != nil && a.o == b.o {
 		return true
 	}
 	switch a.k {
@@ -179,22 +186,22 @@ func javaEquals(a, b val) bool {
 	case kBytes:
 		return false // identity only, checked above
 	case kMap:
-		if len(a.m) != len(b.m) {
+		if len(a.o.m) != len(b.o.m) {
 			return false
 		}
-		for k, av := range a.m {
-			bv, ok := b.m[k]
+		for k, av := range a.o.m {
+			bv, ok := b.o.m[k]
 			if !ok || !objectsEquals(av, bv) {
 				return false
 			}
 		}
 		return true
 	case kList:
-		if len(a.l) != len(b.l) {
+		if len(a.o.l) != len(b.o.l) {
 			return false
 		}
-		for i := range a.l {
-			if !objectsEquals(a.l[i], b.l[i]) {
+		for i := range a.o.l {
+			if !objectsEquals(a.o.l[i], b.o.l[i]) {
 				return false
 			}
 		}
@@ -330,7 +337,7 @@ func javaString(v val) (s string, ok bool) {
 		return v.s, true
 	case kList:
 		b := []byte{'['}
-		for i, e := range v.l {
+		for i, e := range v.o.l {
 			if i > 0 {
 				b = append(b, ", "...)
 			}
