@@ -21,6 +21,7 @@ type tval struct {
 type cmsg struct {
 	Headers    map[string]any `json:"headers"`
 	Properties [][2]any       `json:"properties"`
+	Blob       []byte         `json:"blob,omitempty"` // a stored message instead
 }
 
 func tv(typ string, v any) tval { return tval{Type: typ, Value: v} }

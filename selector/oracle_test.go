@@ -110,7 +110,7 @@ var javaPos = regexp.MustCompile(`^org\.apache\.activemq\.selector\.(?:ParseExce
 // tally is the outcome of a comparison.
 type tally struct {
 	cases, parsedBoth, rejectedBoth, evals, unsupported int
-	exprCompared, positions, positionsSame              int
+	exprCompared, positions, positionsSame, unreadable  int
 	mismatches                                          []string
 	unsupportedWhy                                      map[string]int
 }
@@ -169,6 +169,10 @@ func compareOracle(in oracleIn, out oracleOut, msgs []*Message) *tally {
 		for j, mi := range c.Messages {
 			tl.evals++
 			want, got := res.Match[j], goAnswer(sel, msgs[mi])
+			if want == "X" { // ActiveMQ cannot read the message
+				tl.unreadable++
+				continue
+			}
 			if strings.HasPrefix(got, "?") {
 				tl.unsupported++
 				tl.unsupportedWhy[got[1:]]++
@@ -185,8 +189,8 @@ func compareOracle(in oracleIn, out oracleOut, msgs []*Message) *tally {
 func (tl *tally) report(t *testing.T) {
 	t.Helper()
 	t.Logf("%d selectors: %d parsed by both, %d rejected by both (%d ParseException and TokenMgrError positions compared, %d the same); "+
-		"%d printed expressions compared; %d evaluations compared, %d unsupported",
-		tl.cases, tl.parsedBoth, tl.rejectedBoth, tl.positions, tl.positionsSame, tl.exprCompared, tl.evals, tl.unsupported)
+		"%d printed expressions compared; %d evaluations compared, %d unsupported, %d on messages ActiveMQ cannot read",
+		tl.cases, tl.parsedBoth, tl.rejectedBoth, tl.positions, tl.positionsSame, tl.exprCompared, tl.evals, tl.unsupported, tl.unreadable)
 	for why, n := range tl.unsupportedWhy {
 		t.Logf("unsupported %d×: %s", n, why)
 	}

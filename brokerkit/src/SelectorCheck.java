@@ -43,6 +43,7 @@ import org.apache.activemq.util.ByteSequence;
  * (strings), groupSeq, priority, redeliveryCounter (numbers), timestamp, expiration, brokerInTime, brokerOutTime
  * (numbers), persistent, groupFirst (booleans), brokerPath (array of strings), transactionId,
  * originalTransactionId ({"conn":"ID:...","n":5}: a LocalTransactionId).
+ * Or a message is {"blob":"base64"}: a message as a store holds it (KahaAddMessageCommand.message).
  * A property value is {"type":T,"value":V} with T one of null boolean byte short char (V: the UTF-16 unit)
  * int long string, float and double (V: the raw bits as a decimal string), bytes (V: base64), map (V: an
  * object of typed values), list (V: an array of typed values).
@@ -55,8 +56,8 @@ import org.apache.activemq.util.ByteSequence;
  *   {"blobs":["base64", ...],
  *    "results":[{"parse":"ok","expr":"(a > 1)","match":["T","F","!java.lang.ClassCastException", ...]}
  *              |{"parse":"error","cause":"class: message"}, ...]}
- * match has one entry per listed message: T or F (BooleanExpression.matches), or ! and the class of what it
- * threw.
+ * match has one entry per listed message: T or F (BooleanExpression.matches), ! and the class of what it
+ * threw, or X for a blob OpenWireFormat cannot unmarshal.
  *
  * SelectorParser caches parse results (100 entries, keyed by the selector without its
  * "convert_string_expressions:" prefix, so a prefixed selector changes what the bare one parses to later):
@@ -80,12 +81,21 @@ public final class SelectorCheck {
         List<Message> msgs = new ArrayList<>();
         List<Object> blobs = new ArrayList<>();
         for (Object o : (List<?>) doc.get("messages")) {
-            Message m = message((Map<?, ?>) o);
-            OpenWireFormat wf = new OpenWireFormat(11); // as KahaDBStore: loose, no cache, size prefix
-            ByteSequence b = wf.marshal(m);
-            byte[] blob = Arrays.copyOfRange(b.getData(), b.getOffset(), b.getOffset() + b.getLength());
+            Map<?, ?> spec = (Map<?, ?>) o;
+            byte[] blob;
+            if (spec.get("blob") != null) {
+                blob = Base64.getDecoder().decode((String) spec.get("blob"));
+            } else {
+                OpenWireFormat wf = new OpenWireFormat(11); // as KahaDBStore: loose, no cache, size prefix
+                ByteSequence b = wf.marshal(message(spec));
+                blob = Arrays.copyOfRange(b.getData(), b.getOffset(), b.getOffset() + b.getLength());
+            }
             blobs.add(Base64.getEncoder().encodeToString(blob));
-            msgs.add((Message) new OpenWireFormat(11).unmarshal(new ByteSequence(blob)));
+            try {
+                msgs.add((Message) new OpenWireFormat(11).unmarshal(new ByteSequence(blob)));
+            } catch (Exception e) {
+                msgs.add(null); // a stored message the broker cannot read (hostile names): X
+            }
         }
         List<Object> results = new ArrayList<>();
         for (Object o : (List<?>) doc.get("cases")) {
@@ -110,6 +120,10 @@ public final class SelectorCheck {
             List<Object> match = new ArrayList<>();
             for (Object idx : (List<?>) c.get("messages")) {
                 Message m = msgs.get(((Number) idx).intValue());
+                if (m == null) {
+                    match.add("X");
+                    continue;
+                }
                 // A fresh message each time: the properties map is unmarshalled lazily and kept.
                 m = m.copy();
                 MessageEvaluationContext ctx = new NonCachedMessageEvaluationContext();
