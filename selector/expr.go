@@ -90,6 +90,11 @@ func (e *propExpr) eval(c *evalCtx) (val, error) {
 	if e.header != nil {
 		v := e.header(c.m)
 		if v.isNull() && e.name == "JMSXUserID" {
+			// The property instead; ActiveMQ ignores its failing to
+			// unmarshal here (null).
+			if c.m.PropertiesErr != nil {
+				return vNull, nil
+			}
 			return c.property(e.at, e.name)
 		}
 		return v, nil

@@ -79,7 +79,7 @@ func decodeBlobs(t *testing.T, blobs []string) []*Message {
 			t.Fatal(err)
 		}
 		m, err := openwire.DecodeMessage(raw)
-		if err != nil {
+		if err := m.HeaderError(err); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 		msgs[i] = FromOpenWire(m)
@@ -113,6 +113,7 @@ type tally struct {
 	exprCompared, positions, positionsSame, unreadable  int
 	mismatches                                          []string
 	unsupportedWhy                                      map[string]int
+	exceptions                                          map[string]int // agreed on, by class
 }
 
 func (tl *tally) fail(format string, args ...any) {
@@ -126,7 +127,7 @@ func (tl *tally) fail(format string, args ...any) {
 // compareOracle compares every parse, every printed expression and every
 // match of this package with ActiveMQ's.
 func compareOracle(in oracleIn, out oracleOut, msgs []*Message) *tally {
-	tl := &tally{unsupportedWhy: map[string]int{}}
+	tl := &tally{unsupportedWhy: map[string]int{}, exceptions: map[string]int{}}
 	for i, c := range in.Cases {
 		tl.cases++
 		res := out.Results[i]
@@ -180,6 +181,8 @@ func compareOracle(in oracleIn, out oracleOut, msgs []*Message) *tally {
 			}
 			if want != got {
 				tl.fail("%q on message %d: ActiveMQ %s, Match %s", c.Selector, mi, want, got)
+			} else if strings.HasPrefix(got, "!") {
+				tl.exceptions[got[1:]]++
 			}
 		}
 	}
@@ -193,6 +196,9 @@ func (tl *tally) report(t *testing.T) {
 		tl.cases, tl.parsedBoth, tl.rejectedBoth, tl.positions, tl.positionsSame, tl.exprCompared, tl.evals, tl.unsupported, tl.unreadable)
 	for why, n := range tl.unsupportedWhy {
 		t.Logf("unsupported %d×: %s", n, why)
+	}
+	for ex, n := range tl.exceptions {
+		t.Logf("both threw %s %d times", ex, n)
 	}
 	for i, m := range tl.mismatches {
 		if i == 60 {

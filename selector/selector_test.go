@@ -240,6 +240,9 @@ func TestPropertiesError(t *testing.T) {
 	if got := answer(t, "JMSType = 't1'", m); got != "T" {
 		t.Errorf("header: %s", got)
 	}
+	if got := answer(t, "JMSXUserID IS NULL", m); got != "T" { // the property's failure is ignored there
+		t.Errorf("JMSXUserID: %s", got)
+	}
 	sel := MustParse("a = 1")
 	ok, err := sel.Match(m)
 	var ee *EvalError
