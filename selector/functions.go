@@ -6,10 +6,9 @@ import (
 
 // The functions ActiveMQ registers (BuiltinFunctionRegistry), called by
 // their exact names. REGEX, REPLACE and SPLIT use Java regular
-// expressions: kahafs evaluates them when the expression is a plain text
-// (none of \ ^ $ . | ? * + ( ) [ ] { }, and for REPLACE a replacement
-// without $ or \), where Java's meaning is plain, and reports
-// ErrUnsupported otherwise.
+// expressions: kahafs evaluates those it translates (regex.go), and a
+// REPLACE replacement without $ or \, and reports ErrUnsupported
+// otherwise.
 type function struct {
 	minArgs, maxArgs int  // maxArgs -1: any number
 	boolean          bool // returnsBoolean: a BooleanExpression
@@ -122,10 +121,11 @@ func regexMatch(e *funcExpr, c *evalCtx) (val, error) {
 	if !ok {
 		return vNull, e.unsupported("Java's text of a " + kindClass[cand.k])
 	}
-	if !plainRegex(res) {
+	jr, ok := translateRegex(res, true)
+	if !ok {
 		return vNull, e.unsupported("the Java regular expression " + quote(res))
 	}
-	return boolVal(strings.Contains(cs, res)), nil
+	return boolVal(jr.find(cs)), nil
 }
 
 // replace is REPLACE(text, pattern, replacement): String.replaceAll. Each
@@ -147,10 +147,11 @@ func replace(e *funcExpr, c *evalCtx) (val, error) {
 	if s[1].isNull() {
 		return vNull, e.npe("the pattern")
 	}
-	if !plainRegex(s[1].s) {
+	re, ok := translateRegex(s[1].s, false)
+	if !ok || re.matchesEmpty() {
 		return vNull, e.unsupported("the Java regular expression " + quote(s[1].s))
 	}
-	if !strings.Contains(s[0].s, s[1].s) {
+	if !re.re.MatchString(s[0].s) {
 		return s[0], nil
 	}
 	if s[2].isNull() {
@@ -159,7 +160,7 @@ func replace(e *funcExpr, c *evalCtx) (val, error) {
 	if strings.ContainsAny(s[2].s, `$\`) {
 		return vNull, e.unsupported("the replacement " + quote(s[2].s))
 	}
-	return strVal(strings.ReplaceAll(s[0].s, s[1].s, s[2].s)), nil
+	return strVal(re.re.ReplaceAllLiteralString(s[0].s, s[2].s)), nil
 }
 
 // split is SPLIT(text, pattern[, limit]): String.split, as a list. The
@@ -194,17 +195,18 @@ func split(e *funcExpr, c *evalCtx) (val, error) {
 	if pat.isNull() {
 		return vNull, e.npe("the pattern")
 	}
-	if pat.s == "" || !plainRegex(pat.s) {
+	re, ok := translateRegex(pat.s, false)
+	if !ok || re.matchesEmpty() {
 		return vNull, e.unsupported("the Java regular expression " + quote(pat.s))
 	}
 	var parts []string
 	switch {
-	case !strings.Contains(src.s, pat.s):
+	case !re.re.MatchString(src.s):
 		parts = []string{src.s}
 	case limit > 0:
-		parts = strings.SplitN(src.s, pat.s, int(min(limit, int64(len(src.s)+1))))
+		parts = re.re.Split(src.s, int(min(limit, int64(len(src.s)+1))))
 	default:
-		parts = strings.Split(src.s, pat.s)
+		parts = re.re.Split(src.s, -1)
 		if limit == 0 {
 			for len(parts) > 0 && parts[len(parts)-1] == "" {
 				parts = parts[:len(parts)-1]
@@ -229,9 +231,5 @@ func (e *funcExpr) stringArg(c *evalCtx, i int) (val, error) {
 	}
 	return v, nil
 }
-
-// plainRegex: a Java regular expression without metacharacters, which
-// matches itself.
-func plainRegex(s string) bool { return !strings.ContainsAny(s, `\^$.|?*+()[]{}`) }
 
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -277,3 +277,59 @@ func (g *gen) message() cmsg {
 	}
 	return m
 }
+
+var regexAlphabet = []string{"a", "b", "c", "0", "1", " ", "\n", "\r", "\u0085", "\u2028", "é", "-", ".", "$", "_", "\x0b", "\t", "😀"}
+
+// regex is a random Java pattern, mostly in the subset kahafs translates.
+func (g *gen) regex(depth int) string {
+	var b strings.Builder
+	n := 1 + g.r.IntN(4)
+	for i := 0; i < n; i++ {
+		switch g.r.IntN(20) {
+		case 0:
+			b.WriteString(".")
+		case 1:
+			b.WriteString(g.pick(`\d`, `\w`, `\s`, `\D`, `\W`, `\S`, `\.`, `\-`, `\$`, `\t`, `\n`, `\r`))
+		case 2:
+			b.WriteString(g.pick("[abc]", "[^a-c]", `[\d.]`, "[a-]", "[-a]", `[\s]`, "[0-9a-c]", "[^.]", `[\w$]`, "[é😀]"))
+		case 3:
+			if depth > 0 {
+				b.WriteString(g.pick("(", "(?:") + g.regex(depth-1) + ")")
+			} else {
+				b.WriteString("a")
+			}
+		case 4:
+			if depth > 0 {
+				b.WriteString("(" + g.regex(depth-1) + "|" + g.regex(depth-1) + ")")
+			}
+		case 5:
+			b.WriteString(g.pick(`\b`, "(?=a)", "a*+", "[a&&b]", `\p{Alpha}`, "(?i)a", `\1`, "a{", "[[a]]", `\Q.\E`, "x{2,1}"))
+		default:
+			c := g.pick(regexAlphabet...)
+			if strings.ContainsAny(c, `.$-`) {
+				c = `\` + c
+			}
+			b.WriteString(c)
+		}
+		if g.chance(0.3) {
+			b.WriteString(g.pick("*", "+", "?", "{1,2}", "{2}", "{0,}", "*?", "+?", "??"))
+		}
+	}
+	s := b.String()
+	if g.chance(0.2) {
+		s = "^" + s
+	}
+	if g.chance(0.2) {
+		s += "$"
+	}
+	return s
+}
+
+// text is a random text for regexes.
+func (g *gen) text() string {
+	var b strings.Builder
+	for n := g.r.IntN(8); n > 0; n-- {
+		b.WriteString(g.pick(regexAlphabet...))
+	}
+	return b.String()
+}
