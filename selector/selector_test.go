@@ -130,6 +130,27 @@ func TestMatchQuirks(t *testing.T) {
 	}
 }
 
+// Java regular expressions as ActiveMQ's REGEX, REPLACE and SPLIT read
+// them (each answer is ActiveMQ's).
+func TestJavaRegex(t *testing.T) {
+	for _, c := range []struct{ sel, s, want string }{
+		{"REGEX('a.b', s)", "a\u2028b", "F"}, // '.' is no line end of Java's
+		{"REGEX('a$', s)", "a\n", "T"},       // '$' before a final line end
+		{"REGEX('a$', s)", "a\n\n", "F"},
+		{"REGEX('a$', s)", "a\r\n", "T"},
+		{"REGEX('\\r$', s)", "x\r\n", "F"}, // not between \r and \n
+		{"REGEX('a\\s', s)", "a\x0b", "T"}, // Java's \s has \x0B
+		{"REGEX('[\\s]', s)", "a\x0b", "T"},
+		{"REGEX('^b', s)", "ab", "F"},
+		{"REPLACE(s, 'a+', 'X') = 'cXb'", "caab", "T"},
+		{"SPLIT(s, '\\d+') = MAKELIST('a', 'b', 'c')", "a1b22c", "T"},
+	} {
+		if got := answer(t, c.sel, msg("s", c.s)); got != c.want {
+			t.Errorf("%s on %q: %s, ActiveMQ answers %s", c.sel, c.s, got, c.want)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	for _, c := range []struct {
 		sel       string
