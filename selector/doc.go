@@ -151,9 +151,14 @@
 //
 // Match returns an *EvalError wrapping ErrUnsupported where the answer
 // depends on what kahafs does not reproduce: XPATH (evaluated on the
-// body); REGEX, REPLACE and SPLIT with a pattern that is not plain text
-// (Java regular expressions); the text Java gives a byte array or map in a
-// string concatenation or REGEX; Java 17's text of a Float or Double
+// body); a Java regular expression of REGEX, REPLACE or SPLIT outside the
+// subset regex.go translates exactly (literals, escapes, ., ^, a final $
+// in REGEX, classes without nesting or intersection, \d \w \s and their
+// negations, groups, alternation, greedy and lazy quantifiers: no
+// lookaround, backreferences, possessive quantifiers, flags, \b, \p), or
+// one that can match the empty string in REPLACE and SPLIT, or a REPLACE
+// replacement with $ or \; the text Java gives a byte array or map (in a
+// string concatenation or REGEX); Java 17's text of a Float or Double
 // outside 10^-3 to 10^7 in magnitude (its FloatingDecimal often prints
 // more digits than needed there). Parse accepts these, as ActiveMQ does.
 //

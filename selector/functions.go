@@ -2,6 +2,7 @@ package selector
 
 import (
 	"strings"
+	"sync"
 )
 
 // The functions ActiveMQ registers (BuiltinFunctionRegistry), called by
@@ -34,6 +35,31 @@ type funcExpr struct {
 	name string
 	f    *function
 	args []expr
+	// regexes caches translateRegex by pattern (and allowDollar): a
+	// selector's patterns are mostly literals. Safe for concurrent use.
+	regexes sync.Map
+}
+
+type regexKey struct {
+	pattern     string
+	allowDollar bool
+}
+
+type regexEntry struct {
+	re javaRegex
+	ok bool
+}
+
+// regex is translateRegex, cached.
+func (e *funcExpr) regex(p string, allowDollar bool) (javaRegex, bool) {
+	k := regexKey{p, allowDollar}
+	if v, ok := e.regexes.Load(k); ok {
+		r := v.(regexEntry)
+		return r.re, r.ok
+	}
+	re, ok := translateRegex(p, allowDollar)
+	e.regexes.Store(k, regexEntry{re, ok})
+	return re, ok
 }
 
 func (e *funcExpr) pos() int { return e.at }
@@ -121,7 +147,7 @@ func regexMatch(e *funcExpr, c *evalCtx) (val, error) {
 	if !ok {
 		return vNull, e.unsupported("Java's text of a " + kindClass[cand.k])
 	}
-	jr, ok := translateRegex(res, true)
+	jr, ok := e.regex(res, true)
 	if !ok {
 		return vNull, e.unsupported("the Java regular expression " + quote(res))
 	}
@@ -147,7 +173,7 @@ func replace(e *funcExpr, c *evalCtx) (val, error) {
 	if s[1].isNull() {
 		return vNull, e.npe("the pattern")
 	}
-	re, ok := translateRegex(s[1].s, false)
+	re, ok := e.regex(s[1].s, false)
 	if !ok || re.matchesEmpty() {
 		return vNull, e.unsupported("the Java regular expression " + quote(s[1].s))
 	}
@@ -195,7 +221,7 @@ func split(e *funcExpr, c *evalCtx) (val, error) {
 	if pat.isNull() {
 		return vNull, e.npe("the pattern")
 	}
-	re, ok := translateRegex(pat.s, false)
+	re, ok := e.regex(pat.s, false)
 	if !ok || re.matchesEmpty() {
 		return vNull, e.unsupported("the Java regular expression " + quote(pat.s))
 	}

@@ -273,3 +273,29 @@ func TestPropertiesError(t *testing.T) {
 		t.Errorf("property: %v, %v", ok, err)
 	}
 }
+
+// A selector is used by many goroutines at once (go test -race).
+func TestConcurrentMatch(t *testing.T) {
+	sel := MustParse("REGEX('^a[0-9]+$', s) AND s LIKE 'a%' AND n + 1 > 5 AND INLIST(SPLIT(s, '[0-9]'), 'a')")
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 200; i++ {
+				ok, err := sel.Match(msg("s", "a1", "n", 5))
+				if err == nil && !ok {
+					err = errors.New("no match")
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -175,7 +175,7 @@ func TestOracleFixtures(t *testing.T) {
 		off := bytes.Index(b, m.MarshalledProperties)
 		for i, damage := range []func(p []byte){
 			func(p []byte) { p[3]++ },
-			func(p []byte) { p[6+int(p[5])] = 0x63 }, // the first value's type byte
+			func(p []byte) { p[6+int(p[5])] = 0x63 },   // the first value's type byte
 			func(p []byte) { p[4], p[5] = 0x7f, 0xff }, // the first name's length
 		} {
 			if i == corrupted%3 {
