@@ -2,7 +2,6 @@ package selector
 
 import (
 	"math/big"
-	"strconv"
 	"strings"
 )
 
@@ -576,5 +575,3 @@ func javaHashCode(s string) uint32 {
 	}
 	return h
 }
-
-var _ = strconv.Itoa

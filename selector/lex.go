@@ -1,6 +1,7 @@
 package selector
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -129,7 +130,7 @@ func lex(s string) []token {
 			for {
 				if i >= len(s) {
 					if lastEnd < 0 {
-						return append(toks, lexErr(s, len(s), "unterminated string literal starting at offset "+itoa(start)))
+						return append(toks, lexErr(s, len(s), "unterminated string literal starting at offset "+strconv.Itoa(start)))
 					}
 					i = lastEnd
 					break
@@ -292,39 +293,7 @@ func lexOperator(s string, i int) (tokKind, int) {
 }
 
 func quoteRune(r rune) string {
-	if r == utf8.RuneError {
-		return "U+FFFD"
-	}
-	return "'" + string(r) + "' (U+" + strings.ToUpper(hex4(int(r))) + ")"
-}
-
-func hex4(n int) string {
-	const digits = "0123456789abcdef"
-	b := []byte{}
-	for n > 0 || len(b) < 4 {
-		b = append([]byte{digits[n&15]}, b...)
-		n >>= 4
-	}
-	return string(b)
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	if neg {
-		b = append([]byte{'-'}, b...)
-	}
-	return string(b)
+	return strconv.QuoteRune(r) + " (U+" + strings.ToUpper(strconv.FormatInt(int64(r), 16)) + ")"
 }
 
 // position is where offset is, counted as ActiveMQ's parser (JavaCC's

@@ -25,9 +25,8 @@ const convertPrefix = "convert_string_expressions:"
 // Selector is a parsed JMS message selector. It is immutable and safe for
 // concurrent use.
 type Selector struct {
-	src     string
-	root    boolExpr
-	convert bool
+	src  string
+	root boolExpr
 	// inexact: a double literal's Java text is not reproduced, so
 	// JavaString may differ from ActiveMQ's.
 	inexact bool
@@ -62,7 +61,7 @@ func Parse(s string) (*Selector, error) {
 	if err != nil {
 		return nil, p.rebase(err)
 	}
-	return &Selector{src: s, root: root, convert: p.convert, inexact: p.inexact}, nil
+	return &Selector{src: s, root: root, inexact: p.inexact}, nil
 }
 
 // MustParse is Parse that panics on an error; for tests and constants.
