@@ -94,15 +94,15 @@ func (p *parser) rebase(e *SyntaxError) *SyntaxError {
 	return e
 }
 
-// lexPanic carries a lexical error from where the parser read the tErr
-// token up to parse.
-type lexPanic struct{ err *SyntaxError }
+// parsePanic carries an error up to parse from deep in the parser or a
+// scan: the lexical error of reading the tErr token, or ErrTooDeep.
+type parsePanic struct{ err *SyntaxError }
 
-// parse is selector, reporting a lexical error met on the way.
+// parse is selector, reporting a parsePanic met on the way.
 func (p *parser) parse() (sel boolExpr, err *SyntaxError) {
 	defer func() {
 		if r := recover(); r != nil {
-			lp, ok := r.(lexPanic)
+			lp, ok := r.(parsePanic)
 			if !ok {
 				panic(r)
 			}
@@ -119,7 +119,7 @@ func (p *parser) at(i int) token {
 	}
 	t := p.toks[i]
 	if t.k == tErr {
-		panic(lexPanic{t.err})
+		panic(parsePanic{t.err})
 	}
 	return t
 }

@@ -30,7 +30,7 @@ func (s *scanner) unary(i int) (int, bool) {
 	}
 	s.depth++
 	if s.depth > MaxDepth+1 {
-		panic(lexPanic{s.p.tooDeep(s.p.at(i))})
+		panic(parsePanic{s.p.tooDeep(s.p.at(i))})
 	}
 	j, ok := s.unary1(i)
 	s.depth--
