@@ -89,20 +89,20 @@ type Phase struct {
 
 // Report says what a compaction did (or, dry, would do).
 type Report struct {
-	Store    string     `json:"store"`
-	Backup   string     `json:"backup,omitempty"`
-	DryRun   bool       `json:"dryRun"`
-	Before   FilesBytes `json:"before"`
-	After    FilesBytes `json:"after"`
-	Moved    Counts     `json:"moved"`
-	Dropped  []string   `json:"dropped,omitempty"`
+	Store   string     `json:"store"`
+	Backup  string     `json:"backup,omitempty"`
+	DryRun  bool       `json:"dryRun"`
+	Before  FilesBytes `json:"before"`
+	After   FilesBytes `json:"after"`
+	Moved   Counts     `json:"moved"`
+	Dropped []string   `json:"dropped,omitempty"`
 	// Quirks are the broker's behaviours the compacted store carries over
 	// as they were (or, with Options.NoRedelivery, drops, said so), and
 	// where it cannot reproduce the original exactly.
-	Quirks []string `json:"quirks,omitempty"`
-	Verified bool       `json:"verified"`
-	Resumed  string     `json:"resumed,omitempty"`
-	Analysis Analysis   `json:"analysis"`
+	Quirks   []string `json:"quirks,omitempty"`
+	Verified bool     `json:"verified"`
+	Resumed  string   `json:"resumed,omitempty"`
+	Analysis Analysis `json:"analysis"`
 	// MaxFileLength is the journalMaxFileLength used, and where it came
 	// from.
 	MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`

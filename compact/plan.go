@@ -189,6 +189,9 @@ func walk(g *refgraph.Graph, noRedelivery bool, fn func(it *item, est int64) err
 func quirks(g *refgraph.Graph, noRedelivery bool) []string {
 	var out []string
 	for _, d := range g.Destinations() {
+		if n := d.Stats.CountDrift; n != 0 && !d.IsTopic() {
+			out = append(out, fmt.Sprintf("%s: the broker's stored count is off by %d (%d undelivered); the compacted store's is right, so a broker delivers all of its messages", d, n, len(d.Undelivered())))
+		}
 		for _, s := range d.Subscriptions {
 			again := s.DeliveredAgain()
 			if len(again) == 0 {

@@ -27,10 +27,13 @@ func stateOf(g *refgraph.Graph) liveState {
 	for _, d := range g.Destinations() {
 		s.dests = append(s.dests, d.String())
 		if !d.IsTopic() {
-			s.queues[d.String()] = messageIDs(d.Pending())
+			// a stored count that drifted stops the broker's cursor early
+			// (Destination.Undelivered); the compacted store, whose index
+			// the broker rebuilds, counts right and delivers them all
+			s.queues[d.String()] = messageIDs(append(d.Pending(), d.Undelivered()...))
 			s.queues[d.String()+" in doubt"] = messageIDs(d.InDoubt())
-			n := d.Stats.Count // less what a forced compaction drops
-			for _, m := range d.Pending() {
+			n := d.Stats.Count - d.Stats.CountDrift // less what a forced compaction drops
+			for _, m := range append(d.Pending(), d.Undelivered()...) {
 				if m.Unreadable {
 					n--
 				}

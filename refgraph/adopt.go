@@ -113,6 +113,9 @@ func (b *Builder) adoptIndex() error {
 			d.count++
 			d.bytes += int64(m.Loc.Size)
 		}
+		if xd.Stats != nil {
+			d.statDelta = xd.Stats.Count - d.count
+		}
 		for _, xs := range xd.Subscriptions {
 			if !xs.HasCommand {
 				continue // not a subscription for the broker (only in the other structures)

@@ -172,6 +172,20 @@ func TestFixturesAgainstBroker(t *testing.T) {
 			g := replayDir(t, fx.StoreDir, fixtureMaxFile(fx))
 			compareWithBroker(t, g, fx.Expected.Inspect)
 			assert.Empty(t, g.Warnings())
+			if bv := fx.Expected.BrokerView; bv != nil {
+				// what a full broker delivers: a prioritized queue by
+				// priority, page by page (not the store's order)
+				for name, q := range bv.Queues {
+					d, ok := g.Destination("0:" + name)
+					require.True(t, ok, name)
+					var got []string
+					for _, m := range d.Pending() {
+						got = append(got, m.ID)
+					}
+					assert.Equal(t, q.Consumed, got, "queue %s: what a broker delivers, in order", name)
+					assert.Equal(t, q.Count, d.Stats.Count, "queue %s: the count a broker reports", name)
+				}
+			}
 			if v := fx.Expected.InspectWithoutIndex; v != nil {
 				t.Run("without-index", func(t *testing.T) {
 					compareWithBroker(t, replayWith(t, fx.StoreDir, Options{MaxFileLength: fixtureMaxFile(fx)}), v)

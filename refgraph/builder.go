@@ -117,6 +117,10 @@ type dest struct {
 	subs    []*sub // subLocations list order
 	count   int64
 	bytes   int64
+	// statDelta: the index's stored message count less the messages it
+	// holds (adopt.go): a broker reports, and its store cursor delivers,
+	// by the stored count
+	statDelta int64
 }
 
 func (d *dest) sub(key []byte) *sub {

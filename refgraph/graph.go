@@ -180,9 +180,15 @@ type Destination struct {
 	// delivery: indexes into Messages of what a restarted broker
 	// delivers from the queue, in order; inDoubt: the queue's messages
 	// acked inside a prepared transaction, which the broker holds back
-	// until the outcome.
-	delivery, inDoubt []int32
+	// until the outcome; undelivered: messages after the point where the
+	// broker's (wrong) stored count stops its store cursor.
+	delivery, inDoubt, undelivered []int32
 }
+
+// Undelivered returns the queue's messages a restarted broker does not
+// deliver because its stored count is smaller than what it holds (see
+// Graph.Warnings).
+func (d *Destination) Undelivered() []*Message { return pick(d.Messages, d.undelivered) }
 
 // NumPending is the number of messages a restarted broker delivers from a
 // queue (0 for a topic: see its subscriptions).
@@ -225,6 +231,10 @@ type DestStats struct {
 	// messages acked inside prepared transactions (InDoubt).
 	Count   int64
 	InDoubt int64
+	// CountDrift: how far the index's stored count (which Count starts
+	// from) is off the messages the destination holds; 0 without an
+	// index (a rebuilt index counts right).
+	CountDrift int64
 	// Files are the data files holding the destination's messages.
 	Files []int32
 }

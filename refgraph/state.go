@@ -46,7 +46,7 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 3
+const stateVersion = 4
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was
@@ -309,6 +309,7 @@ func saveDest(w *binenc.Writer, d *dest) {
 	w.Varint(d.nextSeq)
 	w.Varint(d.count)
 	w.Varint(d.bytes)
+	w.Varint(d.statDelta)
 	seqs := make([]int64, 0, len(d.entries))
 	for s := range d.entries {
 		seqs = append(seqs, s)
@@ -804,6 +805,7 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 	dd.nextSeq = r.Varint()
 	dd.count = r.Varint()
 	dd.bytes = r.Varint()
+	dd.statDelta = r.Varint()
 	n := r.Count(9)
 	dd.entries = make(map[int64]entry, n)
 	dd.ids = make(map[msgKey]int64, n)

@@ -87,6 +87,16 @@ public final class Generate {
 
     /** Runs "java -cp <our classpath> args..." with output to outFile; returns the exit code. */
     static int fork(File outFile, String... args) throws IOException, InterruptedException {
+        return fork(outFile, 0, args);
+    }
+
+    /** Exit code of fork when the child ran out of time (it is killed). */
+    static final int TIMED_OUT = -1;
+
+    /**
+     * Like fork(outFile, args) but kills the child after timeoutMs (0 = no limit) and returns TIMED_OUT.
+     */
+    static int fork(File outFile, long timeoutMs, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaBin());
         cmd.add("-Xmx256m");
@@ -97,7 +107,13 @@ public final class Generate {
         pb.redirectErrorStream(true);
         pb.redirectOutput(outFile);
         Process p = pb.start();
-        return p.waitFor();
+        if (timeoutMs <= 0) return p.waitFor();
+        if (!p.waitFor(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+            p.waitFor();
+            return TIMED_OUT;
+        }
+        return p.exitValue();
     }
 
     static List<String> generate(String name, File sdir, Map<String, List<String>> coverage) throws Exception {
@@ -158,6 +174,7 @@ public final class Generate {
         exp.put("counts", rec.counts);
         exp.put("inspect", new Json.Raw(inspect));
         exp.put("inspectWithoutIndex", new Json.Raw(inspectNoIndex));
+        if (cfg.policies != null) exp.put("brokerView", new Json.Raw(brokerView(name, store, cfg, logs)));
         Files.write(new File(sdir, "expected.json").toPath(), Json.write(exp).getBytes(StandardCharsets.UTF_8));
 
         problems.addAll(Scenarios.check(name, run, inspect, rec));
@@ -187,6 +204,29 @@ public final class Generate {
         exp.put("inspectWithoutIndex", new Json.Raw(without));
         Files.write(expFile.toPath(), Json.write(exp).getBytes(StandardCharsets.UTF_8));
         System.out.println(dir + ": inspect and inspectWithoutIndex written");
+    }
+
+    /** Runs BrokerView (a full broker with the scenario's policies: what it counts and delivers) on a copy. */
+    static String brokerView(String name, File store, Scenarios.Cfg cfg, File logs) throws Exception {
+        File tmp = Files.createTempDirectory("brokerkit-view").toFile();
+        try {
+            File copy = new File(tmp, "store");
+            copyDir(store, copy);
+            Map<String, Object> pol = new LinkedHashMap<>();
+            Map<String, Object> c = new LinkedHashMap<>();
+            c.put("journalMaxFileLength", cfg.maxLen);
+            pol.put("config", c);
+            pol.put("policies", cfg.policies);
+            File pf = new File(tmp, "policies.json");
+            Files.write(pf.toPath(), Json.write(pol).getBytes(StandardCharsets.UTF_8));
+            File out = new File(tmp, "view.json");
+            int rc = fork(new File(logs, "brokerview.out"), "BrokerView", copy.getPath(), out.getPath(), "--policies",
+                    pf.getPath(), "--max-file-length", String.valueOf(cfg.maxLen));
+            if (rc != 0) throw new IOException(name + ": BrokerView failed (" + rc + "), see " + new File(logs, "brokerview.out"));
+            return new String(Files.readAllBytes(out.toPath()), StandardCharsets.UTF_8);
+        } finally {
+            Records.deleteTree(tmp);
+        }
     }
 
     /** Runs Inspect on a copy of store (without its index when noIndex) and returns its report. */

@@ -32,8 +32,9 @@ import org.apache.activemq.store.kahadb.disk.journal.Journal;
  * what the broker recovers; then stops the adapter (stop-time checkpoint with cleanup, cleanupOnStop=true)
  * and reports which journal files that first cleanup deleted. MODIFIES the store: run it on a copy.
  *
- * Usage: Inspect STORE_DIR OUT.json [--max-file-length N] [--log FILE]
+ * Usage: Inspect STORE_DIR OUT.json [--max-file-length N] [--log FILE] [--no-gc-trace]
  *   --max-file-length defaults to journalMaxFileLength from STORE_DIR/../expected.json, else 32 MiB.
+ *   --no-gc-trace logs MessageDatabase at DEBUG (see Logs.setup: 5.17.2's TRACE line can fail the cleanup).
  * Periodic checkpoints are disabled (checkpointInterval=0, cleanupInterval=0) so the only cleanup is the
  * one at stop.
  */
@@ -42,23 +43,25 @@ public final class Inspect {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: Inspect STORE_DIR OUT.json [--max-file-length N] [--log FILE]");
+            System.err.println("usage: Inspect STORE_DIR OUT.json [--max-file-length N] [--log FILE] [--no-gc-trace]");
             System.exit(2);
         }
         File store = new File(args[0]);
         File out = new File(args[1]);
         int maxLen = -1;
         File log = null;
+        boolean gcTrace = true;
         for (int i = 2; i < args.length; i++) {
             if (args[i].equals("--max-file-length") && i + 1 < args.length) maxLen = Integer.parseInt(args[++i]);
             else if (args[i].equals("--log") && i + 1 < args.length) log = new File(args[++i]);
+            else if (args[i].equals("--no-gc-trace")) gcTrace = false;
             else {
                 System.err.println("unknown argument: " + args[i]);
                 System.exit(2);
             }
         }
         if (maxLen <= 0) maxLen = maxFileLengthFromExpected(store);
-        Logs.setup(log);
+        Logs.setup(log, gcTrace);
         String json = inspect(store, maxLen);
         Logs.flush();
         Files.write(out.toPath(), json.getBytes(StandardCharsets.UTF_8));

@@ -28,6 +28,29 @@ public final class Logs {
 
     /** Configure logging; if logFile != null everything (kahadb at FINEST, rest at INFO) goes there. */
     public static synchronized void setup(File logFile) throws IOException {
+        setup(logFile, true);
+    }
+
+    /** The class whose TRACE lines explain each cleanup (gc candidates, rewrites). */
+    public static final String MESSAGE_DATABASE = KAHADB_LOGGER + ".MessageDatabase";
+
+    /**
+     * Like setup(logFile), but with gcTrace false MessageDatabase logs at DEBUG, not TRACE: with TRACE on,
+     * 5.17.2's cleanup throws a NullPointerException (AMQ-9780) while formatting "sub .. has pendingCount"
+     * for a durable subscription without ackPositions whose file is a candidate but not the first one, and
+     * the broker stops itself. A broker in production does not log at TRACE, so it never hits this.
+     * The DEBUG lines ("Cleanup removing the data files: ..") are still captured.
+     */
+    public static synchronized void setup(File logFile, boolean gcTrace) throws IOException {
+        setupHandlers(logFile);
+        if (!gcTrace) {
+            Logger md = Logger.getLogger(MESSAGE_DATABASE);
+            md.setLevel(Level.FINE);
+            KEEP.add(md);
+        }
+    }
+
+    private static void setupHandlers(File logFile) throws IOException {
         LogManager.getLogManager().reset();
         Logger root = Logger.getLogger("");
         root.setLevel(Level.INFO);

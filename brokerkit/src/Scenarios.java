@@ -37,7 +37,7 @@ public final class Scenarios {
     private Scenarios() {}
 
     public static final String[] ALL = {"queues", "topics", "tx", "crash", "ackcompact", "hostile", "messages",
-            "ackfwd-gone", "ackfwd-gone-tail", "ackfwd-chain"};
+            "ackfwd-gone", "ackfwd-gone-tail", "ackfwd-chain", "priority"};
     public static final int HALT_EXIT_CODE = 77;
     /** Long enough that no periodic checkpoint fires during a run: all GC is explicit (adapter.checkpoint). */
     static final long NO_PERIODIC = 3_600_000L;
@@ -55,7 +55,11 @@ public final class Scenarios {
         long cleanupInterval = NO_PERIODIC;
         boolean cleanupOnStop = false;
         Integer compactAcksAfterNoGC = null;
+        /** Destination policies ({"queue", "prioritizedMessages", ...}) for BrokerView; null: no BrokerView run. */
+        List<Map<String, Object>> policies = null;
         Boolean compactAcksIgnoresStoreGrowth = null;
+        Boolean enableAckCompaction = null;     // null = adapter default (true)
+        String journalDiskSyncStrategy = null;  // null = adapter default (always)
         boolean halt = false;
         /** Generate records every pending message as the broker reads it back (Recovered) in messages.json. */
         boolean recordMessages = false;
@@ -68,7 +72,7 @@ public final class Scenarios {
             m.put("checkpointInterval", checkpointInterval);
             m.put("cleanupInterval", cleanupInterval);
             m.put("cleanupOnStop", cleanupOnStop);
-            m.put("enableAckCompaction", true);
+            m.put("enableAckCompaction", enableAckCompaction == null || enableAckCompaction);
             m.put("compactAcksAfterNoGC", compactAcksAfterNoGC == null ? 10 : compactAcksAfterNoGC);
             m.put("compactAcksIgnoresStoreGrowth", compactAcksIgnoresStoreGrowth != null && compactAcksIgnoresStoreGrowth);
             m.put("endsWithHalt", halt);
@@ -271,6 +275,8 @@ public final class Scenarios {
             a.setCleanupOnStop(cfg.cleanupOnStop);
             if (cfg.compactAcksAfterNoGC != null) a.setCompactAcksAfterNoGC(cfg.compactAcksAfterNoGC);
             if (cfg.compactAcksIgnoresStoreGrowth != null) a.setCompactAcksIgnoresStoreGrowth(cfg.compactAcksIgnoresStoreGrowth);
+            if (cfg.enableAckCompaction != null) a.setEnableAckCompaction(cfg.enableAckCompaction);
+            if (cfg.journalDiskSyncStrategy != null) a.setJournalDiskSyncStrategy(cfg.journalDiskSyncStrategy);
             b.setPersistenceAdapter(a);
             if (pm != null) b.setDestinationPolicy(pm);
             if (tcpConnector) b.addConnector("tcp://127.0.0.1:0");

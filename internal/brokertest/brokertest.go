@@ -53,6 +53,22 @@ type SubscriptionState struct {
 	Pending          []string `json:"pending"`
 }
 
+// BrokerView is brokerkit BrokerView's report (the parts tests compare):
+// per queue the count before any consumer and what one consumer with the
+// default prefetch receives, in order; per durable subscription
+// ("topic://NAME|clientId:subName") what it is delivered on reconnecting.
+type BrokerView struct {
+	Queues map[string]struct {
+		Count    int64    `json:"count"`
+		Consumed []string `json:"consumed"`
+		Browse   []string `json:"browse"`
+	} `json:"queues"`
+	Subscriptions map[string]struct {
+		StoreCount int64    `json:"storeCount"`
+		Delivered  []string `json:"delivered"`
+	} `json:"subscriptions"`
+}
+
 // PreparedTx is a prepared XA transaction as the broker recovers it.
 type PreparedTx struct {
 	XID             string   `json:"xid"`
@@ -79,9 +95,13 @@ type Expected struct {
 	Inspect       *Inspection    `json:"inspect"`
 	// InspectWithoutIndex is Inspect on a copy without db.data and
 	// db.redo: a broker that rebuilds its index from the journal.
-	InspectWithoutIndex *Inspection     `json:"inspectWithoutIndex"`
-	Raw                 json.RawMessage `json:"-"`
-	Extra               map[string]any  `json:"-"`
+	InspectWithoutIndex *Inspection `json:"inspectWithoutIndex"`
+	// BrokerView is what a full broker restarted on the store (with the
+	// scenario's destination policies) counts and delivers (brokerkit
+	// BrokerView), for the scenarios that record it.
+	BrokerView *BrokerView     `json:"brokerView"`
+	Raw        json.RawMessage `json:"-"`
+	Extra      map[string]any  `json:"-"`
 }
 
 // Fixtures lists the committed fixtures (or those under $KAHAFS_FIXTURES);

@@ -1,0 +1,832 @@
+package difftest
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/refgraph"
+)
+
+// Kind classifies a disagreement.
+type Kind string
+
+// The kinds of disagreement, in the order of the summary table.
+const (
+	KindCleanup       Kind = "cleanup"
+	KindQueueOrder    Kind = "queue order"
+	KindQueuePriority Kind = "queue order (priority dispatch)"
+	KindQueueCount    Kind = "queue count"
+	KindSubDelivered  Kind = "subscription delivered set"
+	KindSubCount      Kind = "subscription count"
+	KindSubListed     Kind = "subscriptions listed"
+	KindDestinations  Kind = "destinations"
+	KindPrepared      Kind = "prepared"
+	KindCompaction    Kind = "compaction round trip"
+)
+
+// Kinds lists every kind, in table order.
+var Kinds = []Kind{KindCleanup, KindQueueOrder, KindQueuePriority, KindQueueCount, KindSubDelivered,
+	KindSubCount, KindSubListed, KindDestinations, KindPrepared, KindCompaction}
+
+// Views compared.
+const (
+	ViewIndex      = "with index"
+	ViewNoIndex    = "without index"
+	ViewCompaction = "compacted vs original"
+)
+
+// Finding is one disagreement between kahafs and the broker.
+type Finding struct {
+	Kind Kind
+	// View: with index, without index, or compacted vs original.
+	View string
+	// Where: the destination, subscription or transaction concerned ("" for
+	// the whole store).
+	Where  string
+	Kahafs string
+	Broker string
+	Detail []string
+	// Explained names a known broker behaviour that accounts for the
+	// difference ("" when none does).
+	Explained string
+}
+
+// info is what the workload tells about the messages.
+type info struct {
+	w        *Workload
+	sent     map[string]SentMessage
+	sentStep map[string]int
+	sentTo   map[string]string // id -> destination it was sent to
+	// ackedStep: where ("queue://Q" or "topic://T|cid:name") -> message
+	// id -> the step whose acknowledgement took effect (the first one)
+	ackedStep map[string]map[string]int
+	prio      map[string]bool // prioritized queues
+}
+
+func newInfo(w *Workload) *info {
+	in := &info{w: w, sent: map[string]SentMessage{}, sentStep: map[string]int{}, sentTo: map[string]string{},
+		ackedStep: map[string]map[string]int{}, prio: map[string]bool{}}
+	held := map[string]Step{} // XID -> the xa step left prepared
+	ack := func(s Step, ids []string) {
+		where := s.From
+		switch {
+		case s.Sub != nil:
+			where = s.Sub.Key()
+		case where == "":
+			where = s.Dest
+		}
+		if in.ackedStep[where] == nil {
+			in.ackedStep[where] = map[string]int{}
+		}
+		for _, id := range ids {
+			if _, ok := in.ackedStep[where][id]; !ok {
+				in.ackedStep[where][id] = s.N
+			}
+		}
+	}
+	for _, s := range w.Steps {
+		for _, m := range s.Messages {
+			in.sent[m.ID] = m
+			in.sentStep[m.ID] = s.N
+			in.sentTo[m.ID] = s.Dest
+		}
+		switch s.Op {
+		case "consume", "redeliver":
+			ack(s, s.AckedIDs)
+		case "localtx", "xa":
+			switch s.Outcome {
+			case "commit", "onephase":
+				ack(s, s.AckedIDs)
+			case "prepare-leave":
+				held[s.XID] = s
+			}
+		case "xaresolve":
+			if p, ok := held[s.XID]; ok && s.Outcome == "commit" {
+				ack(p, p.AckedIDs)
+			}
+			delete(held, s.XID)
+		}
+	}
+	for _, p := range w.Policies {
+		if p.PrioritizedMessages {
+			in.prio[p.Queue] = true
+		}
+	}
+	return in
+}
+
+// expired: the message, in the destination it was sent to, had expired
+// when the broker view started (the broker discards it instead of
+// delivering it). The copy an expired message leaves in the DLQ has the
+// same id and no expiration.
+func (in *info) expired(dest, id string, at int64) bool {
+	e, ok := in.w.Expirations[id]
+	return ok && e > 0 && e <= at && in.sentTo[id] == dest
+}
+
+// describe annotates a message id of where (a queue or a subscription
+// key) for a report line.
+func (in *info) describe(where, id string, m *refgraph.Message) string {
+	var parts []string
+	if m != nil {
+		parts = append(parts, fmt.Sprintf("prio %d", m.Priority))
+		if m.AckedInPreparedTx != "" {
+			parts = append(parts, "acked in prepared "+m.AckedInPreparedTx)
+		}
+	} else if s, ok := in.sent[id]; ok {
+		parts = append(parts, fmt.Sprintf("prio %d", s.Prio))
+	}
+	if n, ok := in.sentStep[id]; ok {
+		parts = append(parts, fmt.Sprintf("sent #%d idx %d", n, in.sent[id].Idx))
+	}
+	if n, ok := in.ackedStep[where][id]; ok {
+		parts = append(parts, fmt.Sprintf("ACKED by the client #%d", n))
+	}
+	if len(parts) == 0 {
+		return id
+	}
+	return id + " (" + strings.Join(parts, ", ") + ")"
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// setDiff returns the elements of a not in b, in a's order.
+func setDiff(a, b []string) []string {
+	in := map[string]int{}
+	for _, x := range b {
+		in[x]++
+	}
+	var out []string
+	for _, x := range a {
+		if in[x] > 0 {
+			in[x]--
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func sortedCopy(a []string) []string {
+	b := append([]string(nil), a...)
+	sort.Strings(b)
+	return b
+}
+
+// listDiff describes how kahafs's list for where differs from the
+// broker's.
+func (in *info) listDiff(where string, kahafs, broker []string, byID map[string]*refgraph.Message) []string {
+	var d []string
+	const show = 6
+	missing := setDiff(kahafs, broker)
+	extra := setDiff(broker, kahafs)
+	if len(missing) > 0 {
+		d = append(d, fmt.Sprintf("%d listed by kahafs, not delivered by the broker:", len(missing)))
+		for i, id := range missing {
+			if i == show {
+				d = append(d, fmt.Sprintf("  … %d more", len(missing)-show))
+				break
+			}
+			d = append(d, "  "+in.describe(where, id, byID[id]))
+		}
+	}
+	if len(extra) > 0 {
+		d = append(d, fmt.Sprintf("%d delivered by the broker, not listed by kahafs:", len(extra)))
+		for i, id := range extra {
+			if i == show {
+				d = append(d, fmt.Sprintf("  … %d more", len(extra)-show))
+				break
+			}
+			d = append(d, "  "+in.describe(where, id, byID[id]))
+		}
+	}
+	if len(missing) == 0 && len(extra) == 0 {
+		for i := range kahafs {
+			if kahafs[i] != broker[i] {
+				d = append(d, fmt.Sprintf("same messages, order differs from position %d: kahafs %s, broker %s", i+1,
+					in.describe(where, kahafs[i], byID[kahafs[i]]), in.describe(where, broker[i], byID[broker[i]])))
+				break
+			}
+		}
+	}
+	return d
+}
+
+// ----------------------------------------------------------------------------------------------
+// cleanup
+
+// gcLineRE picks the lines of a cleanup both the broker and kahafs's
+// emulation (Graph.GCLog) write (the same selection as refgraph's broker
+// tests).
+var gcLineRE = regexp.MustCompile(`(Last update: .*|gc candidates after (producerSequenceIdTrackerLocation|ackMessageFileMapLocation):\S*, .*|gc candidates after (in progress tx range|dest):.*|gc candidates: .*|Found candidate for rewrite: .*|sub \S+ on \S+ in dataFile .*|not removing data file: .*|Cleanup removing the data files: .*)$`)
+
+var locRE = regexp.MustCompile(`(TrackerLocation|FileMapLocation):\S*,`)
+
+func gcLines(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if m := gcLineRE.FindStringSubmatch(l); m != nil {
+			out = append(out, locRE.ReplaceAllString(m[1], "$1:_,"))
+		}
+	}
+	return out
+}
+
+// brokerGCLines are the first cleanup's lines in an Inspect log.
+func brokerGCLines(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var lines []string
+	started := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "Last update: ") {
+			if started {
+				break
+			}
+			started = true
+		}
+		if started || strings.Contains(l, "Cleanup removing the data files") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+		if strings.Contains(l, "Cleanup removing the data files") {
+			break
+		}
+	}
+	return gcLines(lines)
+}
+
+// compareCleanup compares kahafs's cleanup prediction with what the
+// broker's first cleanup deleted. trace, when the two disagree, returns an
+// Inspect run at TRACE (its candidate lines) or why there is none.
+func compareCleanup(view string, g *refgraph.Graph, ins *Inspected, trace func() (*Inspected, error)) []Finding {
+	want := append([]int32{}, ins.Deleted...)
+	got := append([]int32{}, g.GCCandidates()...)
+	if fmt.Sprint(want) == fmt.Sprint(got) {
+		return nil
+	}
+	f := Finding{Kind: KindCleanup, View: view, Kahafs: fmt.Sprintf("the first cleanup deletes %v", got),
+		Broker: fmt.Sprintf("the first cleanup deleted %v", want)}
+	gotSet := map[int32]bool{}
+	for _, id := range got {
+		gotSet[id] = true
+	}
+	wantSet := map[int32]bool{}
+	for _, id := range want {
+		wantSet[id] = true
+	}
+	for _, file := range g.Files() {
+		if gotSet[file.ID] == wantSet[file.ID] {
+			continue
+		}
+		if wantSet[file.ID] {
+			var rs []string
+			for _, r := range file.Reasons {
+				rs = append(rs, string(r.Kind)+": "+r.Text)
+			}
+			f.Detail = append(f.Detail, fmt.Sprintf("%s: kahafs keeps it: %s", file.Name, strings.Join(rs, "; ")))
+		} else {
+			f.Detail = append(f.Detail, fmt.Sprintf("%s: kahafs deletes it, the broker kept it", file.Name))
+		}
+	}
+	kl := gcLines(g.GCLog())
+	tr, err := trace()
+	if err != nil {
+		f.Detail = append(f.Detail, "no broker candidate lines: its run at TRACE failed: "+firstLine(err.Error()))
+		return []Finding{f}
+	}
+	if fmt.Sprint(tr.Deleted) != fmt.Sprint(ins.Deleted) {
+		f.Detail = append(f.Detail, fmt.Sprintf("(the broker's run at TRACE deleted %v)", tr.Deleted))
+	}
+	bl := brokerGCLines(tr.Log)
+	for i := 0; i < len(kl) || i < len(bl); i++ {
+		var k, b string
+		if i < len(kl) {
+			k = kl[i]
+		}
+		if i < len(bl) {
+			b = bl[i]
+		}
+		if k != b {
+			f.Detail = append(f.Detail, "first differing cleanup line:", "  kahafs: "+k, "  broker: "+b)
+			break
+		}
+	}
+	return []Finding{f}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// ----------------------------------------------------------------------------------------------
+// the tree's view against the broker's
+
+// kahafsDestinations are the destinations kahafs lists, as the broker
+// lists them (brokertest.ListedName).
+func kahafsDestinations(g *refgraph.Graph) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range g.Destinations() {
+		q := d.Type.Scheme() + "://" + brokertest.ListedName(d.Name)
+		if !seen[q] {
+			seen[q] = true
+			out = append(out, q)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func subKey(s *refgraph.Subscription) string {
+	return s.Destination.String() + "|" + s.ClientID + ":" + s.SubscriptionName
+}
+
+// selectorMatch evaluates the workload's selectors (parity = 'even'|'odd',
+// idx < N, idx >= N) on a message it sent; ok is false when it cannot.
+func (in *info) selectorMatch(sel *string, id string) (match, ok bool) {
+	if sel == nil {
+		return true, true
+	}
+	m, known := in.sent[id]
+	if !known {
+		return false, false
+	}
+	s := strings.TrimSpace(*sel)
+	switch {
+	case s == "parity = 'even'":
+		return m.Idx%2 == 0, true
+	case s == "parity = 'odd'":
+		return m.Idx%2 != 0, true
+	case strings.HasPrefix(s, "idx >= "):
+		n, err := strconv.Atoi(strings.TrimPrefix(s, "idx >= "))
+		return m.Idx >= n, err == nil
+	case strings.HasPrefix(s, "idx < "):
+		n, err := strconv.Atoi(strings.TrimPrefix(s, "idx < "))
+		return m.Idx < n, err == nil
+	}
+	return false, false
+}
+
+// compareTree compares kahafs's view of the store (g) with the broker's
+// (v). other is the broker's view of the same store the other way (without
+// its index when v is with it, and the reverse; nil if none): a finding
+// says when it agrees with kahafs.
+func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Finding {
+	var fs []Finding
+	add := func(f Finding) {
+		f.View = view
+		fs = append(fs, f)
+	}
+	otherName := "with its index"
+	if view == ViewIndex {
+		otherName = "without its index"
+	}
+	agrees := func(f *Finding, what string, same bool) {
+		if other != nil && same {
+			f.Detail = append(f.Detail, fmt.Sprintf("the broker %s %s what kahafs says", otherName, what))
+		}
+	}
+
+	// destinations
+	kd := kahafsDestinations(g)
+	bd := sortedCopy(v.Destinations)
+	if !equalStrings(kd, bd) {
+		f := Finding{Kind: KindDestinations, Kahafs: fmt.Sprintf("%d destinations", len(kd)), Broker: fmt.Sprintf("%d destinations", len(bd))}
+		if x := setDiff(kd, bd); len(x) > 0 {
+			f.Detail = append(f.Detail, "listed by kahafs only: "+strings.Join(x, ", "))
+		}
+		if x := setDiff(bd, kd); len(x) > 0 {
+			f.Detail = append(f.Detail, "listed by the broker only: "+strings.Join(x, ", "))
+			if view == ViewIndex && other != nil && len(setDiff(x, other.Destinations)) == len(x) {
+				f.Detail = append(f.Detail, "the broker does not list them without its index: its index holds destinations no journal record names "+
+					"(MessageDatabase.getStoredDestination creates the index entry whenever the broker touches a destination's store, "+
+					"MessageDatabase.java:2679-2733, e.g. KahaDBTopicMessageStore's constructor, KahaDBStore.java:886-888; no command is journaled), "+
+					"which a replay and kahafs (index metadata only) cannot see")
+			}
+		}
+		if other != nil {
+			agrees(&f, "lists", equalStrings(kd, sortedCopy(other.Destinations)))
+		}
+		add(f)
+	}
+
+	// queues: what the tree shows (Destination.Pending in delivery order,
+	// Stats.Count) against what the broker counts and delivers
+	kq := map[string]*refgraph.Destination{}
+	for _, d := range g.Destinations() {
+		if d.Type == codec.Queue && brokertest.ListedName(d.Name) == d.Name {
+			kq[d.Name] = d
+		}
+	}
+	var qnames []string
+	for n := range kq {
+		qnames = append(qnames, n)
+	}
+	for n := range v.Queues {
+		if _, ok := kq[n]; !ok {
+			qnames = append(qnames, n)
+		}
+	}
+	sort.Strings(qnames)
+	for _, name := range qnames {
+		d, vq := kq[name], v.Queues[name]
+		where := "queue://" + name
+		if d == nil || vq == nil {
+			continue // the destinations finding names it
+		}
+		byID := map[string]*refgraph.Message{}
+		for i := range d.Messages {
+			byID[d.Messages[i].ID] = &d.Messages[i]
+		}
+
+		// count
+		if d.Stats.Count != vq.Count {
+			f := Finding{Kind: KindQueueCount, Where: where, Kahafs: fmt.Sprintf("%d messages (Stats.Count; the index holds %d, %d in doubt)", d.Stats.Count, d.Stats.Messages, d.Stats.InDoubt),
+				Broker: fmt.Sprintf("%d messages (destination statistics / JMX QueueSize)", vq.Count)}
+			if vq.StoreCount != nil && *vq.StoreCount != vq.Count {
+				f.Detail = append(f.Detail, fmt.Sprintf("the broker's MessageStore.getMessageCount says %d", *vq.StoreCount))
+			}
+			if other != nil && other.Queues[name] != nil {
+				agrees(&f, "counts", other.Queues[name].Count == d.Stats.Count)
+			}
+			add(f)
+		}
+
+		// delivery order
+		var kids []string
+		deliverable := map[string]bool{}
+		var expired int
+		for _, m := range d.Pending() {
+			deliverable[m.ID] = true
+			if in.expired(where, m.ID, v.StartedAt) {
+				expired++
+				continue
+			}
+			kids = append(kids, m.ID)
+		}
+		if equalStrings(kids, vq.Consumed) {
+			continue
+		}
+		f := Finding{Kind: KindQueueOrder, Where: where,
+			Kahafs: fmt.Sprintf("%d pending messages in delivery order (Destination.Pending)", len(kids)),
+			Broker: fmt.Sprintf("%d messages delivered to one consumer (default prefetch)", len(vq.Consumed))}
+		if expired > 0 {
+			f.Kahafs += fmt.Sprintf(", %d expired ones left out", expired)
+		}
+		explained := false
+		if in.prio[name] {
+			// the broker's rule on the store order of the same messages,
+			// with the expired ones taking their places in the cursor's
+			// batch (the tree orders them as if none had expired)
+			var ps []Paged
+			var pids []string
+			for _, m := range d.Messages {
+				if !deliverable[m.ID] {
+					continue
+				}
+				ps = append(ps, Paged{Priority: int(m.Priority), Expired: in.expired(where, m.ID, v.StartedAt)})
+				pids = append(pids, m.ID)
+			}
+			var sim []string
+			for _, p := range DispatchOrder(ps, MaxPageSize, DefaultQueuePrefetch) {
+				sim = append(sim, pids[p])
+			}
+			if equalStrings(sim, vq.Consumed) {
+				f.Kind = KindQueuePriority
+				why := "the queue is prioritized: the broker pages its messages in store order, 200 at a time, into a list ordered by JMS priority and dispatches from its head (Queue.doPageInForDispatch, PrioritizedPendingList); DispatchOrder on the store order reproduces the broker's"
+				if expired > 0 {
+					why += fmt.Sprintf("; the %d expired messages took places in the store cursor's batches (AbstractStoreCursor.fillBatch) before the queue dropped them, which the tree's order does not know", expired)
+				}
+				f.Explained = why
+				explained = true
+			} else {
+				f.Detail = append(f.Detail, "the priority dispatch rule (DispatchOrder) does not give the broker's order either:")
+				f.Detail = append(f.Detail, in.listDiff(where, sim, vq.Consumed, byID)...)
+			}
+		}
+		if !explained {
+			f.Detail = append(in.listDiff(where, kids, vq.Consumed, byID), f.Detail...)
+			if other != nil && other.Queues[name] != nil {
+				agrees(&f, "delivers", equalStrings(kids, other.Queues[name].Consumed))
+			}
+		}
+		add(f)
+	}
+
+	// durable subscriptions
+	ks := map[string]*refgraph.Subscription{}
+	for _, s := range g.Subscriptions() {
+		if brokertest.ListedName(s.Destination.Name) != s.Destination.Name {
+			continue
+		}
+		ks[subKey(s)] = s
+	}
+	var snames []string
+	for k := range ks {
+		snames = append(snames, k)
+	}
+	sort.Strings(snames)
+	if x := setDiff(snames, sortedKeys(v.Subscriptions)); len(x) > 0 {
+		add(Finding{Kind: KindSubListed, Kahafs: "lists " + strings.Join(x, ", "), Broker: "does not have them"})
+	}
+	if x := setDiff(sortedKeys(v.Subscriptions), snames); len(x) > 0 {
+		add(Finding{Kind: KindSubListed, Kahafs: "does not list " + strings.Join(x, ", "), Broker: "has them"})
+	}
+	for _, key := range snames {
+		s, vs := ks[key], v.Subscriptions[key]
+		if vs == nil {
+			continue
+		}
+		ksel := (*string)(nil)
+		if s.HasSelector {
+			ksel = &s.Selector
+		}
+		if fmt.Sprint(deref(ksel)) != fmt.Sprint(deref(vs.Selector)) || (ksel == nil) != (vs.Selector == nil) || s.NoLocal != vs.NoLocal {
+			add(Finding{Kind: KindSubListed, Where: key,
+				Kahafs: fmt.Sprintf("selector %s, noLocal %v", quoteOpt(ksel), s.NoLocal),
+				Broker: fmt.Sprintf("selector %s, noLocal %v", quoteOpt(vs.Selector), vs.NoLocal)})
+		}
+		if s.Count != vs.StoreCount {
+			f := Finding{Kind: KindSubCount, Where: key, Kahafs: fmt.Sprintf("count %d (Subscription.Count)", s.Count),
+				Broker: fmt.Sprintf("count %d (TopicMessageStore.getMessageCount)", vs.StoreCount)}
+			if vs.CursorSize != nil && *vs.CursorSize != vs.StoreCount {
+				f.Detail = append(f.Detail, fmt.Sprintf("the offline subscription's cursor size is %d", *vs.CursorSize))
+			}
+			if other != nil && other.Subscriptions[key] != nil {
+				agrees(&f, "counts", other.Subscriptions[key].StoreCount == s.Count)
+			}
+			add(f)
+		}
+		byID := map[string]*refgraph.Message{}
+		var kids []string
+		expired := 0
+		for _, m := range s.Pending() {
+			byID[m.ID] = m
+			if in.expired(s.Destination.String(), m.ID, v.StartedAt) {
+				expired++
+				continue
+			}
+			kids = append(kids, m.ID)
+		}
+		if equalStrings(kids, vs.Delivered) {
+			continue
+		}
+		f := Finding{Kind: KindSubDelivered, Where: key,
+			Kahafs: fmt.Sprintf("delivers %d messages (Subscription.Pending)", len(kids)),
+			Broker: fmt.Sprintf("delivered %d after reconnecting", len(vs.Delivered))}
+		if expired > 0 {
+			f.Kahafs += fmt.Sprintf(", %d expired ones left out", expired)
+		}
+		var why []string
+		cand := kids
+		if vs.Selector != nil {
+			var keep []string
+			unknown := false
+			for _, id := range cand {
+				match, ok := in.selectorMatch(vs.Selector, id)
+				if !ok {
+					unknown = true
+					keep = append(keep, id)
+				} else if match {
+					keep = append(keep, id)
+				}
+			}
+			if len(keep) != len(cand) && !unknown {
+				why = append(why, fmt.Sprintf("%d of kahafs's messages do not match the selector %q: the store recovers them (everything after lastAck) and the broker's selector drops them at dispatch", len(cand)-len(keep), *vs.Selector))
+				cand = keep
+			}
+		}
+		if equalStrings(cand, vs.Delivered) {
+			f.Explained = strings.Join(why, "; ")
+		} else {
+			f.Detail = in.listDiff(key, kids, vs.Delivered, byID)
+			if len(why) > 0 {
+				f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
+			}
+			if other != nil && other.Subscriptions[key] != nil {
+				agrees(&f, "delivers (explanations applied)", equalStrings(cand, other.Subscriptions[key].Delivered))
+			}
+		}
+		add(f)
+	}
+
+	// prepared transactions
+	kp := map[string]*refgraph.Transaction{}
+	for _, t := range g.PreparedTransactions() {
+		kp[t.ID] = t
+	}
+	bp := map[string]brokertest.PreparedTx{}
+	for _, t := range v.Prepared {
+		bp[t.XID] = t
+	}
+	kx, bx := sortedKeys(kp), sortedKeys(bp)
+	if !equalStrings(kx, bx) {
+		f := Finding{Kind: KindPrepared, Kahafs: fmt.Sprintf("%d prepared: %s", len(kx), strings.Join(kx, ", ")),
+			Broker: fmt.Sprintf("%d prepared: %s", len(bx), strings.Join(bx, ", "))}
+		add(f)
+	}
+	for _, x := range kx {
+		t, b := kp[x], bp[x]
+		if _, ok := bp[x]; !ok {
+			continue
+		}
+		var adds, acks []string
+		for _, op := range t.Ops {
+			if op.Add {
+				adds = append(adds, op.MessageID)
+			} else {
+				acks = append(acks, op.MessageID)
+			}
+		}
+		if !equalStrings(sortedCopy(adds), sortedCopy(b.Adds)) || !equalStrings(sortedCopy(acks), sortedCopy(b.Acks)) {
+			add(Finding{Kind: KindPrepared, Where: x,
+				Kahafs: fmt.Sprintf("adds %v, acks %v", adds, acks),
+				Broker: fmt.Sprintf("adds %v, acks %v", b.Adds, b.Acks)})
+		}
+	}
+	return fs
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func quoteOpt(s *string) string {
+	if s == nil {
+		return "none"
+	}
+	return strconv.Quote(*s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ----------------------------------------------------------------------------------------------
+// broker views against each other (compaction round trip)
+
+// compareViews reports where the broker's view of the compacted store
+// (got) differs from its view of the original with its index (want);
+// noIndex, the view of the original without its index, explains a
+// difference the broker itself makes between the two.
+func compareViews(want, got, noIndex *View) []Finding {
+	var fs []Finding
+	add := func(where, what, w, g, n string) {
+		f := Finding{Kind: KindCompaction, View: ViewCompaction, Where: where,
+			Kahafs: "compacted: " + what + " " + g, Broker: "original: " + what + " " + w}
+		if noIndex != nil && n == g {
+			f.Explained = "the broker gives the same for the original without its index (compaction drops db.data; the broker's two views of the original differ here)"
+		}
+		fs = append(fs, f)
+	}
+	str := func(v any) string { return fmt.Sprint(v) }
+	nq := func(v *View, name string) *ViewQueue {
+		if v == nil || v.Queues[name] == nil {
+			return &ViewQueue{}
+		}
+		return v.Queues[name]
+	}
+	ns := func(v *View, key string) *ViewSub {
+		if v == nil || v.Subscriptions[key] == nil {
+			return &ViewSub{}
+		}
+		return v.Subscriptions[key]
+	}
+	var noDests []string
+	if noIndex != nil {
+		noDests = sortedCopy(noIndex.Destinations)
+	}
+	if a, b := sortedCopy(want.Destinations), sortedCopy(got.Destinations); !equalStrings(a, b) {
+		add("", "destinations", str(a), str(b), str(noDests))
+	}
+	names := map[string]bool{}
+	for n := range want.Queues {
+		names[n] = true
+	}
+	for n := range got.Queues {
+		names[n] = true
+	}
+	for _, n := range sortedKeys(names) {
+		w, g, x := nq(want, n), nq(got, n), nq(noIndex, n)
+		if w.Count != g.Count {
+			add("queue://"+n, "count", str(w.Count), str(g.Count), str(x.Count))
+		}
+		if !equalStrings(w.Consumed, g.Consumed) {
+			f := len(fs)
+			add("queue://"+n, "delivered", fmt.Sprintf("%d messages", len(w.Consumed)), fmt.Sprintf("%d messages", len(g.Consumed)), "")
+			if noIndex != nil && equalStrings(x.Consumed, g.Consumed) {
+				fs[f].Explained = "the broker delivers the same for the original without its index"
+			}
+			fs[f].Detail = idListDiff(w.Consumed, g.Consumed)
+		}
+	}
+	keys := map[string]bool{}
+	for k := range want.Subscriptions {
+		keys[k] = true
+	}
+	for k := range got.Subscriptions {
+		keys[k] = true
+	}
+	for _, k := range sortedKeys(keys) {
+		w, g, x := ns(want, k), ns(got, k), ns(noIndex, k)
+		_, inW := want.Subscriptions[k]
+		_, inG := got.Subscriptions[k]
+		if inW != inG {
+			add(k, "has the subscription", str(inW), str(inG), "")
+			continue
+		}
+		if deref(w.Selector) != deref(g.Selector) || w.NoLocal != g.NoLocal {
+			add(k, "selector/noLocal", quoteOpt(w.Selector)+"/"+str(w.NoLocal), quoteOpt(g.Selector)+"/"+str(g.NoLocal), "")
+		}
+		if w.StoreCount != g.StoreCount {
+			add(k, "count", str(w.StoreCount), str(g.StoreCount), str(x.StoreCount))
+		}
+		if !equalStrings(w.Delivered, g.Delivered) {
+			f := len(fs)
+			add(k, "delivered", fmt.Sprintf("%d messages", len(w.Delivered)), fmt.Sprintf("%d messages", len(g.Delivered)), "")
+			if noIndex != nil && equalStrings(x.Delivered, g.Delivered) {
+				fs[f].Explained = "the broker delivers the same for the original without its index"
+			}
+			fs[f].Detail = idListDiff(w.Delivered, g.Delivered)
+		}
+	}
+	px := func(v *View) map[string]brokertest.PreparedTx {
+		m := map[string]brokertest.PreparedTx{}
+		if v != nil {
+			for _, t := range v.Prepared {
+				m[t.XID] = t
+			}
+		}
+		return m
+	}
+	pw, pg := px(want), px(got)
+	if a, b := sortedKeys(pw), sortedKeys(pg); !equalStrings(a, b) {
+		add("", "prepared", str(a), str(b), str(sortedKeys(px(noIndex))))
+	}
+	for x, w := range pw {
+		g, ok := pg[x]
+		if !ok {
+			continue
+		}
+		if !equalStrings(sortedCopy(w.Adds), sortedCopy(g.Adds)) || !equalStrings(sortedCopy(w.Acks), sortedCopy(g.Acks)) {
+			add(x, "adds/acks", str(w.Adds)+"/"+str(w.Acks), str(g.Adds)+"/"+str(g.Acks), "")
+		}
+	}
+	return fs
+}
+
+// idListDiff describes how got differs from want (plain ids).
+func idListDiff(want, got []string) []string {
+	var d []string
+	if x := setDiff(want, got); len(x) > 0 {
+		d = append(d, fmt.Sprintf("%d only in the original: %s", len(x), abbrev(x)))
+	}
+	if x := setDiff(got, want); len(x) > 0 {
+		d = append(d, fmt.Sprintf("%d only in the compacted: %s", len(x), abbrev(x)))
+	}
+	if len(d) == 0 {
+		for i := range want {
+			if want[i] != got[i] {
+				d = append(d, fmt.Sprintf("same messages, order differs from position %d: original %s, compacted %s", i+1, want[i], got[i]))
+				break
+			}
+		}
+	}
+	return d
+}
+
+func abbrev(ids []string) string {
+	if len(ids) > 5 {
+		return strings.Join(ids[:5], ", ") + fmt.Sprintf(", … (%d more)", len(ids)-5)
+	}
+	return strings.Join(ids, ", ")
+}
