@@ -179,8 +179,8 @@ func (f *FS) Refresh(force bool) (bool, error) {
 		return false, err
 	}
 	if f.server != nil {
-		for _, m := range rootMembers {
-			if old := f.root.GetChild(m.name); old != nil && m.dir {
+		for _, m := range f.cur.Load().rootTable() {
+			if old := f.root.GetChild(m.name); old != nil && m.isDir() {
 				f.retire(old)
 			}
 			// ENOENT: the kernel had not cached the name; nothing to do.

@@ -60,7 +60,7 @@ func TestInoNumbers(t *testing.T) {
 		}
 		seen[ino] = what
 	}
-	for _, m := range rootMembers {
+	for _, m := range (&Snapshot{}).rootTable() {
 		add(m.ino, m.name)
 	}
 	for _, file := range []int32{1, 2, 1000, maxFileID} {
