@@ -2,9 +2,11 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kahafs/kahafs/fsnode"
@@ -128,4 +130,48 @@ func readDirOrder(t *testing.T, dir string) []string {
 	names, err := d.Readdirnames(-1)
 	require.NoError(t, err)
 	return names
+}
+
+// TestMountWithoutDevFuseHint: a user who may not open /dev/fuse (the
+// issue's case: fusermount3 fails with "failed to open /dev/fuse:
+// Permission denied" and go-fuse reports only its exit code) is told what
+// the mount needs and that ls, cat and find answer without it, and they
+// do, as that user.
+func TestMountWithoutDevFuseHint(t *testing.T) {
+	requireFUSE(t)
+	st, err := os.Stat("/dev/fuse")
+	require.NoError(t, err)
+	if os.Getuid() != 0 || st.Mode().Perm()&0o006 != 0 {
+		t.Skipf("needs root and a /dev/fuse other users may not open (mode %v)", st.Mode())
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "kahafs")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	store := filepath.Join(dir, "store")
+	require.NoError(t, exec.Command("cp", "-r", fixture(t, "tx").StoreDir, store).Run())
+	mnt := filepath.Join(dir, "mnt")
+	require.NoError(t, os.Mkdir(mnt, 0o755))
+	require.NoError(t, os.Chown(mnt, 65534, 65534))
+	require.NoError(t, exec.Command("chmod", "-R", "a+rX", dir).Run())
+	for p := dir; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		require.NoError(t, os.Chmod(p, 0o755))
+	}
+	asNobody := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	got, err := asNobody("mount", "--no-cache", store, mnt)
+	require.Error(t, err, got)
+	t.Logf("mount as nobody:\n%s", got)
+	assert.False(t, mounted(t, mnt))
+	assert.Contains(t, got, "FUSE is not available: ")
+	assert.Contains(t, got, "hint: the mount needs /dev/fuse")
+	assert.Contains(t, got, `"kahafs ls STORE [PATH]"`)
+
+	got, err = asNobody("cat", "--no-cache", store, "pinned")
+	require.NoError(t, err, got)
+	assert.Equal(t, "db-1.log\ndb-2.log\ndb-3.log\ndb-4.log\n", got)
 }
