@@ -237,3 +237,29 @@ func statOK(s *Snapshot, p string) bool {
 	_, err := s.Stat(p)
 	return err == nil
 }
+
+// BenchmarkFindMessage: find in a synthetic store of 200,000 commands,
+// from the replay's indexes (no file rendered) and with a scan of the
+// journal.
+func BenchmarkFindMessage(b *testing.B) {
+	dir := loadStore(b, 200000)
+	fsys, err := Open(dir, Options{Logger: quietOpts(b).Logger})
+	require.NoError(b, err)
+	s := fsys.Snapshot()
+	var id string
+	for _, d := range s.Graph().Destinations() {
+		if len(d.Messages) > 0 {
+			id = d.Messages[len(d.Messages)/2].ID
+		}
+	}
+	require.NotEmpty(b, id)
+	for _, scan := range []bool{false, true} {
+		b.Run(map[bool]string{false: "indexes", true: "scan"}[scan], func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				paths, err := s.FindMessage(id, FindOptions{Scan: scan})
+				require.NoError(b, err)
+				require.NotEmpty(b, paths)
+			}
+		})
+	}
+}
