@@ -19,13 +19,17 @@ import (
 )
 
 type mountFlags struct {
-	treeFlags   // how the store is read: as for ls, cat and find
-	allowOther  bool
-	refresh     time.Duration
-	debug       bool
-	rw          bool
-	profile     profileFlags
-	kernelCache int // hidden: fsnode.Options.KernelCache
+	allowOther    bool
+	maxFileLength maxFileLengthFlag
+	running       bool
+	noIndex       bool
+	refresh       time.Duration
+	noVerify      bool
+	debug         bool
+	rw            bool
+	cache         cacheFlags
+	profile       profileFlags
+	kernelCache   int // hidden: fsnode.Options.KernelCache
 }
 
 func newMountCmd() *cobra.Command {
@@ -64,9 +68,13 @@ else stays read-only.`,
 	}
 	cmd.Flags().BoolVar(&f.allowOther, "allow-other", false, "let other users see the mount (FUSE allow_other)")
 	cmd.Flags().DurationVar(&f.refresh, "refresh", 0, "re-read the store this often when its data files changed (0: only on SIGHUP)")
-	f.treeFlags.add(cmd)
+	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
+	addMaxFileLengthFlag(cmd, &f.maxFileLength)
+	cmd.Flags().BoolVar(&f.running, "running", false, "pinned/free: the next cleanup of a broker running on the store (as for holders)")
+	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data, as a broker whose index was deleted (as for holders)")
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	cmd.Flags().BoolVar(&f.rw, "rw", false, "add the control file that runs compactions")
+	f.cache.add(cmd)
 	f.profile.add(cmd)
 	cmd.Flags().IntVar(&f.kernelCache, "kernel-cache", 0, "nodes the kernel may keep below the root (0: default, -1: no bound)")
 	_ = cmd.Flags().MarkHidden("kernel-cache")
@@ -97,11 +105,20 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	defer stopProfiles(logger)
 
 	start := time.Now()
-	// The store is read as ls, cat and find read it (treeFlags.options).
-	opts := f.options(logger, bar)
-	opts.AllowOther, opts.Debug, opts.KernelCache = f.allowOther, f.debug, f.kernelCache
-	opts.Control = mountController(store, f, stderr)
-	fsys, err := fsnode.Open(store, opts)
+	var fsys *fsnode.FS
+	fsys, err = fsnode.Open(store, fsnode.Options{
+		AllowOther:    f.allowOther,
+		SkipChecksums: f.noVerify,
+		MaxFileLength: int64(f.maxFileLength),
+		Running:       f.running,
+		NoIndex:       f.noIndex,
+		Logger:        logger,
+		Progress:      bar.reading,
+		Debug:         f.debug,
+		Control:       mountController(store, f, stderr),
+		Cache:         mountCache(f, bar),
+		KernelCache:   f.kernelCache,
+	})
 	bar.finish()
 	if err != nil {
 		return err
@@ -190,7 +207,11 @@ func lazyUnmount(mnt string) error {
 // mountCache is the analysis cache of the mount (nil with --no-cache); its
 // problems are reported on w as every command reports them.
 func mountCache(f mountFlags, w io.Writer) *replaycache.Options {
-	return f.cacheOptions(w)
+	if f.cache.off {
+		return nil
+	}
+	o := f.cache.options(w)
+	return &o
 }
 
 // cacheNote tells in the ready and refreshed lines how the snapshot used

@@ -9,8 +9,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// treeFlags say how a store is read into the tree: mount's, and those of
-// ls, cat and find, which show the same tree without FUSE.
+// treeFlags say how ls, cat and find read a store into the tree: the
+// flags of mount, meaning what they mean there (fsnode.Options), so that
+// the three show the tree a mount with the same flags serves. (mount
+// declares its own alike; branch house gathers them in analysisFlags,
+// which replaces this type when it is merged.)
 type treeFlags struct {
 	maxFileLength maxFileLengthFlag
 	running       bool
@@ -27,8 +30,8 @@ func (f *treeFlags) add(cmd *cobra.Command) {
 	f.cache.add(cmd)
 }
 
-// options are the fsnode options these flags set; logger and the
-// progress bar are the command's.
+// options are the fsnode options these flags set, as runMount sets them;
+// logger and the progress bar are the command's.
 func (f *treeFlags) options(logger *log.Logger, bar *progressBar) fsnode.Options {
 	return fsnode.Options{
 		SkipChecksums: f.noVerify,

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/fsnode"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -174,4 +176,34 @@ func TestMountWithoutDevFuseHint(t *testing.T) {
 	got, err = asNobody("cat", "--no-cache", store, "pinned")
 	require.NoError(t, err, got)
 	assert.Equal(t, "db-1.log\ndb-2.log\ndb-3.log\ndb-4.log\n", got)
+}
+
+// TestTreeFlagsAreMounts: ls, cat and find take the flags that say how
+// mount reads the store, each as mount declares it (name, default, help),
+// so that they show the tree a mount with the same flags serves.
+func TestTreeFlagsAreMounts(t *testing.T) {
+	root := newRootCmd()
+	find := func(name string) *cobra.Command {
+		c, _, err := root.Find([]string{name})
+		require.NoError(t, err)
+		return c
+	}
+	mount := find("mount").Flags()
+	reading := []string{"max-file-length", "running", "no-index", "no-verify", "cache-dir", "no-cache"}
+	for _, name := range []string{"ls", "cat", "find"} {
+		fl := find(name).Flags()
+		for _, r := range reading {
+			assert.NotNil(t, fl.Lookup(r), "%s --%s", name, r)
+		}
+		fl.VisitAll(func(f *pflag.Flag) {
+			switch f.Name {
+			case "long", "message-id", "scan", "help":
+				return
+			}
+			m := mount.Lookup(f.Name)
+			require.NotNil(t, m, "%s --%s: mount has no such flag", name, f.Name)
+			assert.Equal(t, m.Usage, f.Usage, "%s --%s", name, f.Name)
+			assert.Equal(t, m.DefValue, f.DefValue, "%s --%s", name, f.Name)
+		})
+	}
 }
