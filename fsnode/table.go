@@ -224,6 +224,8 @@ func (t *dataFileTable) find(name string) (int, bool) {
 	return len(t.members) + len(idx) + k, true
 }
 
+var _ aheadRenderer = (*dataFileTable)(nil)
+
 // renderAhead renders the commands listed at positions from to to-1 into
 // the snapshot's recent renders (see dirHandle).
 func (t *dataFileTable) renderAhead(from, to int) {
