@@ -68,10 +68,14 @@ type Counts struct {
 	// Placeholders: ADDs that stand for sequences the subscriptions'
 	// ack-position sets and last-ack positions use, removed again
 	// (topic.go); they keep the broker's counts and delivery as they were.
-	Placeholders       int `json:"placeholders"`
-	Transactions       int `json:"preparedTransactions"`
-	TransactionRecords int `json:"transactionRecords"`
-	Records            int `json:"records"`
+	Placeholders int `json:"placeholders"`
+	Transactions int `json:"preparedTransactions"`
+	// RemovedDestinations: destinations a prepared transaction's ADD
+	// creates at replay that the original had removed after it
+	// (KAHA_REMOVE_DESTINATION_COMMAND after the transaction).
+	RemovedDestinations int `json:"removedDestinations,omitempty"`
+	TransactionRecords  int `json:"transactionRecords"`
+	Records             int `json:"records"`
 }
 
 // FilesBytes sizes a journal.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
@@ -65,6 +66,7 @@ const (
 	itemVerbatim                     // the record at loc as it is
 	itemPlaceholder                  // an ADD with an empty body, id placeholderID
 	itemRemove                       // a plain remove of id (no subscription)
+	itemRemoveDest                   // KAHA_REMOVE_DESTINATION_COMMAND of removedDest
 )
 
 type item struct {
@@ -73,6 +75,8 @@ type item struct {
 	dest *refgraph.Destination
 	id   string
 	sub  string
+	// removed: the destination of an itemRemoveDest (not in the graph)
+	removed codec.Destination
 }
 
 type compactPlan struct {
@@ -122,6 +126,8 @@ func plan(st *codec.Store, g *refgraph.Graph, noRedelivery bool) (*compactPlan, 
 			p.counts.Placeholders++
 		case itemVerbatim:
 			p.counts.TransactionRecords++
+		case itemRemoveDest:
+			p.counts.RemovedDestinations++
 		}
 		if it.kind.read() {
 			p.locs = append(p.locs, it.loc)
@@ -180,7 +186,49 @@ func walk(g *refgraph.Graph, noRedelivery bool, fn func(it *item, est int64) err
 			}
 		}
 	}
+	for _, d := range removedByTransactions(g) {
+		it = item{kind: itemRemoveDest, removed: d}
+		if err := fn(&it, int64(32+len(d.Name))); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// removedByTransactions are the destinations a prepared transaction adds
+// messages to that the graph does not hold: the replay of a transactional
+// ADD creates its destination, and in the original something removed it
+// later (its last durable subscription, a destination removal). The
+// compacted journal writes the transaction after everything else, so it
+// removes them again after it, for the same live destinations.
+func removedByTransactions(g *refgraph.Graph) []codec.Destination {
+	live := map[string]bool{}
+	for _, d := range g.Destinations() {
+		live[d.String()] = true
+	}
+	var out []codec.Destination
+	for _, t := range g.PreparedTransactions() {
+		for _, op := range t.Ops {
+			if !op.Add || live[op.Destination] {
+				continue
+			}
+			live[op.Destination] = true
+			if d, ok := parseDestination(op.Destination); ok {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// parseDestination reads a qualified name ("topic://T.1").
+func parseDestination(s string) (codec.Destination, bool) {
+	for _, t := range []codec.DestType{codec.Queue, codec.Topic, codec.TempQueue, codec.TempTopic} {
+		if name, ok := strings.CutPrefix(s, t.Scheme()+"://"); ok {
+			return codec.NewDestination(t, []byte(name)), true
+		}
+	}
+	return codec.Destination{}, false
 }
 
 // quirks lists what a restarted broker does on g that the compacted store
@@ -380,6 +428,11 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			scratch = append(append(scratch[:0], it.dest.Name...), it.id...)
 			c = *codec.NewAddMessageCommand(codec.TxID{}, codec.NewDestination(it.dest.Type, scratch[:len(it.dest.Name)]),
 				scratch[len(it.dest.Name):], scratch[:0:0], 4, false)
+			if _, err := w.AppendCommand(&c); err != nil {
+				return err
+			}
+		case itemRemoveDest:
+			c = codec.Command{Type: codec.RemoveDestinationCommand, Dest: it.removed, Fields: 1 << 1}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
 			}

@@ -70,3 +70,15 @@ func TestSelectorSubscription(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorLimit: a store cursor starting from count hands out nothing at
+// 0 (or below: a count that drifted), else whole batches of MaxBatch until
+// the count is spent.
+func TestCursorLimit(t *testing.T) {
+	for _, c := range []struct {
+		count int64
+		want  int
+	}{{-3, 0}, {0, 0}, {1, MaxBatch}, {3, MaxBatch}, {MaxBatch, MaxBatch}, {MaxBatch + 1, 2 * MaxBatch}, {1 << 40, ((1 << 40) + MaxBatch - 1) / MaxBatch * MaxBatch}} {
+		assert.Equal(t, c.want, cursorLimit(c.count), "count %d", c.count)
+	}
+}

@@ -434,7 +434,10 @@ func (s *Snapshot) renderSubInfo(sub *refgraph.Subscription) ([]byte, error) {
 		DeliveredAgain int `json:"deliveredAgain"`
 		// SkippedBySelector: candidates the store recovers for it that its
 		// selector does not match (not delivered)
-		SkippedBySelector int   `json:"skippedBySelector"`
+		SkippedBySelector int `json:"skippedBySelector"`
+		// NotReachedByCount: matching candidates its store cursor does
+		// not hand out, its count being spent (0: none at all)
+		NotReachedByCount int   `json:"notReachedByCount"`
 		LastAck           int64 `json:"lastAck"`
 	}{
 		Destination: sub.Destination.String(), Key: sub.Key, ClientID: sub.ClientID, SubscriptionName: sub.SubscriptionName,
@@ -446,7 +449,14 @@ func (s *Snapshot) renderSubInfo(sub *refgraph.Subscription) ([]byte, error) {
 		doc.Selector = &sel
 	}
 	x := s.delivered(sub)
-	doc.Deliverable, doc.SkippedBySelector = len(x.delivered), len(x.skipped)
+	doc.Deliverable = len(x.delivered)
+	for _, sk := range x.skipped {
+		if sk.ByCount {
+			doc.NotReachedByCount++
+		} else {
+			doc.SkippedBySelector++
+		}
+	}
 	again := map[*refgraph.Message]bool{}
 	for _, m := range sub.DeliveredAgain() {
 		again[m] = true

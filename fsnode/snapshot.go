@@ -76,10 +76,11 @@ type selection struct {
 	skipped   []deliver.Skipped
 }
 
-// delivered returns what the broker hands sub: its candidates, less
-// those its selector does not match.
+// delivered returns what the broker hands sub (package deliver): its
+// candidates, less those its selector does not match and those its store
+// cursor's count does not reach.
 func (s *Snapshot) delivered(sub *refgraph.Subscription) *selection {
-	if !sub.HasSelector {
+	if !sub.HasSelector && deliver.Reaches(sub) {
 		return &selection{delivered: sub.Pending()}
 	}
 	s.sel.mu.Lock()

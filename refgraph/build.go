@@ -255,7 +255,6 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			// KahaDBMessageStore.recover skips the messages a prepared
 			// transaction acked, and the recovered count leaves them out
 			gd.delivery, gd.inDoubt = holdBack(gd.Messages, indexesOf(len(gd.Messages)), acked[""])
-			gd.delivery = dispatchOrder(gd.Messages, gd.delivery)
 			gd.Stats.InDoubt = int64(len(gd.inDoubt))
 			// the count the broker starts from: its stored statistics
 			// (an adopted index's), less what prepared transactions ack
@@ -263,11 +262,14 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			gd.Stats.CountDrift = d.statDelta
 			if n := max(gd.Stats.Count, 0); n < int64(len(gd.delivery)) {
 				// its store cursor stops when the count runs out
+				// (the last in store order: a prioritized queue's cursor
+				// recovers the order index's classes, then dispatches)
 				b.warnf("%s: the broker's stored count is %d but it holds %d message(s) to deliver; its store cursor stops at its count, so it does not deliver the last %d (%s …) until the count is right again (KahaDB 5.17.2 subtracts the messages acked in a prepared transaction from the stored count once more at every restart while the transaction stays prepared)",
 					gd, gd.Stats.Count, len(gd.delivery), int64(len(gd.delivery))-n, gd.Messages[gd.delivery[n]].ID)
 				gd.undelivered = gd.delivery[n:]
 				gd.delivery = gd.delivery[:n]
 			}
+			gd.delivery = dispatchOrder(gd.Messages, gd.delivery)
 		}
 		for _, s := range d.subs {
 			gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}

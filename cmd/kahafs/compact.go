@@ -129,6 +129,9 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 	if m.Placeholders > 0 {
 		fmt.Fprintf(w, "- Placeholders written (and removed again): %d, keeping the subscriptions' counts and positions.\n", m.Placeholders)
 	}
+	if m.RemovedDestinations > 0 {
+		fmt.Fprintf(w, "- Destinations removed again after the prepared transactions that add to them: %d (as in the original, where they were removed after those adds).\n", m.RemovedDestinations)
+	}
 	for _, q := range r.Quirks {
 		fmt.Fprintf(w, "- QUIRK: %s\n", q)
 	}

@@ -292,8 +292,12 @@ func ackedAgain(where string, ids []string, in *info) []string {
 // adds over the index), 75 (messages left only as an UPDATE), 5 (selector
 // subscriptions handed out-of-order-acked messages again, of which the
 // broker delivers only what its selector matches), 15 (a queue whose stored
-// count 5.17.2 lowers at every restart: the broker stops delivering early).
-const DefaultSeeds = "3,5,9,15,25,46,58,62,75,77"
+// count 5.17.2 lowers at every restart: the broker stops delivering early),
+// 231 (that on a prioritized queue, whose cursor stops in store order; and
+// a destination removed after a prepared transaction's adds to it, which
+// compaction must remove again), 243 (a selector subscription whose count
+// is 0: its store cursor hands it nothing).
+const DefaultSeeds = "3,5,9,15,25,46,58,62,75,77,231,243"
 
 // DefaultOps is the workload length without KAHAFS_DIFF_OPS.
 const DefaultOps = 40
