@@ -179,7 +179,7 @@ func classifyAdd(c *codec.Command) (role, bool) {
 		return roleLocalAdd, true
 	case c.Tx.Kind == codec.XATx:
 		return roleXAAdd, c.Dest.Type == codec.Queue
-	case c.Has(1):
+	case c.Has(codec.FieldAddTransaction):
 		return 0, false
 	case c.Dest.Type == codec.Queue:
 		return roleQueueAdd, true

@@ -371,7 +371,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 				p.bodies[it.loc] = sumOf(&c)
 				c.Type, c.Update, c.HasInner = codec.AddMessageCommand, false, false
 				c.Tx = codec.TxID{}
-				c.Fields &^= 1 << 1
+				c.Clear(codec.FieldAddTransaction)
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
@@ -393,10 +393,11 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			scratch = append(append(append(scratch[:0], it.dest.Name...), id...), sub...)
 			name, rest := scratch[:len(it.dest.Name)], scratch[len(it.dest.Name):]
 			c = codec.Command{Type: codec.RemoveMessageCommand, Dest: codec.NewDestination(it.dest.Type, name),
-				MessageID: rest[:len(id)], Fields: 1<<2 | 1<<3}
+				MessageID: rest[:len(id)], Fields: 1<<codec.FieldRemoveDestination | 1<<codec.FieldRemoveMessageID}
 			if it.kind == itemAck {
 				c.Ack, c.SubscriptionKey = rest[len(id):len(id)], rest[len(id):]
-				c.Fields |= 1<<4 | 1<<5
+				c.Set(codec.FieldRemoveAck)
+				c.Set(codec.FieldRemoveSubscriptionKey)
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err

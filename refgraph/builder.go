@@ -936,7 +936,7 @@ func (b *Builder) tx(c *codec.Command, loc codec.Location, create bool) *txState
 		t.id, t.xa, t.order = c.Tx.String(), c.Tx.Kind != codec.LocalTx, b.txSeq
 		if !t.xa {
 			rb := codec.Command{Type: codec.RollbackCommand, Tx: c.Tx}
-			rb.Set(1)
+			rb.Set(codec.FieldTransaction)
 			b.rbBuf = codec.AppendCommand(b.rbBuf[:0], &rb)
 			t.rbSize = int32(len(b.rbBuf) + codec.RecordHeaderSize)
 		}
