@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/replaycache"
 )
 
@@ -36,9 +37,9 @@ func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error
 	}
 	gopts := graphOptions(st, m, opts)
 	if gopts.Index != nil {
-		s.wireVersion = codec.MessageOpenWireVersion(gopts.Index)
+		s.wireVersion = gopts.Index.MessageOpenWireVersion()
 	} else {
-		s.wireVersion = codec.StoreOpenWireVersion(st.Dir) // --no-index: the version is still the index's
+		s.wireVersion = kahaindex.StoreOpenWireVersion(st.Dir) // --no-index: the version is still the index's
 	}
 	res, mfl, err := replaycache.LoadMaxFileLength(st, gopts, opts.MaxFileLength, s.opts, co)
 	if err != nil {

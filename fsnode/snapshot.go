@@ -52,7 +52,7 @@ type Snapshot struct {
 	cache    replaycache.Outcome // how the analysis used the cache
 	mfl      replaycache.MaxFileLength
 	// wireVersion is the OpenWire version of the store's messages
-	// (codec.MessageOpenWireVersion).
+	// (kahaindex.Head.MessageOpenWireVersion).
 	wireVersion int
 
 	dt     destTypes     // by-destination groups, lazy

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/javaser"
 	"github.com/kahafs/kahafs/kahaindex"
 )
 
@@ -17,12 +18,12 @@ type Options struct {
 	// candidates depend on it. When empty, the files announced through
 	// FileDone are used.
 	Files []codec.FileInfo
-	// Index is the metadata of db.data (codec.ReadIndexMetadata), nil when
+	// Index is the head of db.data (kahaindex.ReadHead), nil when
 	// the store has no index: then the broker replays the whole journal.
 	// With an index the broker keeps the state of the records before its
 	// recovery position, reloads the ack map from the record the index
 	// names, and replays only from there (§5.3, §9.3).
-	Index *codec.IndexMetadata
+	Index *kahaindex.Head
 	// MaxFileLength is the broker's journalMaxFileLength (default 32 MiB).
 	MaxFileLength int64
 	// Running predicts the next periodic cleanup of a broker that is
@@ -546,7 +547,7 @@ func (b *Builder) process(loc codec.Location, c *codec.Command) {
 		b.setLastUpdate(loc)
 		b.lastAckMap, b.hasAckMap, b.ackAfterMap = loc, true, false
 		if m := b.opts.Index; m != nil && m.AckMap != nil && sameLoc(*m.AckMap, loc) {
-			am, err := codec.ParseAckMap(c.Blob)
+			am, err := javaser.ParseAckMap(c.Blob)
 			if err != nil {
 				b.warnf("ack map record at %s (named by the index) does not parse: %v", loc, err)
 			} else {

@@ -13,6 +13,7 @@ import (
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -265,7 +266,7 @@ func TestStateMismatch(t *testing.T) {
 		"running":         func(o *Options) { o.Running = true },
 		"keep":            func(o *Options) { o.KeepCompleted = 5 },
 		"trace":           func(o *Options) { o.RestartTraceSize = 50 },
-		"index":           func(o *Options) { o.Index = &codec.IndexMetadata{} },
+		"index":           func(o *Options) { o.Index = &kahaindex.Head{} },
 	} {
 		o := opts
 		mod(&o)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/spf13/cobra"
 )
 
@@ -76,7 +77,7 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
 	opts := codec.ReadOptions{SkipChecksums: f.noVerify}
-	jsonOpts := codec.JSONOptions{OpenWire: true, OpenWireVersion: codec.StoreOpenWireVersion(st.Dir)}
+	jsonOpts := codec.JSONOptions{OpenWire: true, OpenWireVersion: kahaindex.StoreOpenWireVersion(st.Dir)}
 	type part struct {
 		text []byte
 		sum  codec.FileSummary
