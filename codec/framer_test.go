@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // The framer must return exactly what the Reader returns over the same
@@ -267,8 +268,10 @@ func TestReadFilesStopsCleanly(t *testing.T) {
 			t.Fatalf("stop at %d: error %v", stopAt, err)
 		}
 	}
-	for i := 0; i < 50 && runtime.NumGoroutine() > before; i++ {
-		runtime.Gosched()
+	// the feeder goroutine may still be on its way out: wait a little
+	// (a loaded machine schedules it late), never long
+	for end := time.Now().Add(3 * time.Second); runtime.NumGoroutine() > before && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
 	}
 	if g := runtime.NumGoroutine(); g > before {
 		t.Fatalf("%d goroutines left behind", g-before)

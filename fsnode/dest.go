@@ -302,8 +302,8 @@ func (d *subscriptionDir) Lookup(ctx context.Context, name string, out *fuse.Ent
 	case nameInfo:
 		return newTextFile(ctx, p, name, s, what+"/"+name, subIno(sub, name), func() ([]byte, error) { return s.renderSubInfo(sub) }, out)
 	case namePending:
-		list := &pendingDir{dirNode: dirNode{snap: d.snap}, what: what, n: sub.NumPending(), at: sub.PendingAt}
-		return newDir(ctx, p, name, s, list, subIno(sub, name), out), 0
+		// what the broker delivers: the store's candidates its selector matches
+		return newDir(ctx, p, name, s, messageList(s, what+"/"+name, s.delivered(sub).delivered), subIno(sub, name), out), 0
 	case nameInDoubt:
 		return newDir(ctx, p, name, s, messageList(s, what+"/"+name, sub.InDoubt()), subIno(sub, name), out), 0
 	}

@@ -431,17 +431,30 @@ func (s *Snapshot) renderSubInfo(sub *refgraph.Subscription) ([]byte, error) {
 		InDoubt          int     `json:"inDoubt"`
 		// DeliveredAgain: of the deliverable messages, those it acked
 		// (acks processed out of order: §5.4)
-		DeliveredAgain int   `json:"deliveredAgain"`
-		LastAck        int64 `json:"lastAck"`
+		DeliveredAgain int `json:"deliveredAgain"`
+		// SkippedBySelector: candidates the store recovers for it that its
+		// selector does not match (not delivered)
+		SkippedBySelector int   `json:"skippedBySelector"`
+		LastAck           int64 `json:"lastAck"`
 	}{
 		Destination: sub.Destination.String(), Key: sub.Key, ClientID: sub.ClientID, SubscriptionName: sub.SubscriptionName,
 		NoLocal: sub.NoLocal, Retroactive: sub.Retroactive, Location: sub.Loc.String(),
-		BrokerCount: sub.Count, Deliverable: sub.NumPending(), InDoubt: len(sub.InDoubt()), DeliveredAgain: len(sub.DeliveredAgain()),
-		LastAck: sub.LastAck,
+		BrokerCount: sub.Count, InDoubt: len(sub.InDoubt()), LastAck: sub.LastAck,
 	}
 	if sub.HasSelector {
 		sel := sub.Selector
 		doc.Selector = &sel
+	}
+	x := s.delivered(sub)
+	doc.Deliverable, doc.SkippedBySelector = len(x.delivered), len(x.skipped)
+	again := map[*refgraph.Message]bool{}
+	for _, m := range sub.DeliveredAgain() {
+		again[m] = true
+	}
+	for _, m := range x.delivered {
+		if again[m] {
+			doc.DeliveredAgain++
+		}
 	}
 	return marshal(doc)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/deliver"
 	"github.com/kahafs/kahafs/openwire"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
@@ -57,7 +58,48 @@ type Snapshot struct {
 
 	dt     destTypes     // by-destination groups, lazy
 	tn     txNames       // by-transaction names, lazy
+	sel    selected      // selector subscriptions' deliveries, lazy
 	recent recentRenders // commands rendered by lookups, for the reads that follow
+}
+
+// selected keeps, per durable subscription with a selector, what the
+// broker delivers to it (package deliver): worked out when first asked for,
+// since it reads every candidate message.
+type selected struct {
+	mu sync.Mutex // guards m
+	m  map[*refgraph.Subscription]*selection
+}
+
+type selection struct {
+	once      sync.Once
+	delivered []*refgraph.Message
+	skipped   []deliver.Skipped
+}
+
+// delivered returns what the broker hands sub: its candidates, less
+// those its selector does not match.
+func (s *Snapshot) delivered(sub *refgraph.Subscription) *selection {
+	if !sub.HasSelector {
+		return &selection{delivered: sub.Pending()}
+	}
+	s.sel.mu.Lock()
+	if s.sel.m == nil {
+		s.sel.m = map[*refgraph.Subscription]*selection{}
+	}
+	x := s.sel.m[sub]
+	if x == nil {
+		x = &selection{}
+		s.sel.m[sub] = x
+	}
+	s.sel.mu.Unlock()
+	x.once.Do(func() {
+		var err error
+		x.delivered, x.skipped, err = deliver.Subscription(sub, deliver.StoreReader(s.Store), s.wireVersion)
+		if err != nil && s.m != nil {
+			s.m.logf("%v", err)
+		}
+	})
+	return x
 }
 
 // recentRenders keeps the last commands and message bodies rendered by a

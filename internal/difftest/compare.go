@@ -67,6 +67,10 @@ type info struct {
 	// id -> the step whose acknowledgement took effect (the first one)
 	ackedStep map[string]map[string]int
 	prio      map[string]bool // prioritized queues
+	// delivered is what the tree lists for a durable subscription (its
+	// candidates its selector matches: package deliver); nil: the
+	// candidates (Subscription.Pending)
+	delivered func(*refgraph.Subscription) []*refgraph.Message
 }
 
 func newInfo(w *Workload) *info {
@@ -581,7 +585,11 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 		byID := map[string]*refgraph.Message{}
 		var kids []string
 		expired := 0
-		for _, m := range s.Pending() {
+		listed := s.Pending()
+		if in.delivered != nil {
+			listed = in.delivered(s)
+		}
+		for _, m := range listed {
 			byID[m.ID] = m
 			if in.expired(s.Destination.String(), m.ID, v.StartedAt) {
 				expired++

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/deliver"
 	"github.com/kahafs/kahafs/refgraph"
 )
 
@@ -138,6 +140,17 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 				r.Findings = append(r.Findings, compareCleanup(view, g, inspects[index], trace)...)
 			}
 			if views[index] != nil {
+				// the tree lists what the selector lets through (package deliver)
+				if st, err := codec.OpenStore(store); err == nil {
+					read, ver := deliver.StoreReader(st), codec.StoreOpenWireVersion(store)
+					in.delivered = func(s *refgraph.Subscription) []*refgraph.Message {
+						d, _, err := deliver.Subscription(s, read, ver)
+						if err != nil {
+							r.Notes = append(r.Notes, "kahafs: "+err.Error())
+						}
+						return d
+					}
+				}
 				r.Findings = append(r.Findings, compareTree(view, g, views[index], views[!index], in)...)
 			}
 			return false, nil
