@@ -33,7 +33,7 @@ type Skipped struct {
 // Subscription returns, in order, the candidates of sub its selector
 // matches, and the others with why. A subscription without a selector is
 // handed every candidate. wireVersion is the store's OpenWire version
-// (codec.StoreOpenWireVersion). A message that cannot be read or decoded
+// (kahaindex.StoreOpenWireVersion). A message that cannot be read or decoded
 // is kept, with an error naming it; the error of a selector that does not
 // parse (the broker would not have stored it) keeps every candidate.
 func Subscription(sub *refgraph.Subscription, read Reader, wireVersion int) (delivered []*refgraph.Message, skipped []Skipped, err error) {

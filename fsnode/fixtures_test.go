@@ -11,6 +11,7 @@ import (
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/deliver"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -326,7 +327,7 @@ func selectorFiltered(t *testing.T, fx brokertest.Fixture, key string, ids []str
 		if s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName != key || !s.HasSelector {
 			continue
 		}
-		_, skipped, err := deliver.Subscription(s, deliver.StoreReader(st), codec.StoreOpenWireVersion(st.Dir))
+		_, skipped, err := deliver.Subscription(s, deliver.StoreReader(st), kahaindex.StoreOpenWireVersion(st.Dir))
 		require.NoError(t, err)
 		drop := map[string]bool{}
 		for _, k := range skipped {
