@@ -13,6 +13,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -159,7 +160,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 			opts.Progress(name)
 		}
 	}
-	if _, err := codec.OpenStore(dir); err != nil {
+	if _, err := store.Locate(dir); err != nil {
 		return nil, err
 	}
 

@@ -8,51 +8,14 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
-	"github.com/kahafs/kahafs/replaycache"
 )
 
-// load replays the store in dir as a broker restarted on it would. An
-// unreadable index is ignored, as the broker rebuilds it from the journal.
+// load replays the store in dir as a broker restarted on it would,
+// without the cache, with the journalMaxFileLength given (> 0) or read off
+// the store.
 func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) {
-	st, g, _, err := loadCached(dir, maxFileLength, nil)
+	st, g, _, _, err := analyse(dir, int64(max(maxFileLength, 0)), nil, nil)
 	return st, g, err
-}
-
-// loadCached is load through the analysis cache (nil: none). The cache
-// trusts a data file only when its device, inode, size, mtime and ctime
-// are the ones recorded (and, for the last one, its bytes up to the
-// recorded end), and it is consulted under the store's lock, so a stale
-// cache cannot drive a compaction; the verification replays the new
-// journal in full all the same. It also says how the cache was used.
-func loadCached(dir string, maxFileLength int, cache *replaycache.Options) (*codec.Store, *refgraph.Graph, Analysis, error) {
-	st, opts, err := openForReplay(dir, maxFileLength)
-	if err != nil {
-		return nil, nil, Analysis{}, err
-	}
-	if cache == nil {
-		g, err := refgraph.Load(st, opts, codec.ReadOptions{})
-		if err != nil {
-			return nil, nil, Analysis{}, err
-		}
-		return st, g, Analysis{Cache: string(replaycache.Off), BytesRead: journalSize(st).Bytes}, nil
-	}
-	res, err := replaycache.Load(st, opts, codec.ReadOptions{}, *cache)
-	if err != nil {
-		return nil, nil, Analysis{}, err
-	}
-	return st, res.Graph, Analysis{Cache: string(res.Outcome), Reason: res.Reason, BytesRead: res.BytesRead}, nil
-}
-
-// openForReplay lists the store in dir and the replay options of a broker
-// restarted on it (its index when readable).
-func openForReplay(dir string, maxFileLength int) (*codec.Store, refgraph.Options, error) {
-	st, err := codec.OpenStore(dir)
-	if err != nil {
-		return nil, refgraph.Options{}, err
-	}
-	opts := refgraph.StoreOptions(st, true, nil)
-	opts.MaxFileLength = int64(maxFileLength)
-	return st, opts, nil
 }
 
 type itemKind uint8

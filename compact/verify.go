@@ -10,6 +10,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/store"
 )
 
 // liveState is what a broker serves from a store: pending messages per
@@ -175,10 +176,11 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 // that also sums every message record (about messages of them). progress,
 // when set, is told the bytes read.
 func loadWithBodies(dir string, maxFileLength, messages int, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
-	st, opts, err := openForReplay(dir, maxFileLength)
+	l, err := store.Locate(dir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	st, opts := l.Journal, store.ReplayOptions(l, store.Options{MaxFileLength: int64(maxFileLength)})
 	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: make(map[codec.Location]bodySum, messages), progress: progress}
 	for _, f := range st.Files {
 		v.total += f.Size

@@ -13,6 +13,7 @@ import (
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,10 +22,10 @@ import (
 // independently of the mount.
 func replay(t testing.TB, dir string, maxFileLength int64) *refgraph.Graph {
 	t.Helper()
-	st, err := codec.OpenStore(dir)
+	l, err := store.Locate(dir)
 	require.NoError(t, err)
-	ro := graphOptions(st, &mountState{logger: quietOpts(t).Logger}, Options{MaxFileLength: maxFileLength})
-	g, err := refgraph.Load(st, ro, codec.ReadOptions{})
+	ro := store.ReplayOptions(l, storeOptions(dir, &mountState{logger: quietOpts(t).Logger}, Options{MaxFileLength: maxFileLength}))
+	g, err := refgraph.Load(l.Journal, ro, codec.ReadOptions{})
 	require.NoError(t, err)
 	return g
 }

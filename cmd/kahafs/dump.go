@@ -8,6 +8,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/kahaindex"
+	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
@@ -62,10 +63,11 @@ class name of an object; cut at 4096 bytes, with its full size).`,
 }
 
 func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
-	st, err := codec.OpenStore(dir)
+	l, err := store.Locate(dir)
 	if err != nil {
 		return err
 	}
+	st := l.Journal
 	files := st.Files
 	if f.fileID != 0 {
 		fi, ok := st.File(f.fileID)

@@ -11,17 +11,14 @@ import (
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
 type holdersFlags struct {
-	json          bool
-	maxFileLength maxFileLengthFlag
-	running       bool
-	noIndex       bool
-	noVerify      bool
-	cache         cacheFlags
-	profile       profileFlags
+	json     bool
+	analysis analysisFlags
+	profile  profileFlags
 }
 
 func newHoldersCmd() *cobra.Command {
@@ -65,52 +62,43 @@ appended. stderr says how the cache was used; --no-cache reads everything.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
-	addMaxFileLengthFlag(cmd, &f.maxFileLength)
-	cmd.Flags().BoolVar(&f.running, "running", false, "predict the next cleanup of a broker running on the store")
-	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data (as a broker does whose index was deleted)")
-	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
-	f.cache.add(cmd)
+	f.analysis.add(cmd, replayFlags)
 	f.profile.add(cmd)
 	return cmd
 }
 
-// loadGraph replays a store into a graph, with its index metadata unless
-// told not to. Index problems are reported on w: the broker then rebuilds
-// its index by replaying the whole journal, and so does the replay.
-func loadGraph(dir string, w io.Writer, f holdersFlags) (*codec.Store, *refgraph.Graph, replaycache.MaxFileLength, error) {
-	st, err := codec.OpenStore(dir)
-	if err != nil {
-		return nil, nil, replaycache.MaxFileLength{}, err
-	}
-	opts := refgraph.StoreOptions(st, !f.noIndex, func(err error) {
-		fmt.Fprintf(w, "note: %v; a broker rebuilds such an index from the whole journal, and so does this replay\n", err)
-	})
-	opts.Running = f.running
+// analyse analyses the store at dir as the flags say (store.Open), with a
+// progress bar on w. How the cache was used, index problems (the broker
+// then rebuilds its index by replaying the whole journal, and so does the
+// replay) and what the store says against the journalMaxFileLength are
+// reported on w.
+func analyse(dir string, w io.Writer, f analysisFlags) (*store.Analysis, error) {
 	bar := newProgressBar(w)
-	co := f.cache.options(bar)
-	co.Progress = bar.reading
-	res, mfl, err := replaycache.LoadMaxFileLength(st, opts, int64(f.maxFileLength), codec.ReadOptions{SkipChecksums: f.noVerify}, co)
+	opts := f.options(bar)
+	opts.Progress = bar.reading
+	a, err := store.Open(dir, opts)
 	bar.finish()
 	if err != nil {
-		return nil, nil, mfl, err
+		return nil, err
 	}
-	if line := cacheLine(res); line != "" {
+	if line := cacheLine(a); line != "" {
 		fmt.Fprintln(w, line)
 	}
-	warnMaxFileLength(w, mfl)
-	return st, res.Graph, mfl, nil
+	warnMaxFileLength(w, a.MaxFileLength)
+	return a, nil
 }
 
 func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
-	st, g, mfl, err := loadGraph(dir, cmd.ErrOrStderr(), f)
+	a, err := analyse(dir, cmd.ErrOrStderr(), f.analysis)
 	if err != nil {
 		return err
 	}
+	g := a.Graph
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if f.json {
-		err = writeHoldersJSON(out, st, g, mfl)
+		err = writeHoldersJSON(out, a.Journal(), g, a.MaxFileLength)
 	} else {
-		fmt.Fprintln(out, maxFileLengthLine(mfl))
+		fmt.Fprintln(out, maxFileLengthLine(a.MaxFileLength))
 		writeHoldersText(out, g)
 	}
 	if ferr := out.Flush(); err == nil {
