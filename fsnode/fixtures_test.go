@@ -10,6 +10,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/deliver"
+	holdersdoc "github.com/kahafs/kahafs/holders"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/refgraph"
@@ -108,7 +109,7 @@ func TestFixtures(t *testing.T) {
 				for i, r := range gf.Reasons {
 					assert.True(t, strings.HasPrefix(holders[1+i], string(r.Kind)+": "), "%s: %q", fi.Name, holders[1+i])
 				}
-				var hj holderFileJSON
+				var hj holdersdoc.File
 				readJSON(t, filepath.Join(fdir, "holders.json"), &hj)
 				assert.Equal(t, gf.Pinned, hj.Pinned)
 				assert.Equal(t, len(gf.Reasons), len(hj.Reasons))

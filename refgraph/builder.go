@@ -25,6 +25,8 @@ type Options struct {
 	// names, and replays only from there (§5.3, §9.3).
 	Index *kahaindex.Head
 	// MaxFileLength is the broker's journalMaxFileLength (default 32 MiB).
+	// The defaults of the options are applied by WithDefaults, and only
+	// there.
 	MaxFileLength int64
 	// Running predicts the next periodic cleanup of a broker that is
 	// running on the store right now, instead of the first cleanup of a
@@ -263,14 +265,35 @@ type Builder struct {
 	gcs      *gcState
 }
 
+// Defaults of Options (see WithDefaults).
+const (
+	// defaultRestartTraceSize: the "LOADED <date>" trace with a 3-letter
+	// time zone.
+	defaultRestartTraceSize = 44
+	// defaultKeepCompleted finished transactions are listed.
+	defaultKeepCompleted = 1000
+)
+
+// WithDefaults returns o with its defaults applied: MaxFileLength the
+// broker's default journalMaxFileLength, RestartTraceSize 44 and
+// KeepCompleted 1000 when not set. A replay depends on o as WithDefaults
+// returns it: two Options equal after it replay alike.
+func (o Options) WithDefaults() Options {
+	if o.MaxFileLength <= 0 {
+		o.MaxFileLength = codec.DefaultMaxFileLength
+	}
+	if o.RestartTraceSize <= 0 {
+		o.RestartTraceSize = defaultRestartTraceSize
+	}
+	if o.KeepCompleted == 0 {
+		o.KeepCompleted = defaultKeepCompleted
+	}
+	return o
+}
+
 // NewBuilder starts a replay.
 func NewBuilder(opts Options) *Builder {
-	if opts.MaxFileLength <= 0 {
-		opts.MaxFileLength = codec.DefaultMaxFileLength
-	}
-	if opts.RestartTraceSize <= 0 {
-		opts.RestartTraceSize = 44
-	}
+	opts = opts.WithDefaults()
 	b := &Builder{
 		opts:    opts,
 		present: map[int32]bool{},
@@ -284,9 +307,6 @@ func NewBuilder(opts Options) *Builder {
 		b.dests[i] = map[string]*dest{}
 	}
 	b.keep = opts.KeepCompleted
-	if b.keep == 0 {
-		b.keep = 1000
-	}
 	for _, fi := range opts.Files {
 		b.addFile(fi)
 	}

@@ -66,31 +66,11 @@ var errIndexAhead = errors.New("refgraph: the index refers to records that could
 // ErrStateCorrupt: a saved state does not decode.
 var ErrStateCorrupt = errors.New("refgraph: saved replay state is corrupt")
 
-// normalize applies NewBuilder's defaults.
-func (o Options) normalize() Options {
-	if o.MaxFileLength <= 0 {
-		o.MaxFileLength = codec.DefaultMaxFileLength
-	}
-	if o.RestartTraceSize <= 0 {
-		o.RestartTraceSize = 44
-	}
-	return o
-}
-
-// keepCompleted is the bound on kept finished transactions NewBuilder
-// derives from KeepCompleted.
-func (o Options) keepCompleted() int {
-	if o.KeepCompleted == 0 {
-		return 1000
-	}
-	return o.KeepCompleted
-}
-
 // replayKey encodes the options a replay depends on besides the files:
 // the index positions the Builder uses, journalMaxFileLength, the mode,
 // the restart trace size and the bound on finished transactions.
 func (o Options) replayKey() []byte {
-	o = o.normalize()
+	o = o.WithDefaults()
 	var w binenc.Writer
 	w.Bool(o.Index != nil)
 	if m := o.Index; m != nil {
@@ -106,7 +86,7 @@ func (o Options) replayKey() []byte {
 	w.Varint(o.MaxFileLength)
 	w.Bool(o.Running)
 	w.Varint(int64(o.RestartTraceSize))
-	w.Int(o.keepCompleted())
+	w.Int(o.KeepCompleted)
 	return w.B
 }
 

@@ -265,24 +265,13 @@ func within(path, dir string) bool {
 // variant encodes the options the analysis depends on besides the index
 // positions (which the state checks by value): they pick the cache file.
 func variant(o refgraph.Options, read codec.ReadOptions) []byte {
+	o = o.WithDefaults()
 	var w binenc.Writer
 	w.Byte(1) // variant encoding
-	mfl := o.MaxFileLength
-	if mfl <= 0 {
-		mfl = codec.DefaultMaxFileLength
-	}
-	w.Varint(mfl)
+	w.Varint(o.MaxFileLength)
 	w.Bool(o.Running)
-	rts := o.RestartTraceSize
-	if rts <= 0 {
-		rts = 44
-	}
-	w.Varint(int64(rts))
-	keep := o.KeepCompleted
-	if keep == 0 {
-		keep = 1000
-	}
-	w.Int(keep)
+	w.Varint(int64(o.RestartTraceSize))
+	w.Int(o.KeepCompleted)
 	w.Bool(o.Index != nil)
 	w.Bool(read.SkipChecksums)
 	return w.B

@@ -2,15 +2,11 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
-	"strings"
 
-	"github.com/kahafs/kahafs/codec"
-	"github.com/kahafs/kahafs/refgraph"
-	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/holders"
 	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
@@ -95,11 +91,12 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	}
 	g := a.Graph
 	out := bufio.NewWriter(cmd.OutOrStdout())
+	doc := holders.Document(a.Journal().Dir, g, a.MaxFileLength)
 	if f.json {
-		err = writeHoldersJSON(out, a.Journal(), g, a.MaxFileLength)
+		err = doc.WriteJSON(out)
 	} else {
 		fmt.Fprintln(out, maxFileLengthLine(a.MaxFileLength))
-		writeHoldersText(out, g)
+		writeHoldersText(out, doc)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -122,74 +119,10 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	return nil
 }
 
-// holdersFile is one element of the JSON "files" array.
-type holdersFile struct {
-	ID       int32             `json:"id"`
-	Name     string            `json:"name"`
-	Pinned   bool              `json:"pinned"`
-	Commands int               `json:"commands"`
-	Reasons  []refgraph.Reason `json:"reasons"`
-	Notes    []refgraph.Reason `json:"notes,omitempty"`
-}
-
-type holdersDoc struct {
-	Store string `json:"store"`
-	// MaxFileLength is the journalMaxFileLength the prediction assumed.
-	MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
-	Files         []holdersFile             `json:"files"`
-	GCCandidates  []int32                   `json:"gcCandidates"`
-	LastUpdate    string                    `json:"lastUpdate,omitempty"`
-	Warnings      []string                  `json:"warnings,omitempty"`
-}
-
-func holdersJSON(st *codec.Store, g *refgraph.Graph, mfl replaycache.MaxFileLength) holdersDoc {
-	doc := holdersDoc{Store: st.Dir, MaxFileLength: mfl, Files: []holdersFile{}, GCCandidates: append([]int32{}, g.GCCandidates()...),
-		Warnings: g.Warnings()}
-	if s := g.Summary(); s.HasCleanupLastUpdate {
-		doc.LastUpdate = s.CleanupLastUpdate.String()
-	}
-	for _, f := range g.Files() {
-		hf := holdersFile{ID: f.ID, Name: f.Name, Pinned: f.Pinned, Commands: f.Commands,
-			Reasons: f.Reasons, Notes: f.Notes}
-		if hf.Reasons == nil {
-			hf.Reasons = []refgraph.Reason{}
-		}
-		doc.Files = append(doc.Files, hf)
-	}
-	return doc
-}
-
-func writeHoldersJSON(w io.Writer, st *codec.Store, g *refgraph.Graph, mfl replaycache.MaxFileLength) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(holdersJSON(st, g, mfl))
-}
-
-// writeHoldersText prints one line per data file.
-func writeHoldersText(w io.Writer, g *refgraph.Graph) {
-	width := 0
-	for _, f := range g.Files() {
-		width = max(width, len(f.Name))
-	}
-	for _, f := range g.Files() {
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "%-*s ", width, f.Name)
-		if f.Pinned {
-			sb.WriteString("pinned: ")
-			for i, r := range f.Reasons {
-				if i > 0 {
-					sb.WriteString("; ")
-				}
-				sb.WriteString(r.Text)
-			}
-		} else {
-			sb.WriteString("free: the broker deletes it at its next cleanup")
-		}
-		for _, n := range f.Notes {
-			sb.WriteString(" (note: ")
-			sb.WriteString(n.Text)
-			sb.WriteString(")")
-		}
-		io.WriteString(w, safe(sb.String())+"\n")
+// writeHoldersText prints one line per data file (holders.Doc.Table),
+// escaped for a terminal.
+func writeHoldersText(w io.Writer, doc holders.Doc) {
+	for _, line := range doc.Table() {
+		io.WriteString(w, safe(line)+"\n")
 	}
 }
