@@ -74,7 +74,7 @@ func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []b
 		if c.Has(FieldRemoveAck) {
 			o.Int("ackSize", int64(len(c.Ack)))
 			if opts.OpenWire && len(c.Ack) > 0 {
-				a, err := ParseMessageAck(c.Ack)
+				a, err := openwire.ParseMessageAck(c.Ack)
 				o.Open("ack")
 				if err != nil {
 					o.Str("error", err.Error())
@@ -93,7 +93,7 @@ func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []b
 		o.Bool("retroactive", c.Retroactive)
 		o.Bool("delete", c.IsSubscriptionDelete())
 		if c.Has(FieldSubscriptionInfo) && opts.OpenWire {
-			si, err := ParseSubscriptionInfo(c.SubscriptionInfo)
+			si, err := openwire.ParseSubscriptionInfo(c.SubscriptionInfo)
 			o.Open("subscriptionInfo")
 			if err != nil {
 				o.Str("error", err.Error())
