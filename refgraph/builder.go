@@ -192,9 +192,10 @@ type Builder struct {
 	recovery    codec.Location
 	hasRecovery bool
 	afterLast   bool // recovery = first record after Index.LastUpdate
-	phaseB      bool
-	phaseBStart codec.Location
-	seenPhaseB  bool
+
+	// position: where the replay is and the scalars it keeps (saved
+	// field by field: see position)
+	position
 
 	dests [4]map[string]*dest
 	// destCache: destinations getDest found, by destSlot, checked
@@ -204,57 +205,26 @@ type Builder struct {
 	names     strTable
 	ids       *idTable
 
-	txs      map[string]*txState
-	txSeq    int64
-	done     []*Transaction // ring of completed transactions
-	doneNext int
-	doneFull bool
-	lazy     *lazyTxs // keep < 0: every completed transaction, encoded (state.go)
-	keep     int
-	nCommit  int64
-	nRollbk  int64
+	txs  map[string]*txState
+	done []*Transaction // ring of completed transactions
+	lazy *lazyTxs       // keep < 0: every completed transaction, encoded (state.go)
+	keep int
 
-	ackB       map[int32][]int32 // entries made by replayed commands
-	ackLoaded  map[int32][]int32 // from the index's ack-map record
-	ackLoadOK  bool
-	auditOK    bool
-	lastAudit  codec.Location
-	hasAudit   bool
-	lastAckMap codec.Location
-	hasAckMap  bool
-	// changes after the latest audit / ack-map record: a running broker
-	// writes new ones at its next checkpoint
-	addAfterAudit bool
-	ackAfterMap   bool
+	ackB      map[int32][]int32 // entries made by replayed commands
+	ackLoaded map[int32][]int32 // from the index's ack-map record
 
-	lastUpdate    codec.Location
-	hasLastUpdate bool
-	lastRecord    codec.Location
-	commands      int64
-	skipped       int64
-
-	// the index's state was adopted at the recovery position (adopted:
-	// tried); indexKeys: its destination keys (adopt.go)
-	adopted, adoptedIndex bool
-	indexKeys             []string
 	// indexAhead: the adopted index holds messages whose records could not
 	// be read; such a state is not saved (AppendState)
 	indexAhead bool
+	// indexKeys: the adopted index's destination keys (adopt.go)
+	indexKeys []string
 	// diffs: where the index and the journal alone differ (at adoption)
 	diffs []IndexDiff
 
 	// ack-compaction files whose source is gone, by source id, still to
-	// be met; reached: the replay is past every file below this id;
-	// earlyDone: the compaction files met so far
+	// be met; earlyDone: the compaction files met so far
 	early     []codec.CompactionHead
-	reached   int32
 	earlyDone []int32
-
-	// compaction handling for the current file
-	skipping   bool
-	skipTo     int64
-	skipWarned bool
-	copyPhase  bool // phase A: still inside the forwarded acks
 
 	buf      []byte
 	rbBuf    []byte   // scratch: a rollback command, for its size
