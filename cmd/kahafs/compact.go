@@ -47,7 +47,7 @@ identity it had, and the compacted journal is always verified by a full replay.`
 				return err
 			}
 			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
-				MaxFileLength: int(ao.MaxFileLength), Force: f.force, NoRedelivery: f.noRedelivery, Cache: ao.Cache,
+				MaxFileLength: ao.MaxFileLength, Force: f.force, NoRedelivery: f.noRedelivery, Cache: ao.Cache,
 				Bytes: func(phase string, done, total int64) { bar.update(compactPhase(phase), done, total) }})
 			bar.finish()
 			stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))

@@ -215,7 +215,7 @@ func mountController(store string, f mountFlags, stderr io.Writer) fsnode.Contro
 	return func(args []string, progress func(string)) (string, bool, error) {
 		dry := len(args) > 1 && args[1] == "--dry-run"
 		ao := f.analysis.options(stderr)
-		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: int(ao.MaxFileLength), Progress: progress,
+		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: ao.MaxFileLength, Progress: progress,
 			Cache: ao.Cache})
 		if err != nil {
 			return "", false, err
