@@ -11,7 +11,7 @@ import (
 
 // genVersion changes whenever the generator writes different bytes for the
 // same configuration; it is part of the cache key.
-const genVersion = 1
+const genVersion = 2
 
 // The workload. Shares are of send steps; the rest of the steps send one
 // plain message to a queue.
@@ -80,8 +80,43 @@ type genConfig struct {
 	FileLength int    `json:"fileLength"` // journalMaxFileLength
 	BatchSize  int    `json:"batchSize"`  // largest write batch
 	Seed       uint64 `json:"seed"`
-	NoSync     bool   `json:"-"`
+	// Shape names the workload's mix (shapes); "" is the default one.
+	Shape  string `json:"shape,omitempty"`
+	NoSync bool   `json:"-"`
 }
+
+// shape is what a workload leaves pending and how big its bodies are.
+// The zero values are the default workload's (and draw no extra random
+// numbers, so its bytes do not change).
+type shape struct {
+	// dlqShare: of the queue sends from offlineFrom on, those sent to
+	// the DLQ (never consumed), besides the DLQ bursts.
+	dlqShare float64
+	// slowShare: of the queue sends from offlineFrom on, those sent to
+	// slowQueue, whose consumer never acks from then on.
+	slowShare float64
+	// offlineWeight: of the topic sends, those to the offline
+	// subscription's topic (0: every topic alike).
+	offlineWeight float64
+	// offlineFrom: progress from which the offline subscription stops
+	// acking, and dlqShare and slowShare apply (0: the default's).
+	offlineFrom float64
+	// smallBodies: 200 B to 2 KiB for 95 % of the messages, 2 to 16 KiB
+	// for the rest.
+	smallBodies bool
+}
+
+// shapes are the workloads -shape names.
+var shapes = map[string]shape{
+	"": {},
+	// A dead-letter queue nobody reads, a slow queue and an offline durable
+	// subscription holding hundreds of thousands of messages (issue 15):
+	// at 2.5 GB about 500 k, 100 k and 250 k pending.
+	"big-pending": {dlqShare: 0.55, slowShare: 0.09, offlineWeight: 0.7, offlineFrom: 0.2, smallBodies: true},
+}
+
+// slowQueue is the queue of shape.slowShare.
+const slowQueue = "REPORTS"
 
 // manifest describes a generated store.
 type manifest struct {
@@ -156,6 +191,8 @@ type generator struct {
 	quiet int64 // step until which no message goes to a topic (0: not yet)
 	rewr  bool  // the subscriptions are rewritten
 	err   error
+	sh    shape
+	slow  int // index of slowQueue
 
 	filler               []byte
 	cmd                  codec.Command
@@ -166,7 +203,7 @@ func newGenerator(dir string, cfg genConfig, ts *templates) *generator {
 	g := &generator{cfg: cfg, ts: ts, rng: rand.New(rand.NewPCG(cfg.Seed, genVersion)),
 		man: &manifest{Version: genVersion, Config: cfg, Counts: map[string]int64{}, Templates: ts.records,
 			QueuePending: map[string]int64{}, SubPending: map[string]int64{}},
-		ring: make([][]dueAck, maxLag+1)}
+		ring: make([][]dueAck, maxLag+1), sh: shapes[cfg.Shape]}
 	g.w = codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: cfg.FileLength,
 		MaxBatchSize: cfg.BatchSize, NoSync: cfg.NoSync})
 	g.nextC = g.checkpointBytes()
@@ -180,7 +217,10 @@ func newGenerator(dir string, cfg genConfig, ts *templates) *generator {
 }
 
 func (g *generator) initNames() {
-	for _, q := range queueNames {
+	for i, q := range queueNames {
+		if q == slowQueue {
+			g.slow = i
+		}
 		g.dests = append(g.dests, destination{d: codec.NewDestination(codec.Queue, []byte(q))})
 	}
 	g.dests = append(g.dests, destination{d: codec.NewDestination(codec.Queue, []byte(dlqName)), dlq: true})
@@ -255,6 +295,14 @@ func (g *generator) nextStep() {
 
 func (g *generator) pickQueue() int {
 	p := g.progress()
+	if (g.sh.dlqShare > 0 || g.sh.slowShare > 0) && p >= g.sh.offlineFrom {
+		switch r := g.rng.Float64(); {
+		case r < g.sh.dlqShare:
+			return len(queueNames)
+		case r < g.sh.dlqShare+g.sh.slowShare:
+			return g.slow
+		}
+	}
 	for _, b := range dlqBursts {
 		if p >= b[0] && p < b[1] && g.rng.Float64() < dlqShare {
 			return len(queueNames)
@@ -267,6 +315,9 @@ func (g *generator) pickQueue() int {
 func (g *generator) pickTopic() int {
 	if g.quiet > 0 && !g.rewr {
 		return g.pickQueue()
+	}
+	if g.sh.offlineWeight > 0 && g.rng.Float64() < g.sh.offlineWeight {
+		return len(queueNames) + 1 + offlineTopic
 	}
 	return len(queueNames) + 1 + g.rng.IntN(len(topicSubs))
 }
@@ -311,6 +362,9 @@ func (g *generator) consume(m msgRef) {
 	case d.dlq:
 		g.pending(&g.man.PendingDLQ, m)
 		g.held(m, -1)
+	case g.sh.slowShare > 0 && int(m.dest) == g.slow && g.progress() >= g.sh.offlineFrom:
+		g.pending(&g.man.PendingStuck, m)
+		g.held(m, -1)
 	case len(d.subs) == 0 && g.progress() >= stuckFrom && g.rng.Float64() < stuckRate:
 		g.pending(&g.man.PendingStuck, m)
 		g.held(m, -1)
@@ -322,7 +376,11 @@ func (g *generator) consume(m msgRef) {
 }
 
 func (g *generator) consumeTopic(m msgRef, d *destination) {
-	offline := int(m.dest) == len(queueNames)+1+offlineTopic && g.progress() >= offlineFrom
+	from := offlineFrom
+	if g.sh.offlineFrom > 0 {
+		from = g.sh.offlineFrom
+	}
+	offline := int(m.dest) == len(queueNames)+1+offlineTopic && g.progress() >= from
 	if offline {
 		g.pending(&g.man.PendingSub, m)
 		g.held(m, offlineSub)
@@ -401,7 +459,8 @@ func (g *generator) sendXA() {
 }
 
 // sendInDoubt leaves an XA transaction prepared: two adds and the ack of a
-// message sent just before it. All three stay pending.
+// message sent just before it. All three stay in the store; the queue's
+// count (QueuePending, as the broker reports it) leaves the acked one out.
 func (g *generator) sendInDoubt() {
 	acked := g.add(roleQueueAdd, 0, codec.TxID{})
 	xid := g.xid()
@@ -409,8 +468,9 @@ func (g *generator) sendInDoubt() {
 		g.pending(&g.man.PendingXA, g.add(roleXAAdd, 1, xid))
 	}
 	g.ack(roleXAAck, acked, -1, xid)
+	// acked inside a prepared transaction: kept in the store, but the
+	// broker neither counts nor delivers it until the outcome
 	g.pending(&g.man.PendingXA, acked)
-	g.held(acked, -1)
 	g.txEnd(rolePrepare, xid)
 	g.man.PreparedTx++
 }
@@ -503,6 +563,13 @@ func (g *generator) sizeFiles(dir string) error {
 // some medium, a few large (log-uniform within each band).
 func (g *generator) bodyLen() int {
 	lo, hi := bodyMin, 1<<10
+	if g.sh.smallBodies {
+		lo, hi = 200, 2<<10
+		if g.rng.Float64() >= 0.95 {
+			lo, hi = 2<<10, 16<<10
+		}
+		return int(float64(lo) * math.Exp(g.rng.Float64()*math.Log(float64(hi)/float64(lo))))
+	}
 	switch r := g.rng.Float64(); {
 	case r >= 0.97:
 		lo, hi = 8<<10, bodyMax

@@ -29,6 +29,7 @@ type options struct {
 	runs                        int
 	write                       bool
 	genOnly                     bool
+	shape                       string
 }
 
 func main() {
@@ -63,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (options, genConfig, error) {
 	fs.DurationVar(&o.timeout, "timeout", time.Hour, "longest a single step may run")
 	fs.IntVar(&o.runs, "runs", 3, "runs of cat, holders, stats and the mount's first answer; the median is reported")
 	fs.BoolVar(&o.write, "write", false, "replace the results section of BENCHMARKS.md with this run's")
+	fs.StringVar(&o.shape, "shape", "", "workload shape: \"\" (the default mix) or big-pending (a DLQ, a slow queue and an offline subscription holding most messages)")
 	fs.BoolVar(&o.genOnly, "generate-only", false, "only generate (or find) the store and print its manifest")
 	if err := fs.Parse(args); err != nil {
 		return o, genConfig{}, err
@@ -92,7 +94,10 @@ func (o options) genConfig() (genConfig, error) {
 	if fl < 1<<20 || fl > 1<<30 || bs < 4<<10 || size < fl {
 		return genConfig{}, fmt.Errorf("want -file-length in 1MiB..1GiB, -batch ≥ 4KiB, -size ≥ -file-length")
 	}
-	return genConfig{Bytes: size, FileLength: int(fl), BatchSize: int(bs), Seed: o.seed}, nil
+	if _, ok := shapes[o.shape]; !ok {
+		return genConfig{}, fmt.Errorf("unknown -shape %q (want \"\" or big-pending)", o.shape)
+	}
+	return genConfig{Bytes: size, FileLength: int(fl), BatchSize: int(bs), Seed: o.seed, Shape: o.shape}, nil
 }
 
 // parseSize reads 123, 4KiB, 256MiB, 2GiB (also KB/MB/GB, powers of 1000).

@@ -29,13 +29,18 @@ const (
 	stepMount         = "mount"
 	stepMountCached   = "mount-cached"
 	stepGrep          = "grep"
+	stepLsPending     = "ls-pending"
+	stepGrepPending   = "grep-pending"
 	stepCompact       = "compact"
 	stepCompactCached = "compact-cached"
 	stepBroker        = "broker"
 )
 
-var allSteps = []string{stepCat, stepHolders, stepHoldersCached, stepStats, stepMount, stepGrep, stepMountCached,
-	stepCompact, stepCompactCached, stepBroker}
+var allSteps = []string{stepCat, stepHolders, stepHoldersCached, stepStats, stepMount, stepGrep, stepLsPending,
+	stepGrepPending, stepMountCached, stepCompact, stepCompactCached, stepBroker}
+
+// mountSteps run on the mount of stepMount.
+var mountSteps = []string{stepGrep, stepLsPending, stepGrepPending}
 
 // result is one row of the report.
 type result struct {
@@ -153,7 +158,7 @@ func (b *bench) runSteps() {
 		{stepMount, b.mountAndGrep}, {stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep}, {stepCompactCached, b.compactCachedStep},
 		{stepBroker, b.brokerStep},
 	} {
-		if !b.wants(s.name) && !(s.name == stepMount && b.wants(stepGrep)) {
+		if !b.wants(s.name) && !(s.name == stepMount && slices.ContainsFunc(mountSteps, b.wants)) {
 			continue
 		}
 		b.logf("step %s ...", s.name)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,9 +73,75 @@ func (b *bench) mountAndGrep() []*result {
 	} else {
 		g.skipped = "not selected"
 	}
+	ls := &result{step: stepLsPending, command: "`ls MNT/by-destination/queue/Q/pending` (Q: the queue with the most pending messages)"}
+	gp := &result{step: stepGrepPending, command: "`grep -r -F TEXT MNT/by-destination/queue/Q/pending` (Q: the queue with the second most; TEXT in no file)"}
+	out := []*result{m, g}
+	if b.wants(stepLsPending) {
+		b.lsPending(ls, mnt)
+		out = append(out, ls)
+	}
+	if b.wants(stepGrepPending) {
+		b.grepPending(gp, mnt)
+		out = append(out, gp)
+	}
 	m.rss, m.err = srv.stop(mnt)
 	m.note("peak RSS over the whole mount, grep included")
-	return []*result{m, g}
+	return out
+}
+
+// busiestQueues are the generated queues by pending messages, most first.
+func (b *bench) busiestQueues() []string {
+	var qs []string
+	for q := range b.cs.man.QueuePending {
+		qs = append(qs, q)
+	}
+	slices.SortFunc(qs, func(x, y string) int {
+		if c := cmp.Compare(b.cs.man.QueuePending[y], b.cs.man.QueuePending[x]); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	return qs
+}
+
+// lsPending lists the pending/ directory of the queue with the most
+// pending messages (a DLQ nobody reads), as `ls` does (sorted).
+func (b *bench) lsPending(r *result, mnt string) {
+	qs := b.busiestQueues()
+	if len(qs) == 0 {
+		r.skipped = "no queue has pending messages"
+		return
+	}
+	dir := filepath.Join(mnt, "by-destination", "queue", qs[0], "pending")
+	var lines countWriter
+	c, err := b.runChild(&lines, nil, "ls", []string{dir})
+	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.command = "`ls MNT/by-destination/queue/" + qs[0] + "/pending`"
+	r.note("%s entries (%s pending messages, a .json and a .body each)", thousands(int64(lines.n)), thousands(b.cs.man.QueuePending[qs[0]]))
+}
+
+// grepPending reads every file of the pending/ directory of the queue
+// with the second most pending messages; the rate is files per second.
+func (b *bench) grepPending(r *result, mnt string) {
+	qs := b.busiestQueues()
+	if len(qs) < 2 {
+		r.skipped = "fewer than two queues have pending messages"
+		return
+	}
+	q := qs[1]
+	dir := filepath.Join(mnt, "by-destination", "queue", q, "pending")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		r.err = err
+		return
+	}
+	var lines countWriter
+	c, err := b.runChild(&lines, nil, "grep", []string{"-r", "-F", "-o", "-e", "kahafs-no-such-text", dir}, 1)
+	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.command = "`grep -r -F TEXT MNT/by-destination/queue/" + q + "/pending` (TEXT in no file)"
+	if r.wall > 0 {
+		r.note("%s files read, %s files/s", thousands(int64(len(ents))), thousands(int64(float64(len(ents))/r.wall.Seconds())))
+	}
 }
 
 // mountServer is a running `kahafs mount`.

@@ -18,7 +18,11 @@ type cachedStore struct {
 
 // storeKey names a configuration in the cache.
 func storeKey(cfg genConfig) string {
-	return fmt.Sprintf("store-v%d-%d-f%d-b%d-s%d", genVersion, cfg.Bytes, cfg.FileLength, cfg.BatchSize, cfg.Seed)
+	key := fmt.Sprintf("store-v%d-%d-f%d-b%d-s%d", genVersion, cfg.Bytes, cfg.FileLength, cfg.BatchSize, cfg.Seed)
+	if cfg.Shape != "" {
+		key += "-" + cfg.Shape
+	}
+	return key
 }
 
 // ensureStore returns the cached store of cfg, generating it first when it

@@ -195,9 +195,13 @@ func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 // renderAhead starts rendering the next entries of the listing on a
 // goroutine, unless the last one is still at it.
 func (h *dirHandle) renderAhead() {
-	ar, ok := h.dir.(aheadRenderer)
+	td, ok := h.dir.(*tableDir)
 	ls, ok2 := h.stream.(*listStream)
 	if !ok || !ok2 {
+		return
+	}
+	ar := td.aheadRenderer()
+	if ar == nil {
 		return
 	}
 	if lim := h.s.linkLimit(); lim > 0 && h.linked >= lim {

@@ -1,28 +1,38 @@
-// Package fsnode serves a KahaDB store as a read-only FUSE tree
-// (go-fuse/v2 fs package): one node type per kind of directory, content
-// rendered from the journal on demand.
+// Package fsnode serves a KahaDB store as a read-only tree: mounted with
+// FUSE (go-fuse/v2 fs package), or read without it (Snapshot.ReadDir,
+// ReadFile, FindMessage: kahafs ls, cat, find). One table per kind of
+// directory (table.go) declares its entries once; content is rendered from
+// the journal on demand.
 //
-//	/                               rootDir: fixed members, current snapshot
-//	├── README                      textFile (explains the tree and the names)
-//	├── summary.json                textFile
-//	├── pinned, free                textFile: one db-N.log a line
-//	├── by-file/                    byFileDir
-//	│   └── db-N.log/               dataFileDir (inode: file id)
-//	│       ├── holders             textFile: "pinned"/"free: ..." then reasons
-//	│       ├── holders.json        textFile
-//	│       ├── info.json           textFile
-//	│       ├── OFFSET-TYPE.json    commandFile (inode: file id + offset)
-//	│       └── OFFSET-TYPE.body    commandFile of a message's body (its own inode kind)
-//	├── by-destination/             byDestinationDir
-//	│   └── queue|topic/            destTypeDir
-//	│       └── NAME/               destinationDir
-//	│           ├── stats.json      textFile
-//	│           ├── pending/        pendingDir: N-MESSAGEID.json, .body = commandFile
-//	│           └── subscriptions/  subscriptionsDir (topics)
-//	│               └── CLIENT:SUB/ subscriptionDir: info.json, pending/
-//	└── by-transaction/             byTransactionDir
-//	    └── ID/                     transactionDir: state, info.json,
-//	                                FILE-OFFSET-TYPE.json (.body) = commandFile
+//	/                               rootTable (rootDir: current snapshot)
+//	├── README                      text (explains the tree and the names)
+//	├── summary.json                text
+//	├── pinned, free                text: one db-N.log a line
+//	├── by-file/                    byFileTable
+//	│   └── db-N.log/               dataFileTable (inode: file id)
+//	│       ├── holders             text: "pinned"/"free: ..." then reasons
+//	│       ├── holders.json        text
+//	│       ├── info.json           text
+//	│       ├── OFFSET-TYPE.json    command (inode: file id + offset)
+//	│       └── OFFSET-TYPE.body    a message's body (its own inode kind)
+//	├── by-destination/             destGroupsTable
+//	│   └── queue|topic/            destTypeTable
+//	│       └── NAME/               destinationTable
+//	│           ├── stats.json      text
+//	│           ├── pending/        messageList: N-MESSAGEID.json, .body = command
+//	│           ├── in-doubt/       messageList (queues)
+//	│           └── subscriptions/  subscriptionsTable (topics)
+//	│               └── CLIENT:SUB/ subscriptionTable: info.json, pending/, in-doubt/
+//	└── by-transaction/             txsTable
+//	    └── ID/                     txTable: state, info.json, in-doubt/,
+//	                                FILE-OFFSET-TYPE.json (.body) = command
+//
+// A table lists its entries by position and finds them by name; each
+// entry carries its name, kind, inode number and how to produce it (a
+// sub-table, a render, a journal location). The mount's nodes are thin
+// adapters over the tables (tableDir for every directory below the root;
+// textFile and commandFile for files), so the CLI and the mount list the
+// same names and serve the same bytes.
 //
 // How it is built:
 //
@@ -35,8 +45,8 @@
 //     snapshot while walks under way keep theirs. Each node holds the
 //     snapshot it was made from.
 //   - Nothing is built ahead per entry. Directories list from slices of the
-//     snapshot through a seekable stream (listStream) and find names by
-//     parsing them back: an offset for a command, a position for a pending
+//     snapshot (their tables) through a seekable stream (listStream) and
+//     find names by parsing them back: an offset for a command, a position for a pending
 //     message, a binary search over sorted raw names for destinations,
 //     subscriptions and transactions (nameIndex). A data file's record index
 //     is built the first time its directory is used.

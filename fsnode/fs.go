@@ -179,8 +179,8 @@ func (f *FS) Refresh(force bool) (bool, error) {
 		return false, err
 	}
 	if f.server != nil {
-		for _, m := range rootMembers {
-			if old := f.root.GetChild(m.name); old != nil && m.dir {
+		for _, m := range f.cur.Load().rootTable() {
+			if old := f.root.GetChild(m.name); old != nil && m.isDir() {
 				f.retire(old)
 			}
 			// ENOENT: the kernel had not cached the name; nothing to do.
@@ -381,7 +381,7 @@ func (f *FS) Mount(mountpoint string) error {
 	server, err := fs.Mount(mnt, f.root, opts)
 	if err != nil {
 		f.m.cache.Swap(nil).stop()
-		return fmt.Errorf("mount %s at %s: %w", f.dir, mnt, err)
+		return fmt.Errorf("mount %s at %s: %w", f.dir, mnt, classifyMountError(err))
 	}
 	f.server, f.mnt = server, mnt
 	return nil
@@ -422,12 +422,12 @@ func (f *FS) Wait() {
 }
 
 // CheckFUSE reports ErrNoFUSE when the kernel device or the mount helper
-// is missing, saying which.
+// is missing, saying which, with FUSEHint.
 func CheckFUSE() error { return checkFUSE("/dev/fuse", exec.LookPath) }
 
 func checkFUSE(dev string, lookPath func(string) (string, error)) error {
 	if _, err := os.Stat(dev); err != nil {
-		return fmt.Errorf("%w: %s: %v (load the fuse kernel module, or give the container the device)", ErrNoFUSE, dev, err)
+		return &noFUSEError{err: fmt.Errorf("%s: %w (load the fuse kernel module, or give the container the device)", dev, err)}
 	}
 	// go-fuse looks in PATH, then in /bin.
 	for _, name := range []string{"fusermount3", "/bin/fusermount3", "fusermount", "/bin/fusermount"} {
@@ -435,7 +435,46 @@ func checkFUSE(dev string, lookPath func(string) (string, error)) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: fusermount3 not found in PATH or /bin (install the fuse3 package)", ErrNoFUSE)
+	return &noFUSEError{err: errors.New("fusermount3 not found in PATH or /bin (install the fuse3 package)")}
+}
+
+// FUSEHint says, after an error matching ErrNoFUSE, what a mount needs and
+// what answers without one.
+const FUSEHint = `hint: the mount needs /dev/fuse: in a container, give it the device and the
+  right to mount (docker run --device /dev/fuse --cap-add SYS_ADMIN ...);
+  elsewhere, mount as root or as a user who may open /dev/fuse (often the
+  fuse group). fusermount3's own message, if any, is above.
+hint: without FUSE, "kahafs ls STORE [PATH]", "kahafs cat STORE PATH" and
+  "kahafs find STORE --message-id ID" show the same tree, byte for byte.`
+
+// noFUSEError is a mount that failed because FUSE cannot be used here: it
+// matches ErrNoFUSE and the cause, and its text ends with FUSEHint.
+type noFUSEError struct{ err error }
+
+func (e *noFUSEError) Error() string {
+	return ErrNoFUSE.Error() + ": " + strings.TrimSpace(e.err.Error()) + "\n" + FUSEHint
+}
+
+func (e *noFUSEError) Unwrap() []error { return []error{ErrNoFUSE, e.err} }
+
+// classifyMountError turns an error of go-fuse's mount into a noFUSEError
+// when it says that FUSE cannot be used: /dev/fuse missing or not to be
+// opened, mount(2) not permitted, the kernel without FUSE (ENODEV), or
+// the fusermount3 helper failing: go-fuse reports only its exit status
+// ("fusermount exited with code 256", an error without a type: its text
+// is all there is to go by), the helper itself prints why on stderr,
+// e.g. "fusermount3: failed to open /dev/fuse: Permission denied".
+// Other errors are returned as they are.
+func classifyMountError(err error) error {
+	switch {
+	case err == nil || errors.Is(err, ErrNoFUSE):
+		return err
+	case errors.Is(err, os.ErrPermission), errors.Is(err, syscall.ENODEV), errors.Is(err, syscall.ENXIO),
+		errors.Is(err, os.ErrNotExist) && strings.Contains(err.Error(), "/dev/fuse"),
+		strings.Contains(err.Error(), "fusermount exited with code"):
+		return &noFUSEError{err: err}
+	}
+	return err
 }
 
 // CheckMountpoint returns the absolute mountpoint after checking that it

@@ -54,6 +54,15 @@ func entryName(raw string, dup int) string {
 
 // lookup returns the entry called name.
 func (x *nameIndex) lookup(name string) (int, bool) {
+	k, ok := x.find(name)
+	if !ok {
+		return 0, false
+	}
+	return int(x.order[k]), true
+}
+
+// find returns the position (in listing order) of the entry called name.
+func (x *nameIndex) find(name string) (int, bool) {
 	base, dup := name, 0
 	if i := strings.LastIndex(name, dupMarker); i >= 0 {
 		n, err := strconv.Atoi(name[i+len(dupMarker):])
@@ -71,15 +80,15 @@ func (x *nameIndex) lookup(name string) (int, bool) {
 	if full {
 		k += dup
 		if k < len(x.order) && x.raw(int(x.order[k])) == raw {
-			if i, n := x.entry(k); n == name {
-				return i, true
+			if _, n := x.entry(k); n == name {
+				return k, true
 			}
 		}
 		return 0, false
 	}
 	for ; k < len(x.order) && strings.HasPrefix(x.raw(int(x.order[k])), raw); k++ {
-		if i, n := x.entry(k); n == name {
-			return i, true
+		if _, n := x.entry(k); n == name {
+			return k, true
 		}
 	}
 	return 0, false

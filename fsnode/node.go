@@ -182,20 +182,18 @@ func (s *Snapshot) newInode(ctx context.Context, parent *fs.Inode, entry string,
 type textFile struct {
 	roNode
 	snap   *Snapshot
-	name   string // for error messages
 	render func() ([]byte, error)
 	size   int64
 	data   atomic.Pointer[[]byte] // the content until pushed or read
 }
 
-// newTextFile adds the textFile node called entry in parent; name is its
-// path for error messages.
-func newTextFile(ctx context.Context, parent *fs.Inode, entry string, s *Snapshot, name string, ino uint64, render func() ([]byte, error), out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+// newTextFile adds the textFile node called entry in parent.
+func newTextFile(ctx context.Context, parent *fs.Inode, entry string, s *Snapshot, ino uint64, render func() ([]byte, error), out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	data, err := render()
 	if err != nil {
-		return nil, s.errno("render "+name, err)
+		return nil, s.errno("render "+parent.Path(nil)+"/"+entry, err)
 	}
-	f := &textFile{snap: s, name: name, render: render, size: int64(len(data))}
+	f := &textFile{snap: s, render: render, size: int64(len(data))}
 	f.data.Store(&data)
 	s.attr(&out.Attr, fileMode, f.size)
 	return s.newInode(ctx, parent, entry, f, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino, Gen: s.Gen}), 0
@@ -237,10 +235,10 @@ func (f *textFile) Read(_ context.Context, _ fs.FileHandle, dest []byte, off int
 	} else {
 		var err error
 		if data, err = f.render(); err == nil && int64(len(data)) != f.size {
-			err = fmt.Errorf("%s: %d bytes now, %d when looked up: %w", f.name, len(data), f.size, errChanged)
+			err = fmt.Errorf("%s: %d bytes now, %d when looked up: %w", f.Path(nil), len(data), f.size, errChanged)
 		}
 		if err != nil {
-			return nil, f.snap.errno("read "+f.name, err)
+			return nil, f.snap.errno("read "+f.Path(nil), err)
 		}
 	}
 	if p != nil && off+int64(len(dest)) >= f.size {
@@ -277,8 +275,8 @@ type commandFile struct {
 }
 
 // newCommandFile adds the node of the command e of f (its JSON, or with
-// body its message's body), called entry in parent.
-func newCommandFile(ctx context.Context, parent *fs.Inode, entry string, f *dataFile, e recEntry, body bool, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+// body its message's body), called entry in parent, numbered ino.
+func newCommandFile(ctx context.Context, parent *fs.Inode, entry string, f *dataFile, e recEntry, body bool, ino uint64, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	s := f.snap
 	n := &commandFile{f: f, e: e, body: body}
 	k := n.key()
@@ -292,11 +290,7 @@ func newCommandFile(ctx context.Context, parent *fs.Inode, entry string, f *data
 	}
 	n.size = int64(len(b))
 	s.attr(&out.Attr, fileMode, n.size)
-	kind := kindCommand
-	if body {
-		kind = kindBody
-	}
-	return s.newInode(ctx, parent, entry, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: inoLoc(kind, k.loc), Gen: s.Gen}), 0
+	return s.newInode(ctx, parent, entry, n, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino, Gen: s.Gen}), 0
 }
 
 func (n *commandFile) key() renderKey { return renderKey{loc: n.e.loc(n.f.info.ID), body: n.body} }
@@ -397,21 +391,6 @@ func (l *listStream) Seekdir(_ context.Context, off uint64) syscall.Errno {
 }
 
 func (l *listStream) Close() {}
-
-// member is a fixed entry of a directory.
-type member struct {
-	name string
-	dir  bool
-	ino  uint64
-}
-
-func (m member) dirEntry() fuse.DirEntry {
-	mode := uint32(syscall.S_IFREG)
-	if m.dir {
-		mode = syscall.S_IFDIR
-	}
-	return fuse.DirEntry{Name: m.name, Mode: mode, Ino: m.ino}
-}
 
 // errno maps an error through the mount's one mapping, logging it.
 func (s *Snapshot) errno(op string, err error) syscall.Errno {

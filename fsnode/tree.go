@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -21,27 +22,6 @@ type rootDir struct {
 	fsys *FS
 }
 
-// Names at the root (a contract: scripts read these paths).
-const (
-	nameReadme        = "README"
-	nameSummary       = "summary.json"
-	namePinned        = "pinned"
-	nameFree          = "free"
-	nameByFile        = "by-file"
-	nameByDestination = "by-destination"
-	nameByTransaction = "by-transaction"
-)
-
-var rootMembers = []member{
-	{nameReadme, false, inoReadme},
-	{nameSummary, false, inoSummary},
-	{namePinned, false, inoPinned},
-	{nameFree, false, inoFree},
-	{nameByFile, true, inoByFile},
-	{nameByDestination, true, inoByDestination},
-	{nameByTransaction, true, inoByTransaction},
-}
-
 var _ fs.NodeGetattrer = (*rootDir)(nil)
 
 func (r *rootDir) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -52,42 +32,23 @@ func (r *rootDir) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut)
 var _ fs.NodeReaddirer = (*rootDir)(nil)
 
 func (r *rootDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
+	var tab dirTable = r.fsys.Snapshot().rootTable()
 	if r.fsys.control != nil {
-		return membersStream(append(append([]member(nil), rootMembers...), member{nameControl, false, inoControl})), 0
+		// The control file is the mount's, not the tree's: the CLI does
+		// not show it.
+		tab = append(tab.(fixed), entry{name: nameControl, ino: inoControl, kind: textEntry})
 	}
-	return membersStream(rootMembers), 0
-}
-
-func membersStream(ms []member) *listStream {
-	return &listStream{n: len(ms), at: func(i int) fuse.DirEntry { return ms[i].dirEntry() }}
+	return tableStream(tab), 0
 }
 
 var _ fs.NodeLookuper = (*rootDir)(nil)
 
 func (r *rootDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	s := r.fsys.Snapshot()
-	p := r.EmbeddedInode()
-	switch name {
-	case nameReadme:
-		return newTextFile(ctx, p, name, s, name, inoReadme, s.renderReadme, out)
-	case nameSummary:
-		return newTextFile(ctx, p, name, s, name, inoSummary, s.renderSummary, out)
-	case namePinned:
-		return newTextFile(ctx, p, name, s, name, inoPinned, func() ([]byte, error) { return s.renderFileList(true), nil }, out)
-	case nameFree:
-		return newTextFile(ctx, p, name, s, name, inoFree, func() ([]byte, error) { return s.renderFileList(false), nil }, out)
-	case nameByFile:
-		return newDir(ctx, p, name, s, &byFileDir{dirNode{snap: s}}, inoByFile, out), 0
-	case nameByDestination:
-		return newDir(ctx, p, name, s, &byDestinationDir{dirNode{snap: s}}, inoByDestination, out), 0
-	case nameByTransaction:
-		return newDir(ctx, p, name, s, &byTransactionDir{dirNode{snap: s}}, inoByTransaction, out), 0
-	case nameControl:
-		if c := r.fsys.control; c != nil {
-			return c.lookup(ctx, p, r.fsys, out), 0
-		}
+	if c := r.fsys.control; c != nil && name == nameControl {
+		return c.lookup(ctx, r.EmbeddedInode(), r.fsys, out), 0
 	}
-	return nil, noEntry()
+	s := r.fsys.Snapshot()
+	return s.lookupIn(ctx, r.EmbeddedInode(), s.rootTable(), name, out)
 }
 
 var _ fs.NodeStatfser = (*rootDir)(nil)
@@ -120,125 +81,86 @@ func (r *rootDir) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
 	return 0
 }
 
-// by-file: one directory per data file, in id order.
-type byFileDir struct{ dirNode }
-
-var _ fs.NodeReaddirer = (*byFileDir)(nil)
-
-func (d *byFileDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
-	files := d.snap.files
-	return &listStream{n: len(files), at: func(i int) fuse.DirEntry {
-		f := files[i]
-		return fuse.DirEntry{Name: f.info.Name, Mode: syscall.S_IFDIR, Ino: inoAt(kindDataDir, f.info.ID, 0)}
-	}}, 0
-}
-
-var _ fs.NodeLookuper = (*byFileDir)(nil)
-
-func (d *byFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	id, ok := codec.ParseDataFileName(name)
-	if !ok {
-		return nil, noEntry()
-	}
-	f := d.snap.file(id)
-	if f == nil || f.info.Name != name {
-		return nil, noEntry()
-	}
-	return newDir(ctx, d.EmbeddedInode(), name, d.snap, &dataFileDir{dirNode: dirNode{snap: d.snap}, f: f}, inoAt(kindDataDir, id, 0), out), 0
-}
-
-// by-file/db-N.log: holders, holders.json, info.json, then one JSON file
-// per command in journal order. The commands are listed from the file's
-// record index and looked up by parsing the name back to an offset.
-type dataFileDir struct {
+// tableDir is the node of every directory below the root: a thin adapter
+// that lists and looks up through the directory's table (table.go),
+// opened at the first listing or lookup and kept while the kernel keeps
+// the node.
+type tableDir struct {
 	dirNode
-	f *dataFile
+	once sync.Once
+	open func() (dirTable, error) // nil once opened
+	tab  dirTable
+	err  error
 }
 
-const (
-	nameHolders     = "holders"
-	nameHoldersJSON = "holders.json"
-	nameInfo        = "info.json"
-)
-
-func (d *dataFileDir) members() []member {
-	id := d.f.info.ID
-	return []member{
-		{nameHolders, false, inoAt(kindDataMember, id, memberHolders)},
-		{nameHoldersJSON, false, inoAt(kindDataMember, id, memberHoldersJSON)},
-		{nameInfo, false, inoAt(kindDataMember, id, memberInfo)},
-	}
+func newTableDir(s *Snapshot, open func() (dirTable, error)) *tableDir {
+	return &tableDir{dirNode: dirNode{snap: s}, open: open}
 }
 
-var _ fs.NodeReaddirer = (*dataFileDir)(nil)
+func (d *tableDir) table() (dirTable, error) {
+	d.once.Do(func() {
+		d.tab, d.err = d.open()
+		d.open = nil
+	})
+	return d.tab, d.err
+}
 
-func (d *dataFileDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
-	idx, err := d.f.index()
+var _ fs.NodeReaddirer = (*tableDir)(nil)
+
+func (d *tableDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
+	tab, err := d.table()
 	if err != nil {
-		return nil, d.snap.errno("list "+d.f.info.Name, err)
+		return nil, d.snap.errno("list "+d.Path(nil), err)
 	}
-	ms := d.members()
-	id, msgs := d.f.info.ID, d.f.msgs
-	// The members, the commands (.json), then the bodies of the messages
-	// (.body): the commands' positions are the ones renderAhead takes.
-	return &listStream{n: len(ms) + len(idx) + len(msgs), at: func(i int) fuse.DirEntry {
-		if i < len(ms) {
-			return ms[i].dirEntry()
-		}
-		if i -= len(ms); i < len(idx) {
-			e := idx[i]
-			return fuse.DirEntry{Name: commandName(e, false), Mode: syscall.S_IFREG, Ino: inoLoc(kindCommand, e.loc(id))}
-		}
-		e := idx[msgs[i-len(idx)]]
-		return fuse.DirEntry{Name: commandName(e, true), Mode: syscall.S_IFREG, Ino: inoLoc(kindBody, e.loc(id))}
-	}}, 0
+	return tableStream(tab), 0
 }
 
-// renderAhead renders the commands listed at positions from to to-1 into
-// the snapshot's recent renders (see dirHandle).
-func (d *dataFileDir) renderAhead(from, to int) {
-	idx, err := d.f.index()
+var _ fs.NodeLookuper = (*tableDir)(nil)
+
+func (d *tableDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	tab, err := d.table()
 	if err != nil {
-		return
+		return nil, d.snap.errno("lookup "+d.Path(nil)+"/"+name, err)
 	}
-	m := len(d.members())
-	from, to = min(max(from-m, 0), len(idx)), min(max(to-m, 0), len(idx))
-	for _, e := range idx[from:max(from, to)] {
-		k := renderKey{loc: e.loc(d.f.info.ID)}
-		if _, ok := d.snap.recent.get(k); ok {
-			continue
-		}
-		if b, err := d.f.render(e); err == nil {
-			d.snap.recent.put(k, b)
-		}
-	}
+	return d.snap.lookupIn(ctx, d.EmbeddedInode(), tab, name, out)
 }
 
-var _ fs.NodeLookuper = (*dataFileDir)(nil)
-
-func (d *dataFileDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	s, f, p := d.snap, d.f, d.EmbeddedInode()
-	id := f.info.ID
-	switch name {
-	case nameHolders:
-		return newTextFile(ctx, p, name, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberHolders), func() ([]byte, error) { return s.renderHolders(f), nil }, out)
-	case nameHoldersJSON:
-		return newTextFile(ctx, p, name, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberHoldersJSON), func() ([]byte, error) { return s.renderHoldersJSON(f) }, out)
-	case nameInfo:
-		return newTextFile(ctx, p, name, s, f.info.Name+"/"+name, inoAt(kindDataMember, id, memberInfo), func() ([]byte, error) { return s.renderInfo(f) }, out)
+// aheadRenderer is the table's, if it renders ahead (see dirHandle).
+func (d *tableDir) aheadRenderer() aheadRenderer {
+	tab, err := d.table()
+	if err != nil {
+		return nil
 	}
-	off, typ, body, ok := parseCommandName(name)
+	ar, _ := tab.(aheadRenderer)
+	return ar
+}
+
+// tableStream lists t.
+func tableStream(t dirTable) *listStream {
+	return &listStream{n: t.len(), at: func(i int) fuse.DirEntry {
+		e := t.at(i)
+		mode := uint32(syscall.S_IFREG)
+		if e.isDir() {
+			mode = syscall.S_IFDIR
+		}
+		return fuse.DirEntry{Name: e.name, Mode: mode, Ino: e.ino}
+	}}
+}
+
+// lookupIn makes the node of the entry of t called name, in parent.
+func (s *Snapshot) lookupIn(ctx context.Context, parent *fs.Inode, t dirTable, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	e, ok := lookupEntry(t, name)
 	if !ok {
 		return nil, noEntry()
 	}
-	e, found, err := f.find(off)
-	if err != nil {
-		return nil, s.errno("lookup "+f.info.Name+"/"+name, err)
+	switch e.kind {
+	case dirEntry:
+		return newDir(ctx, parent, name, s, newTableDir(s, e.sub), e.ino, out), 0
+	case textEntry:
+		return newTextFile(ctx, parent, name, s, e.ino, e.text, out)
+	default:
+		return s.commandAt(ctx, parent, e, out)
 	}
-	if !found || e.typ != typ {
-		return nil, noEntry()
-	}
-	return newCommandFile(ctx, p, name, f, e, body, out)
 }
 
 // Command file names: the offset in 10 digits (any int32 offset, so that

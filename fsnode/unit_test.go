@@ -60,7 +60,7 @@ func TestInoNumbers(t *testing.T) {
 		}
 		seen[ino] = what
 	}
-	for _, m := range rootMembers {
+	for _, m := range (&Snapshot{}).rootTable() {
 		add(m.ino, m.name)
 	}
 	for _, file := range []int32{1, 2, 1000, maxFileID} {
@@ -221,4 +221,46 @@ func TestRecentRendersBytes(t *testing.T) {
 	assert.Equal(t, len(huge), r.bytes, "everything else dropped")
 	r.drop(key(9))
 	assert.Zero(t, r.bytes)
+}
+
+// TestClassifyMountError: the ways a mount fails when FUSE cannot be used
+// here (go-fuse's error texts and errnos) match ErrNoFUSE and keep their
+// cause, and say what the mount needs and what works without it; other
+// failures stay as they are.
+func TestClassifyMountError(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		noFUSE bool
+	}{
+		// go-fuse: the fusermount3 helper failed (it printed why).
+		{fmt.Errorf("fusermount exited with code %v\n", 256), true},
+		{&os.PathError{Op: "open", Path: "/dev/fuse", Err: syscall.EACCES}, true},
+		{&os.PathError{Op: "open", Path: "/dev/fuse", Err: syscall.ENOENT}, true},
+		{syscall.EPERM, true},
+		{syscall.ENODEV, true},
+		{&os.PathError{Op: "stat", Path: "/mnt/x", Err: syscall.ENOENT}, false},
+		{errors.New("init: protocol version 7.5 too old"), false},
+	} {
+		got := classifyMountError(c.err)
+		assert.ErrorIs(t, got, c.err, "%v", c.err)
+		if !c.noFUSE {
+			assert.Same(t, c.err, got)
+			assert.NotErrorIs(t, got, ErrNoFUSE, "%v", c.err)
+			continue
+		}
+		assert.ErrorIs(t, got, ErrNoFUSE, "%v", c.err)
+		msg := got.Error()
+		assert.True(t, strings.HasPrefix(msg, "FUSE is not available: "+strings.TrimSpace(c.err.Error())+"\nhint: the mount needs /dev/fuse"), msg)
+		for _, want := range []string{"--device /dev/fuse --cap-add SYS_ADMIN", "as root", "fuse group",
+			`"kahafs ls STORE [PATH]"`, `"kahafs cat STORE PATH"`, `"kahafs find STORE --message-id ID"`, "byte for byte"} {
+			assert.Contains(t, msg, want)
+		}
+		assert.NotContains(t, msg, "\n\n", "no blank line from go-fuse's trailing newline")
+	}
+	assert.NoError(t, classifyMountError(nil))
+	// CheckFUSE's errors carry the hint too.
+	err := checkFUSE(filepath.Join(t.TempDir(), "nofuse"), func(string) (string, error) { return "", errors.New("no") })
+	assert.ErrorIs(t, err, ErrNoFUSE)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.Contains(t, err.Error(), "\nhint: without FUSE")
 }

@@ -98,20 +98,10 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 
 	start := time.Now()
 	var fsys *fsnode.FS
-	ao := f.analysis.options(bar)
-	fsys, err = fsnode.Open(store, fsnode.Options{
-		AllowOther:    f.allowOther,
-		SkipChecksums: ao.SkipChecksums,
-		MaxFileLength: ao.MaxFileLength,
-		Running:       ao.Running,
-		NoIndex:       ao.NoIndex,
-		Logger:        logger,
-		Progress:      bar.reading,
-		Debug:         f.debug,
-		Control:       mountController(store, f, stderr),
-		Cache:         ao.Cache,
-		KernelCache:   f.kernelCache,
-	})
+	opts := treeOptions(f.analysis, logger, bar)
+	opts.AllowOther, opts.Debug, opts.KernelCache = f.allowOther, f.debug, f.kernelCache
+	opts.Control = mountController(store, f, stderr)
+	fsys, err = fsnode.Open(store, opts)
 	bar.finish()
 	if err != nil {
 		return err
@@ -195,6 +185,22 @@ func lazyUnmount(mnt string) error {
 		return fmt.Errorf("%s -u -z %s: %v: %s", bin, mnt, err, out)
 	}
 	return nil
+}
+
+// treeOptions are the options of the tree a mount (and ls, cat, find)
+// serves, as the analysis flags say; logger and the progress bar are the
+// command's.
+func treeOptions(a analysisFlags, logger *log.Logger, bar *progressBar) fsnode.Options {
+	ao := a.options(bar)
+	return fsnode.Options{
+		SkipChecksums: ao.SkipChecksums,
+		MaxFileLength: ao.MaxFileLength,
+		Running:       ao.Running,
+		NoIndex:       ao.NoIndex,
+		Logger:        logger,
+		Progress:      bar.reading,
+		Cache:         ao.Cache,
+	}
 }
 
 // cacheNote tells in the ready and refreshed lines how the snapshot used

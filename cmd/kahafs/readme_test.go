@@ -63,18 +63,23 @@ func sameListing(want, got string) bool {
 }
 
 // TestReadmeCommands: the commands README.md shows print what it shows:
-// holders, stats and dump on the bundled stores.
+// holders, stats, dump, ls, cat and find on the bundled stores.
 func TestReadmeCommands(t *testing.T) {
 	bin := buildKahafs(t)
 	n := 0
 	for _, ex := range readmeExamples(t) {
-		if !strings.HasPrefix(ex.cmd, "kahafs holders ") && !strings.HasPrefix(ex.cmd, "kahafs stats ") && !strings.HasPrefix(ex.cmd, "kahafs dump ") {
+		sub, _, _ := strings.Cut(strings.TrimPrefix(ex.cmd, "kahafs "), " ")
+		switch {
+		case !strings.HasPrefix(ex.cmd, "kahafs "):
+			continue
+		case sub == "holders", sub == "stats", sub == "dump", sub == "ls", sub == "cat", sub == "find":
+		default:
 			continue
 		}
 		n++
 		assert.Equal(t, ex.want, runExample(t, bin, "", ex), ex.cmd)
 	}
-	assert.GreaterOrEqual(t, n, 4, "README's holders, stats and dump examples")
+	assert.GreaterOrEqual(t, n, 11, "README's holders, stats, dump, ls, cat and find examples")
 }
 
 // TestSampleMountScript: the first of README.md's two commands, as

@@ -1,0 +1,143 @@
+package fsnode
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"syscall"
+)
+
+// The tree without a mount: what `kahafs ls`, `cat` and `find` print. A
+// path is relative to the top of the tree, slash-separated, as it is below
+// a mountpoint ("by-file/db-1.log/holders"); "", "." and "/" are the top.
+// The listings and the bytes are the mount's: both come from the same
+// tables and renders (table.go).
+
+// Entry is a name of the tree as its directory lists it.
+type Entry struct {
+	Name string
+	Dir  bool
+	Ino  uint64 // the inode number the mount gives it
+}
+
+// ReadDir returns the entries of the directory at p in the order the
+// mount lists them. A path that is not in the tree is an *fs.PathError
+// matching fs.ErrNotExist; a file, one matching syscall.ENOTDIR.
+func (s *Snapshot) ReadDir(p string) ([]Entry, error) {
+	var out []Entry
+	err := s.ListDir(p, func(e Entry) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}
+
+// ListDir calls fn with each entry of the directory at p, in the order
+// the mount lists them, without holding the listing in memory; an error
+// from fn stops the listing and is returned.
+func (s *Snapshot) ListDir(p string, fn func(Entry) error) error {
+	e, clean, err := s.resolve("ls", p)
+	if err != nil {
+		return err
+	}
+	if !e.isDir() {
+		return &fs.PathError{Op: "ls", Path: clean, Err: syscall.ENOTDIR}
+	}
+	t, err := e.sub()
+	if err != nil {
+		return &fs.PathError{Op: "ls", Path: clean, Err: err}
+	}
+	for i := 0; i < t.len(); i++ {
+		c := t.at(i)
+		if err := fn(Entry{Name: c.name, Dir: c.isDir(), Ino: c.ino}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stat returns the entry at p (the top of the tree: Name "", Dir true).
+func (s *Snapshot) Stat(p string) (Entry, error) {
+	e, clean, err := s.resolve("stat", p)
+	if err != nil {
+		return Entry{}, err
+	}
+	if e.kind == cmdEntry {
+		if _, _, err := s.command(e.loc, e.body); err != nil {
+			return Entry{}, &fs.PathError{Op: "stat", Path: clean, Err: err}
+		}
+	}
+	return Entry{Name: e.name, Dir: e.isDir(), Ino: e.ino}, nil
+}
+
+// ReadFile returns the content of the file at p: the bytes a read of the
+// mounted file returns. A directory is an *fs.PathError matching
+// syscall.EISDIR.
+func (s *Snapshot) ReadFile(p string) ([]byte, error) {
+	e, clean, err := s.resolve("cat", p)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.content(e)
+	if err != nil {
+		return nil, &fs.PathError{Op: "cat", Path: clean, Err: err}
+	}
+	return b, nil
+}
+
+// content renders the file e.
+func (s *Snapshot) content(e entry) ([]byte, error) {
+	switch e.kind {
+	case textEntry:
+		return e.text()
+	case cmdEntry:
+		f, re, err := s.command(e.loc, e.body)
+		if err != nil {
+			return nil, err
+		}
+		return f.renderAs(re, e.body)
+	}
+	return nil, syscall.EISDIR
+}
+
+// CleanPath is p as the tree's paths are written: relative to the top,
+// no "." or ".." or empty components ("" is the top).
+func CleanPath(p string) string {
+	return strings.TrimPrefix(path.Clean("/"+p), "/")
+}
+
+// rootEntry is the top of the tree.
+func (s *Snapshot) rootEntry() entry {
+	return dirOf("", inoRoot, func() (dirTable, error) { return s.rootTable(), nil })
+}
+
+// resolve walks the tables from the top to the entry at p; it returns the
+// entry and the cleaned path. A missing name is named with its directory.
+func (s *Snapshot) resolve(op, p string) (entry, string, error) {
+	clean := CleanPath(p)
+	e := s.rootEntry()
+	if clean == "" {
+		return e, clean, nil
+	}
+	dir := ""
+	for _, name := range strings.Split(clean, "/") {
+		if !e.isDir() {
+			return entry{}, clean, &fs.PathError{Op: op, Path: clean, Err: fmt.Errorf("%w (%s is a file)", syscall.ENOTDIR, dir)}
+		}
+		t, err := e.sub()
+		if err != nil {
+			return entry{}, clean, &fs.PathError{Op: op, Path: clean, Err: err}
+		}
+		next, ok := lookupEntry(t, name)
+		if !ok {
+			where := dir
+			if where == "" {
+				where = "the top of the tree"
+			}
+			return entry{}, clean, &fs.PathError{Op: op, Path: clean, Err: fmt.Errorf("%w (%s has no %q)", syscall.ENOENT, where, name)}
+		}
+		e, dir = next, path.Join(dir, name)
+	}
+	return e, clean, nil
+}

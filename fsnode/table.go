@@ -1,0 +1,287 @@
+package fsnode
+
+import (
+	"sort"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/refgraph"
+)
+
+// The tree without FUSE. Every kind of directory is one dirTable: its
+// entries listed by position and found by name, each entry saying what a
+// listing shows of it (name, directory or file, inode number) and how to
+// produce it (the table of a sub-directory, the render of a small file, or
+// the journal location of a command). The table is all a directory kind
+// declares: the mount's Readdir and Lookup (tableDir, a thin go-fuse
+// adapter) and the FUSE-free Snapshot.ReadDir, ReadFile and FindMessage
+// all read it, so a name, its inode number and its content are written
+// down once, and what the CLI prints is what the mount serves.
+//
+// A lookup is find (a parse of the name: an offset, a position, a binary
+// search over names) then at, and the name at that position must be the
+// name looked up: a name that merely parses (a wrong type, a message id
+// that is not the one at that position) is not in the directory.
+
+// entryKind tells what an entry is.
+type entryKind uint8
+
+const (
+	textEntry entryKind = iota // a small file rendered from the snapshot
+	dirEntry                   // a directory
+	cmdEntry                   // a command's JSON, or its message's body
+)
+
+// entry is one name of a directory of the tree.
+type entry struct {
+	name string
+	ino  uint64
+	kind entryKind
+	// sub opens the directory (dirEntry). It is called when the
+	// directory is listed or a name in it looked up, not when the
+	// directory itself is: a listing of by-file/ does not index every
+	// data file.
+	sub func() (dirTable, error)
+	// text renders the file (textEntry).
+	text func() ([]byte, error)
+	// loc is the record of the command (cmdEntry); body: the file is
+	// the body of its message, not the command's JSON.
+	loc  codec.Location
+	body bool
+}
+
+func (e *entry) isDir() bool { return e.kind == dirEntry }
+
+func textOf(name string, ino uint64, render func() ([]byte, error)) entry {
+	return entry{name: name, ino: ino, kind: textEntry, text: render}
+}
+
+func dirOf(name string, ino uint64, open func() (dirTable, error)) entry {
+	return entry{name: name, ino: ino, kind: dirEntry, sub: open}
+}
+
+// commandOf is the entry of the command at loc (with body, its message's
+// body), called name.
+func commandOf(name string, loc codec.Location, body bool) entry {
+	k := kindCommand
+	if body {
+		k = kindBody
+	}
+	return entry{name: name, ino: inoLoc(k, loc), kind: cmdEntry, loc: loc, body: body}
+}
+
+// dirTable is a directory of the tree. at and find never fail: what can
+// (indexing a data file, typing a transaction's commands) is done when the
+// table is opened (entry.sub).
+type dirTable interface {
+	// len is the number of entries.
+	len() int
+	// at returns the entry at position i, 0 <= i < len(), in listing
+	// order.
+	at(i int) entry
+	// find returns the position of the entry called name, if the
+	// directory may have one; lookupEntry checks the name at it.
+	find(name string) (int, bool)
+}
+
+// lookupEntry returns the entry of t called name.
+func lookupEntry(t dirTable, name string) (entry, bool) {
+	i, ok := t.find(name)
+	if !ok || i < 0 || i >= t.len() {
+		return entry{}, false
+	}
+	e := t.at(i)
+	return e, e.name == name
+}
+
+// fixed is a directory of a few entries declared in a list.
+type fixed []entry
+
+func (f fixed) len() int       { return len(f) }
+func (f fixed) at(i int) entry { return f[i] }
+
+func (f fixed) find(name string) (int, bool) {
+	for i := range f {
+		if f[i].name == name {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// Names at the root (a contract: scripts read these paths).
+const (
+	nameReadme        = "README"
+	nameSummary       = "summary.json"
+	namePinned        = "pinned"
+	nameFree          = "free"
+	nameByFile        = "by-file"
+	nameByDestination = "by-destination"
+	nameByTransaction = "by-transaction"
+)
+
+// rootTable is the top of the tree (a --rw mount adds its control file:
+// see rootDir).
+func (s *Snapshot) rootTable() fixed {
+	return fixed{
+		textOf(nameReadme, inoReadme, s.renderReadme),
+		textOf(nameSummary, inoSummary, s.renderSummary),
+		textOf(namePinned, inoPinned, func() ([]byte, error) { return s.renderFileList(true), nil }),
+		textOf(nameFree, inoFree, func() ([]byte, error) { return s.renderFileList(false), nil }),
+		dirOf(nameByFile, inoByFile, func() (dirTable, error) { return byFileTable{s}, nil }),
+		dirOf(nameByDestination, inoByDestination, func() (dirTable, error) { return destGroupsTable{s, s.destGroups()}, nil }),
+		dirOf(nameByTransaction, inoByTransaction, func() (dirTable, error) {
+			return txsTable{s: s, names: s.txIndex(), txs: s.graph.Transactions()}, nil
+		}),
+	}
+}
+
+// by-file: one directory per data file, in id order.
+type byFileTable struct{ s *Snapshot }
+
+func (t byFileTable) len() int { return len(t.s.files) }
+
+func (t byFileTable) at(i int) entry {
+	f := t.s.files[i]
+	return dirOf(f.info.Name, inoAt(kindDataDir, f.info.ID, 0), func() (dirTable, error) { return t.s.dataFileTable(f) })
+}
+
+func (t byFileTable) find(name string) (int, bool) {
+	id, ok := codec.ParseDataFileName(name)
+	if !ok {
+		return 0, false
+	}
+	files := t.s.files
+	i := sort.Search(len(files), func(i int) bool { return files[i].info.ID >= id })
+	return i, i < len(files) && files[i].info.ID == id
+}
+
+// by-file/db-N.log: holders, holders.json, info.json, the commands
+// (OFFSET-TYPE.json) in journal order, then the bodies of the message
+// commands (OFFSET-TYPE.body), listed from the file's record index and
+// found by parsing the name back to an offset.
+type dataFileTable struct {
+	f       *dataFile
+	members fixed
+	idx     []recEntry
+	msgs    []int32 // positions in idx of the commands with a body
+}
+
+const (
+	nameHolders     = "holders"
+	nameHoldersJSON = "holders.json"
+	nameInfo        = "info.json"
+)
+
+// dataFileTable indexes f (once per snapshot) and returns its directory.
+func (s *Snapshot) dataFileTable(f *dataFile) (*dataFileTable, error) {
+	idx, err := f.index()
+	if err != nil {
+		return nil, err
+	}
+	id := f.info.ID
+	return &dataFileTable{f: f, idx: idx, msgs: f.msgs, members: fixed{
+		textOf(nameHolders, inoAt(kindDataMember, id, memberHolders), func() ([]byte, error) { return s.renderHolders(f), nil }),
+		textOf(nameHoldersJSON, inoAt(kindDataMember, id, memberHoldersJSON), func() ([]byte, error) { return s.renderHoldersJSON(f) }),
+		textOf(nameInfo, inoAt(kindDataMember, id, memberInfo), func() ([]byte, error) { return s.renderInfo(f) }),
+	}}, nil
+}
+
+func (t *dataFileTable) len() int { return len(t.members) + len(t.idx) + len(t.msgs) }
+
+func (t *dataFileTable) at(i int) entry {
+	if i < len(t.members) {
+		return t.members[i]
+	}
+	id := t.f.info.ID
+	if i -= len(t.members); i < len(t.idx) {
+		e := t.idx[i]
+		return commandOf(commandName(e, false), e.loc(id), false)
+	}
+	e := t.idx[t.msgs[i-len(t.idx)]]
+	return commandOf(commandName(e, true), e.loc(id), true)
+}
+
+func (t *dataFileTable) find(name string) (int, bool) {
+	if i, ok := t.members.find(name); ok {
+		return i, true
+	}
+	off, _, body, ok := parseCommandName(name)
+	if !ok {
+		return 0, false
+	}
+	idx := t.idx
+	p := sort.Search(len(idx), func(i int) bool { return idx[i].off >= off })
+	if p == len(idx) || idx[p].off != off {
+		return 0, false
+	}
+	if !body {
+		return len(t.members) + p, true
+	}
+	k := sort.Search(len(t.msgs), func(k int) bool { return int(t.msgs[k]) >= p })
+	if k == len(t.msgs) || int(t.msgs[k]) != p {
+		return 0, false
+	}
+	return len(t.members) + len(idx) + k, true
+}
+
+var _ aheadRenderer = (*dataFileTable)(nil)
+
+// renderAhead renders the commands listed at positions from to to-1 into
+// the snapshot's recent renders (see dirHandle).
+func (t *dataFileTable) renderAhead(from, to int) {
+	s, idx, m := t.f.snap, t.idx, len(t.members)
+	from, to = min(max(from-m, 0), len(idx)), min(max(to-m, 0), len(idx))
+	for _, e := range idx[from:max(from, to)] {
+		k := renderKey{loc: e.loc(t.f.info.ID)}
+		if _, ok := s.recent.get(k); ok {
+			continue
+		}
+		if b, err := t.f.render(e); err == nil {
+			s.recent.put(k, b)
+		}
+	}
+}
+
+// messageList is a pending/ or in-doubt/ directory: two files per message
+// in delivery order, named by its position (from 1, 10 digits) and its
+// escaped message id: N-ID.json is the message's command (ADD or latest
+// UPDATE), N-ID.body its body, the same inodes as under by-file/. Message
+// i's command is at position 2i, its body at 2i+1.
+type messageList struct {
+	n   int
+	msg func(i int) *refgraph.Message
+}
+
+func messagesOf(ms []*refgraph.Message) *messageList {
+	return &messageList{n: len(ms), msg: func(i int) *refgraph.Message { return ms[i] }}
+}
+
+const positionDigits = 10
+
+// pendingName names the command (or with body the body) of the i-th
+// (from 0) message of a list.
+func pendingName(i int, id string, body bool) string {
+	return padInt(int64(i+1), positionDigits) + "-" + escapeName(id, MaxNameLen-positionDigits-1-len(suffixJSON)) + suffix(body)
+}
+
+func (l *messageList) len() int { return 2 * l.n }
+
+func (l *messageList) at(i int) entry {
+	m, body := l.msg(i/2), i%2 == 1
+	return commandOf(pendingName(i/2, m.ID, body), m.Loc, body)
+}
+
+func (l *messageList) find(name string) (int, bool) {
+	if len(name) <= positionDigits || name[positionDigits] != '-' {
+		return 0, false
+	}
+	pos, ok := parseDigits(name[:positionDigits])
+	if !ok || pos < 1 || pos > int64(l.n) {
+		return 0, false
+	}
+	i := 2 * int(pos-1)
+	if len(name) >= len(suffixBody) && name[len(name)-len(suffixBody):] == suffixBody {
+		i++
+	}
+	return i, true
+}
