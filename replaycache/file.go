@@ -54,8 +54,9 @@ type cacheData struct {
 	Files    []cachedFile
 	// LastCRC is the CRC-32C of the last file's bytes [0, End).
 	LastCRC uint32
-	// Sources are the source ids of the ack-compaction files met: the
-	// replay of such a file depends on whether its source exists.
+	// Sources are the source ids of the ack-compaction files met
+	// (refgraph.Graph.CompactionSources): the replay of such a file
+	// depends on whether its source exists.
 	Sources []int32
 	// Pending: State was saved before the last file's FileDone (false
 	// only without data files).
