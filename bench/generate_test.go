@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/openwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -87,8 +88,8 @@ func checkOpenWire(t *testing.T, c *codec.Command, loc codec.Location) {
 	t.Helper()
 	switch c.Type {
 	case codec.AddMessageCommand:
-		var s codec.MessageSummary
-		require.NoError(t, codec.ParseMessageSummary(c.Message, &s), "message at %v", loc)
+		var s openwire.MessageSummary
+		require.NoError(t, openwire.ParseMessageSummary(c.Message, &s), "message at %v", loc)
 		require.True(t, s.Complete)
 		assert.Equal(t, string(c.MessageID), s.MessageID, "message id at %v", loc)
 		assert.Equal(t, c.Dest.String(), s.Destination, "destination at %v", loc)
@@ -97,14 +98,14 @@ func checkOpenWire(t *testing.T, c *codec.Command, loc codec.Location) {
 		assert.True(t, s.BodySize >= 4+bodyMin && s.BodySize <= 4+bodyMax, "body of %d bytes", s.BodySize)
 		assert.True(t, bytes.Contains(c.Message, c.Dest.Name))
 	case codec.RemoveMessageCommand:
-		a, err := codec.ParseMessageAck(c.Ack)
+		a, err := openwire.ParseMessageAck(c.Ack)
 		require.NoError(t, err, "ack at %v", loc)
 		assert.Equal(t, string(c.MessageID), a.FirstMessageID)
 		assert.Equal(t, string(c.MessageID), a.LastMessageID)
 		assert.Equal(t, c.Dest.String(), a.Destination)
 		assert.Equal(t, c.Tx.String(), a.TransactionID)
 	case codec.SubscriptionCommand:
-		si, err := codec.ParseSubscriptionInfo(c.SubscriptionInfo)
+		si, err := openwire.ParseSubscriptionInfo(c.SubscriptionInfo)
 		require.NoError(t, err)
 		assert.Equal(t, string(c.SubscriptionKey), si.ClientID+":"+si.SubscriptionName)
 		assert.Equal(t, c.Dest.String(), si.Destination)

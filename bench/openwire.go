@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/openwire"
 )
 
 // The OpenWire blobs inside the journal (KahaAddMessageCommand.message,
@@ -145,8 +146,8 @@ type msgLayout struct {
 // the int32 length of its UTF-8 text followed by the text.
 func parseMessageLayout(b []byte) (msgLayout, error) {
 	var l msgLayout
-	var s codec.MessageSummary
-	if err := codec.ParseMessageSummary(b, &s); err != nil {
+	var s openwire.MessageSummary
+	if err := openwire.ParseMessageSummary(b, &s); err != nil {
 		return l, err
 	}
 	if s.Kind != "TextMessage" || s.Compressed || !s.Complete || s.BodySize < 4 {

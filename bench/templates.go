@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/openwire"
 )
 
 // role is what a real-broker record is used for in the generated store.
@@ -161,7 +162,7 @@ func classify(c *codec.Command) (role, bool) {
 		if c.IsSubscriptionDelete() {
 			return 0, false
 		}
-		si, err := codec.ParseSubscriptionInfo(c.SubscriptionInfo)
+		si, err := openwire.ParseSubscriptionInfo(c.SubscriptionInfo)
 		return roleSubscription, err == nil && !si.HasSelector
 	case codec.TraceCommand:
 		return roleTrace, true
@@ -179,7 +180,7 @@ func classifyAdd(c *codec.Command) (role, bool) {
 		return roleLocalAdd, true
 	case c.Tx.Kind == codec.XATx:
 		return roleXAAdd, c.Dest.Type == codec.Queue
-	case c.Has(1):
+	case c.Has(codec.FieldAddTransaction):
 		return 0, false
 	case c.Dest.Type == codec.Queue:
 		return roleQueueAdd, true

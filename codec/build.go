@@ -6,9 +6,9 @@ package codec
 func NewAddMessageCommand(tx TxID, dest Destination, id, message []byte, priority int32, prioritySupported bool) *Command {
 	c := &Command{Type: AddMessageCommand, Tx: tx, Dest: dest, MessageID: id, Message: message,
 		Priority: priority, PrioritySupported: prioritySupported}
-	c.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6
+	c.Fields = 1<<FieldAddDestination | 1<<FieldAddMessageID | 1<<FieldAddMessage | 1<<FieldAddPriority | 1<<FieldAddPrioritySupported
 	if tx.Kind != NoTx {
-		c.Set(1)
+		c.Set(FieldAddTransaction)
 	}
 	return c
 }
@@ -19,15 +19,15 @@ func NewAddMessageCommand(tx TxID, dest Destination, id, message []byte, priorit
 // when sub is not nil (a durable topic ack).
 func NewRemoveMessageCommand(tx TxID, dest Destination, id, ack, sub []byte) *Command {
 	c := &Command{Type: RemoveMessageCommand, Tx: tx, Dest: dest, MessageID: id, Ack: ack, SubscriptionKey: sub}
-	c.Fields = 1<<2 | 1<<3
+	c.Fields = 1<<FieldRemoveDestination | 1<<FieldRemoveMessageID
 	if tx.Kind != NoTx {
-		c.Set(1)
+		c.Set(FieldRemoveTransaction)
 	}
 	if ack != nil {
-		c.Set(4)
+		c.Set(FieldRemoveAck)
 	}
 	if sub != nil {
-		c.Set(5)
+		c.Set(FieldRemoveSubscriptionKey)
 	}
 	return c
 }

@@ -160,18 +160,53 @@ func (t TxID) String() string {
 // Key identifies the transaction (same value for the same broker identity).
 func (t TxID) Key() string { return t.String() }
 
-// Field presence bits of Command.Fields: bit n = protobuf field n present at
-// the top level of the command (for UPDATE: of the inner add command).
+// Field numbers of the commands' protobuf messages (KahaDB's journal.proto),
+// for Command.Has, Set and Clear: Command.Fields has bit n set when field n
+// is present at the top level of the command (for UPDATE: of the inner add
+// command). Part of the wire format.
 const (
-	f1 = 1 << (iota + 1)
-	f2
-	f3
-	f4
-	f5
-	f6
-	f7
-	f8
-	f9
+	// KahaAddMessageCommand (and the message of a KahaUpdateMessageCommand)
+	FieldAddTransaction       = 1
+	FieldAddDestination       = 2
+	FieldAddMessageID         = 3
+	FieldAddMessage           = 4
+	FieldAddPriority          = 5
+	FieldAddPrioritySupported = 6
+
+	// KahaRemoveMessageCommand
+	FieldRemoveTransaction     = 1
+	FieldRemoveDestination     = 2
+	FieldRemoveMessageID       = 3
+	FieldRemoveAck             = 4
+	FieldRemoveSubscriptionKey = 5
+
+	// KahaSubscriptionCommand
+	FieldSubscriptionDestination = 1
+	FieldSubscriptionKey         = 2
+	FieldSubscriptionRetroactive = 3
+	FieldSubscriptionInfo        = 4
+
+	// KahaPrepareCommand, KahaCommitCommand, KahaRollbackCommand
+	FieldTransaction = 1
+	// KahaTraceCommand
+	FieldTraceMessage = 1
+	// KahaRemoveDestinationCommand
+	FieldRemoveDestinationDestination = 1
+	// KahaProducerAuditCommand, KahaAckMessageFileMapCommand
+	FieldBlob = 1
+
+	// KahaRewrittenDataFileCommand
+	FieldRewrittenSource             = 1
+	FieldRewrittenType               = 2
+	FieldRewrittenSkipIfSourceExists = 3
+
+	// KahaXATransactionId (TxID)
+	fieldXAFormatID        = 1
+	fieldXABranchQualifier = 2
+	fieldXAGlobalID        = 3
+	// KahaLocation (TxID.previous_entry)
+	fieldPrevFile   = 1
+	fieldPrevOffset = 2
 )
 
 // Command is one decoded KahaDB command. Which fields mean something depends
@@ -219,17 +254,23 @@ type Command struct {
 	SkipIfSourceExists bool // default true
 }
 
-// Has reports whether top-level field n was present.
+// Has reports whether top-level field n (a Field... constant) was present.
 func (c *Command) Has(n int) bool { return c.Fields&(1<<n) != 0 }
+
+// Set marks top-level field n present (for building commands to write).
+func (c *Command) Set(n int) { c.Fields |= 1 << n }
+
+// Clear marks top-level field n absent: it is not written.
+func (c *Command) Clear(n int) { c.Fields &^= 1 << n }
 
 // HasSubscriptionKey: a REMOVE that acks for a durable subscription.
 func (c *Command) HasSubscriptionKey() bool {
-	return c.Type == RemoveMessageCommand && c.Has(5)
+	return c.Type == RemoveMessageCommand && c.Has(FieldRemoveSubscriptionKey)
 }
 
 // IsSubscriptionDelete: a SUBSCRIPTION command without info deletes the sub.
 func (c *Command) IsSubscriptionDelete() bool {
-	return c.Type == SubscriptionCommand && !c.Has(4)
+	return c.Type == SubscriptionCommand && !c.Has(FieldSubscriptionInfo)
 }
 
 func (c *Command) reset() {

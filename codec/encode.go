@@ -204,13 +204,13 @@ func appendTx(dst []byte, num protowire.Number, t *TxID) []byte {
 	case XATx:
 		dst = protowire.AppendTag(dst, 2, protowire.BytesType)
 		in := len(dst)
-		if t.xaFields&(1<<1) != 0 {
+		if t.xaFields&(1<<fieldXAFormatID) != 0 {
 			dst = appendVarint(dst, 1, i32(t.FormatID))
 		}
-		if t.xaFields&(1<<2) != 0 {
+		if t.xaFields&(1<<fieldXABranchQualifier) != 0 {
 			dst = appendBytes(dst, 2, t.BranchQualifier)
 		}
-		if t.xaFields&(1<<3) != 0 {
+		if t.xaFields&(1<<fieldXAGlobalID) != 0 {
 			dst = appendBytes(dst, 3, t.GlobalID)
 		}
 		dst = insertLen(dst, in)
@@ -218,10 +218,10 @@ func appendTx(dst []byte, num protowire.Number, t *TxID) []byte {
 	if t.HasPrev {
 		dst = protowire.AppendTag(dst, 3, protowire.BytesType)
 		in := len(dst)
-		if t.prevFields&(1<<1) != 0 {
+		if t.prevFields&(1<<fieldPrevFile) != 0 {
 			dst = appendVarint(dst, 1, i32(t.PrevFile))
 		}
-		if t.prevFields&(1<<2) != 0 {
+		if t.prevFields&(1<<fieldPrevOffset) != 0 {
 			dst = appendVarint(dst, 2, i32(t.PrevOffset))
 		}
 		dst = insertLen(dst, in)
@@ -236,13 +236,10 @@ func NewLocalTx(connectionID []byte, id int64) TxID {
 
 // NewXATx builds an XA transaction id as the broker writes it.
 func NewXATx(formatID int32, globalID, branch []byte) TxID {
-	return TxID{Kind: XATx, FormatID: formatID, GlobalID: globalID, BranchQualifier: branch, xaFields: 1<<1 | 1<<2 | 1<<3}
+	return TxID{Kind: XATx, FormatID: formatID, GlobalID: globalID, BranchQualifier: branch, xaFields: 1<<fieldXAFormatID | 1<<fieldXABranchQualifier | 1<<fieldXAGlobalID}
 }
 
 // NewDestination builds a destination as the broker writes it.
 func NewDestination(t DestType, name []byte) Destination {
 	return Destination{Type: t, Name: name, HasType: true, HasName: true}
 }
-
-// Set marks top-level field n present (for building commands to write).
-func (c *Command) Set(n int) { c.Fields |= 1 << n }

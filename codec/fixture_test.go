@@ -11,6 +11,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/openwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -140,12 +141,12 @@ func TestFixturesOpenWire(t *testing.T) {
 		t.Run(fx.Name, func(t *testing.T) {
 			var adds, subs int
 			var c codec.Command
-			var s codec.MessageSummary
+			var s openwire.MessageSummary
 			for _, r := range readFixture(t, fx.StoreDir) {
 				require.NoError(t, codec.DecodeCommand(r.payload, &c))
 				switch c.Type {
 				case codec.AddMessageCommand, codec.UpdateMessageCommand:
-					require.NoError(t, codec.ParseMessageSummary(c.Message, &s), "message at %v", r.loc)
+					require.NoError(t, openwire.ParseMessageSummary(c.Message, &s), "message at %v", r.loc)
 					assert.True(t, s.Complete)
 					assert.Equal(t, c.Dest.String(), kahaName(s.Destination), "destination at %v", r.loc)
 					assert.Equal(t, string(c.MessageID), s.MessageID, "message id at %v", r.loc)
@@ -166,14 +167,14 @@ func TestFixturesOpenWire(t *testing.T) {
 					if c.IsSubscriptionDelete() {
 						continue
 					}
-					si, err := codec.ParseSubscriptionInfo(c.SubscriptionInfo)
+					si, err := openwire.ParseSubscriptionInfo(c.SubscriptionInfo)
 					require.NoError(t, err)
 					assert.Equal(t, string(c.SubscriptionKey), si.ClientID+":"+si.SubscriptionName)
 					assert.Equal(t, c.Dest.String(), kahaName(si.Destination))
 					subs++
 				case codec.RemoveMessageCommand:
 					if len(c.Ack) > 0 {
-						a, err := codec.ParseMessageAck(c.Ack)
+						a, err := openwire.ParseMessageAck(c.Ack)
 						require.NoError(t, err, "ack at %v", r.loc)
 						assert.Equal(t, c.Dest.String(), kahaName(a.Destination))
 					}
@@ -268,5 +269,5 @@ func TestWriterMatchesBrokerFileBytes(t *testing.T) {
 // a name that an OpenWire blob of the same command carries: KahaDB encodes
 // names with Java's String.getBytes(UTF-8), which turns a lone UTF-16
 // surrogate into '?', while OpenWire's modified UTF-8 keeps it (as a 3-byte
-// CESU-8 sequence) and codec.JavaModifiedUTF8 decodes it as U+FFFD.
+// CESU-8 sequence) and openwire.ModifiedUTF8 decodes it as U+FFFD.
 func kahaName(s string) string { return strings.ReplaceAll(s, "\uFFFD", "?") }

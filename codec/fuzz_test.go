@@ -9,6 +9,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/openwire"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -118,10 +119,10 @@ func FuzzDecodeCommand(f *testing.F) {
 		if string(codec.AppendCommand(nil, &d)) != string(enc) {
 			t.Fatal("encoding is not stable")
 		}
-		var s codec.MessageSummary
-		_ = codec.ParseMessageSummary(c.Message, &s)
-		_, _ = codec.ParseSubscriptionInfo(c.SubscriptionInfo)
-		_, _ = codec.ParseMessageAck(c.Ack)
+		var s openwire.MessageSummary
+		_ = openwire.ParseMessageSummary(c.Message, &s)
+		_, _ = openwire.ParseSubscriptionInfo(c.SubscriptionInfo)
+		_, _ = openwire.ParseMessageAck(c.Ack)
 		_ = codec.AppendCommandJSON(nil, codec.Record{}, &c, codec.JSONOptions{OpenWire: true})
 	})
 }

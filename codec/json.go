@@ -43,7 +43,7 @@ func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []b
 	}
 	switch c.Type {
 	case TraceCommand:
-		if c.Has(1) {
+		if c.Has(FieldTraceMessage) {
 			o.Bytes("message", c.Text)
 		}
 	case AddMessageCommand, UpdateMessageCommand, RemoveMessageCommand, RemoveDestinationCommand, SubscriptionCommand:
@@ -68,13 +68,13 @@ func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []b
 		}
 	case RemoveMessageCommand:
 		o.Bytes("messageId", c.MessageID)
-		if c.Has(5) {
+		if c.Has(FieldRemoveSubscriptionKey) {
 			o.Bytes("subscriptionKey", c.SubscriptionKey)
 		}
-		if c.Has(4) {
+		if c.Has(FieldRemoveAck) {
 			o.Int("ackSize", int64(len(c.Ack)))
 			if opts.OpenWire && len(c.Ack) > 0 {
-				a, err := ParseMessageAck(c.Ack)
+				a, err := openwire.ParseMessageAck(c.Ack)
 				o.Open("ack")
 				if err != nil {
 					o.Str("error", err.Error())
@@ -92,8 +92,8 @@ func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []b
 		o.Bytes("subscriptionKey", c.SubscriptionKey)
 		o.Bool("retroactive", c.Retroactive)
 		o.Bool("delete", c.IsSubscriptionDelete())
-		if c.Has(4) && opts.OpenWire {
-			si, err := ParseSubscriptionInfo(c.SubscriptionInfo)
+		if c.Has(FieldSubscriptionInfo) && opts.OpenWire {
+			si, err := openwire.ParseSubscriptionInfo(c.SubscriptionInfo)
 			o.Open("subscriptionInfo")
 			if err != nil {
 				o.Str("error", err.Error())

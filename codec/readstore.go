@@ -1,6 +1,9 @@
 package codec
 
-import "sync"
+import (
+	"bytes"
+	"sync"
+)
 
 // Visitor receives a store's commands in journal (replay) order.
 type Visitor interface {
@@ -169,4 +172,40 @@ func consume(jobs []*fileJob, v Visitor) error {
 		}
 	}
 	return nil
+}
+
+// ResumableAt reports whether reading a data file again from sum.End (a
+// reading of it that found sum, the file then size bytes long) gives what
+// reading it whole would from there on: the reader was outside a batch at
+// End. cur are the file's bytes at End now (possibly fewer than 16), and
+// curSize its size now; unchanged says whether the file is the one read
+// (same identity, trusted). ReadFilesFrom can start there.
+func ResumableAt(sum *FileSummary, size int64, cur []byte, curSize int64, unchanged bool) bool {
+	end := sum.End
+	torn := false
+	for _, d := range sum.Damage {
+		if d.Offset >= end {
+			torn = true
+		}
+	}
+	// fewer than a record header of zeros left before the old end of
+	// the file: the reader may have stopped inside a batch
+	if !unchanged && end < size && end > size-RecordHeaderSize {
+		return false
+	}
+	switch {
+	case len(cur) >= len(BatchMagic) && bytes.Equal(cur[:len(BatchMagic)], BatchMagic):
+		return true // a batch starts at End: the reader was at a batch boundary
+	case torn:
+		return false // the data ended in a damaged batch that may have begun before End
+	case unchanged:
+		return true
+	case end == curSize:
+		return true
+	case len(cur) >= len(EOFRecord) && bytes.Equal(cur[:len(EOFRecord)], EOFRecord):
+		return true
+	case len(cur) >= RecordHeaderSize && bytes.Equal(cur[:RecordHeaderSize], make([]byte, RecordHeaderSize)):
+		return true
+	}
+	return false
 }

@@ -2,7 +2,9 @@ package codec
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 )
 
 // ReadRecordAt reads the user record at loc of the data file fi (one
@@ -55,4 +57,54 @@ func recordSizeAt(fi FileInfo, off int32) (int32, error) {
 		return 0, &CorruptionError{File: fi.Path, FileID: fi.ID, Offset: int64(off), Err: ErrTruncated, Detail: err.Error()}
 	}
 	return int32(binary.BigEndian.Uint32(h[:])), nil
+}
+
+// ErrChanged: a record is not what an earlier reading of its data file
+// found at its location: the file was replaced, truncated or rewritten
+// since. An error that wraps it also wraps ErrBadSize (the header there
+// now says another record) or ErrTruncated (the file now ends before the
+// record does).
+var ErrChanged = errors.New("data file changed since the store was read")
+
+// changedError is ErrChanged with the sentinel that says how.
+type changedError struct{ how error }
+
+func (e changedError) Error() string        { return ErrChanged.Error() + " (" + e.how.Error() + ")" }
+func (e changedError) Is(target error) bool { return target == ErrChanged }
+func (e changedError) Unwrap() error        { return e.how }
+
+// RecordIn returns the bytes of the user record at loc, a location an
+// earlier reading of the data file fi found a record at, out of buf: the
+// bytes that reading fi from offset base returned, readErr the read's
+// error (nil or io.EOF when it reached the end of the file). It is the one
+// way a record is taken at a location; reading the bytes (one pread, a
+// read-ahead buffer) is the caller's.
+//
+// The record must lie within buf and its header say what loc says, a user
+// record of loc.Size bytes; anything else is a *CorruptionError wrapping
+// ErrChanged (the file changed since), or ErrUnreadable when the read
+// failed, or ErrBadSize for a location no record can have.
+func RecordIn(fi FileInfo, loc Location, buf []byte, base int64, readErr error) ([]byte, error) {
+	fail := func(err error, detail string) error {
+		return &CorruptionError{File: fi.Path, FileID: fi.ID, Offset: int64(loc.Offset), End: int64(loc.Offset) + int64(loc.Size), Err: err, Detail: detail}
+	}
+	if loc.Offset < 0 || loc.Size < RecordHeaderSize+1 || loc.Size > 1<<30 {
+		return nil, fail(ErrBadSize, fmt.Sprintf("no record can be %d bytes at offset %d", loc.Size, loc.Offset))
+	}
+	from := int64(loc.Offset) - base
+	to := from + int64(loc.Size)
+	if from < 0 || to > int64(len(buf)) {
+		if readErr != nil && !errors.Is(readErr, io.EOF) {
+			return nil, fail(ErrUnreadable, readErr.Error())
+		}
+		if from < 0 {
+			return nil, fmt.Errorf("codec: RecordIn: %v is not in the bytes read from %d", loc, base)
+		}
+		return nil, fail(changedError{ErrTruncated}, "the file ends before the record does")
+	}
+	b := buf[from:to]
+	if size := int32(binary.BigEndian.Uint32(b)); size != loc.Size || b[4] != RecordTypeUser {
+		return nil, fail(changedError{ErrBadSize}, fmt.Sprintf("the record there is now of type %d and %d bytes, not a user record of %d", b[4], size, loc.Size))
+	}
+	return b, nil
 }

@@ -17,8 +17,8 @@ import (
 // legacySummary is the "openwire" object as kahafs wrote it before it
 // decoded messages with package openwire: from ParseMessageSummary.
 func legacySummary(b []byte) []byte {
-	var s MessageSummary
-	err := ParseMessageSummary(b, &s)
+	var s openwire.MessageSummary
+	err := openwire.ParseMessageSummary(b, &s)
 	o := jsonw.Object(nil)
 	if s.Kind != "" {
 		o.Str("kind", s.Kind)

@@ -21,10 +21,10 @@ func TestCompactWithCache(t *testing.T) {
 			cdir := t.TempDir()
 			var logged []string
 			cache := &replaycache.Options{Dir: cdir, Logf: func(f string, a ...any) { logged = append(logged, f) }}
-			opts := Options{MaxFileLength: maxLen(fx), Now: fixedNow, DryRun: true, Cache: cache}
+			opts := Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow, DryRun: true, Cache: cache}
 
 			dir := brokertest.AgedCopy(t, fx.StoreDir)
-			want, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow, DryRun: true})
+			want, err := Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow, DryRun: true})
 			require.NoError(t, err)
 			first, err := Compact(dir, opts) // writes the cache
 			require.NoError(t, err)

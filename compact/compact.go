@@ -13,6 +13,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +31,7 @@ type Options struct {
 	// new journal files, and what the analysis of the original assumes.
 	// Zero: read off the store as every command does
 	// (replaycache.LoadMaxFileLength); Report.MaxFileLength says which.
-	MaxFileLength int
+	MaxFileLength int64
 	// Force compacts a damaged store; what the damage dropped is reported.
 	Force bool
 	// NoRedelivery drops a quirk the compacted store would otherwise carry
@@ -163,7 +164,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 			opts.Progress(name)
 		}
 	}
-	if _, err := codec.OpenStore(dir); err != nil {
+	if _, err := store.Locate(dir); err != nil {
 		return nil, err
 	}
 
@@ -192,12 +193,12 @@ func Compact(dir string, opts Options) (*Report, error) {
 		rep.Resumed = resumed
 	}
 
-	st, g, analysis, mfl, err := analyse(dir, int64(max(opts.MaxFileLength, 0)), opts.Cache, opts.bytes("analyse"))
+	st, g, analysis, mfl, err := analyse(dir, max(opts.MaxFileLength, 0), opts.Cache, opts.bytes("analyse"))
 	if err != nil {
 		return nil, err
 	}
 	rep.Analysis, rep.MaxFileLength = analysis, mfl
-	opts.MaxFileLength = int(mfl.Value)
+	opts.MaxFileLength = mfl.Value
 	rep.Before = journalSize(st)
 	if g.Damaged() {
 		if !opts.Force {

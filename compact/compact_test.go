@@ -58,7 +58,7 @@ func TestCompactFixturesBrokerAgrees(t *testing.T) {
 			want := brokertest.Inspect(t, brokertest.CopyStore(t, fx.StoreDir), maxLen(fx))
 			dir := brokertest.CopyStore(t, fx.StoreDir)
 			before := hashDir(t, dir)
-			rep, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow})
+			rep, err := Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow})
 			require.NoError(t, err)
 			assert.True(t, rep.Verified)
 			assert.Equal(t, before, hashDir(t, rep.Backup), "the backup is the untouched original")
@@ -99,7 +99,7 @@ func TestCompactDryRunWritesNothing(t *testing.T) {
 	fx := brokertest.Fixtures(t)[0]
 	dir := brokertest.CopyStore(t, fx.StoreDir)
 	before := hashDir(t, dir)
-	rep, err := Compact(dir, Options{DryRun: true, MaxFileLength: maxLen(fx)})
+	rep, err := Compact(dir, Options{DryRun: true, MaxFileLength: int64(maxLen(fx))})
 	require.NoError(t, err)
 	assert.True(t, rep.DryRun)
 	assert.Positive(t, rep.Moved.Records)
@@ -116,7 +116,7 @@ func TestCompactRefusesRunningBroker(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(pid), holder)
 	before := hashDir(t, dir)
-	_, err = Compact(dir, Options{MaxFileLength: maxLen(fx)})
+	_, err = Compact(dir, Options{MaxFileLength: int64(maxLen(fx))})
 	var le *LockedError
 	require.ErrorAs(t, err, &le)
 	assert.ErrorIs(t, err, ErrLocked)
@@ -139,10 +139,10 @@ func TestCompactRefusesDamagedStore(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, faults.EditFile(st.Files[0].Path, func(b []byte) []byte { return faults.FlipByte(b, 40) }))
 	before := hashDir(t, dir)
-	_, err = Compact(dir, Options{MaxFileLength: maxLen(fx)})
+	_, err = Compact(dir, Options{MaxFileLength: int64(maxLen(fx))})
 	require.ErrorIs(t, err, ErrDamaged)
 	assert.Equal(t, before, hashDir(t, dir))
-	rep, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Force: true, Now: fixedNow})
+	rep, err := Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Force: true, Now: fixedNow})
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Dropped)
 	assert.Contains(t, rep.Dropped[0], st.Files[0].Name)
@@ -203,7 +203,7 @@ func TestCompactSurvivesKill(t *testing.T) {
 				assert.True(t, originalKept(t, filepath.Dir(dir), orig), "original kept after %s", point)
 			}
 			// A rerun works and loses nothing.
-			rep, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: func() time.Time { return fixedNow().Add(time.Hour) }})
+			rep, err := Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: func() time.Time { return fixedNow().Add(time.Hour) }})
 			require.NoError(t, err)
 			_, g, err := load(dir, maxLen(fx))
 			require.NoError(t, err)
@@ -274,7 +274,7 @@ func TestCompactNoRedelivery(t *testing.T) {
 
 	want := brokertest.Inspect(t, brokertest.CopyStore(t, fx.StoreDir), maxLen(fx))
 	dir := brokertest.CopyStore(t, fx.StoreDir)
-	rep, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow, NoRedelivery: true})
+	rep, err := Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow, NoRedelivery: true})
 	require.NoError(t, err)
 	require.NotEmpty(t, rep.Quirks)
 	assert.Contains(t, strings.Join(rep.Quirks, "\n"), "does not (--no-redelivery)")

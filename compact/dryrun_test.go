@@ -91,8 +91,8 @@ func fixtureByName(t *testing.T, name string) brokertest.Fixture {
 // the compaction then writes, and what it moves.
 func TestCompactDryRunIsTheResult(t *testing.T) {
 	for _, fx := range brokertest.Fixtures(t) {
-		for _, mfl := range []int{0, 4096} {
-			t.Run(fx.Name+"/"+strconv.Itoa(mfl), func(t *testing.T) {
+		for _, mfl := range []int64{0, 4096} {
+			t.Run(fx.Name+"/"+strconv.FormatInt(mfl, 10), func(t *testing.T) {
 				dir := brokertest.CopyStore(t, fx.StoreDir)
 				dry, err := Compact(dir, Options{DryRun: true, MaxFileLength: mfl, Now: fixedNow})
 				require.NoError(t, err)

@@ -29,7 +29,7 @@ func TestCompactFailingRename(t *testing.T) {
 
 	dir := brokertest.CopyStore(t, fx.StoreDir)
 	orig := hashDir(t, dir)
-	_, err = Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow, fault: func(p string) error {
+	_, err = Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow, fault: func(p string) error {
 		if p == "exchange" {
 			return boom
 		}
@@ -41,7 +41,7 @@ func TestCompactFailingRename(t *testing.T) {
 	assert.Len(t, ents, 1, "the new store was removed")
 
 	dir = brokertest.CopyStore(t, fx.StoreDir)
-	_, err = Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow, fault: func(p string) error {
+	_, err = Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow, fault: func(p string) error {
 		if p == "backup" {
 			return boom
 		}
@@ -53,7 +53,7 @@ func TestCompactFailingRename(t *testing.T) {
 	_, g, err := load(dir, maxLen(fx))
 	require.NoError(t, err)
 	assert.Equal(t, want, stateOf(g))
-	rep, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: func() time.Time { return fixedNow().Add(time.Hour) }})
+	rep, err := Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: func() time.Time { return fixedNow().Add(time.Hour) }})
 	require.NoError(t, err)
 	assert.Contains(t, rep.Resumed, "finished an interrupted swap")
 	_, err = os.Stat(dir + ".backup-20261129T120000Z")
@@ -70,7 +70,7 @@ func TestCompactFailingSync(t *testing.T) {
 	orig := hashDir(t, dir)
 	boom := errors.New("injected fsync failure")
 	var exchanged bool
-	_, err := Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow,
+	_, err := Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow,
 		crash: func(p string) { exchanged = exchanged || p == "exchanged" },
 		fault: func(p string) error {
 			if p == "sync" {
@@ -115,7 +115,7 @@ func TestCompactENOSPC(t *testing.T) {
 	dir := filepath.Join(mnt, "store")
 	require.NoError(t, faults.CopyDir(dir, src))
 	orig := hashDir(t, dir)
-	_, err = Compact(dir, Options{MaxFileLength: maxLen(fx), Now: fixedNow})
+	_, err = Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, syscall.ENOSPC), "error says the disk is full: %v", err)
 	assert.Equal(t, orig, hashDir(t, dir))

@@ -9,51 +9,14 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
-	"github.com/kahafs/kahafs/replaycache"
 )
 
-// load replays the store in dir as a broker restarted on it would. An
-// unreadable index is ignored, as the broker rebuilds it from the journal.
+// load replays the store in dir as a broker restarted on it would,
+// without the cache, with the journalMaxFileLength given (> 0) or read off
+// the store.
 func load(dir string, maxFileLength int) (*codec.Store, *refgraph.Graph, error) {
-	st, g, _, err := loadCached(dir, maxFileLength, nil)
+	st, g, _, _, err := analyse(dir, int64(max(maxFileLength, 0)), nil, nil)
 	return st, g, err
-}
-
-// loadCached is load through the analysis cache (nil: none). The cache
-// trusts a data file only when its device, inode, size, mtime and ctime
-// are the ones recorded (and, for the last one, its bytes up to the
-// recorded end), and it is consulted under the store's lock, so a stale
-// cache cannot drive a compaction; the verification replays the new
-// journal in full all the same. It also says how the cache was used.
-func loadCached(dir string, maxFileLength int, cache *replaycache.Options) (*codec.Store, *refgraph.Graph, Analysis, error) {
-	st, opts, err := openForReplay(dir, maxFileLength)
-	if err != nil {
-		return nil, nil, Analysis{}, err
-	}
-	if cache == nil {
-		g, err := refgraph.Load(st, opts, codec.ReadOptions{})
-		if err != nil {
-			return nil, nil, Analysis{}, err
-		}
-		return st, g, Analysis{Cache: string(replaycache.Off), BytesRead: journalSize(st).Bytes}, nil
-	}
-	res, err := replaycache.Load(st, opts, codec.ReadOptions{}, *cache)
-	if err != nil {
-		return nil, nil, Analysis{}, err
-	}
-	return st, res.Graph, Analysis{Cache: string(res.Outcome), Reason: res.Reason, BytesRead: res.BytesRead}, nil
-}
-
-// openForReplay lists the store in dir and the replay options of a broker
-// restarted on it (its index when readable).
-func openForReplay(dir string, maxFileLength int) (*codec.Store, refgraph.Options, error) {
-	st, err := codec.OpenStore(dir)
-	if err != nil {
-		return nil, refgraph.Options{}, err
-	}
-	opts := refgraph.StoreOptions(st, true, nil)
-	opts.MaxFileLength = int64(maxFileLength)
-	return st, opts, nil
 }
 
 type itemKind uint8
@@ -378,7 +341,7 @@ func (p *compactPlan) read(st *codec.Store) *prefetcher {
 // fsynced (see syncJournal).
 func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
 	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
-	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: opts.MaxFileLength, MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: int(opts.MaxFileLength), MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
 		Written: opts.writeProgress(p.bytes)})
 	var c codec.Command
 	var scratch []byte
@@ -419,7 +382,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 				p.bodies[it.loc] = sumOf(&c)
 				c.Type, c.Update, c.HasInner = codec.AddMessageCommand, false, false
 				c.Tx = codec.TxID{}
-				c.Fields &^= 1 << 1
+				c.Clear(codec.FieldAddTransaction)
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
@@ -446,10 +409,11 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			scratch = append(append(append(scratch[:0], it.dest.Name...), id...), sub...)
 			name, rest := scratch[:len(it.dest.Name)], scratch[len(it.dest.Name):]
 			c = codec.Command{Type: codec.RemoveMessageCommand, Dest: codec.NewDestination(it.dest.Type, name),
-				MessageID: rest[:len(id)], Fields: 1<<2 | 1<<3}
+				MessageID: rest[:len(id)], Fields: 1<<codec.FieldRemoveDestination | 1<<codec.FieldRemoveMessageID}
 			if it.kind == itemAck {
 				c.Ack, c.SubscriptionKey = rest[len(id):len(id)], rest[len(id):]
-				c.Fields |= 1<<4 | 1<<5
+				c.Set(codec.FieldRemoveAck)
+				c.Set(codec.FieldRemoveSubscriptionKey)
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err

@@ -1,9 +1,7 @@
 package compact
 
 import (
-	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"syscall"
 
@@ -27,14 +25,14 @@ func newRecordSource(st *codec.Store) *recordSource {
 	return &recordSource{st: st, open: map[int32]*os.File{}}
 }
 
-// file returns the open data file with id.
-func (r *recordSource) file(loc codec.Location) (*os.File, string, error) {
+// file returns the data file of loc, open.
+func (r *recordSource) file(loc codec.Location) (codec.FileInfo, *os.File, error) {
 	fi, ok := r.st.File(loc.File)
 	if !ok {
-		return nil, "", fmt.Errorf("record %v: %w", loc, codec.ErrMissingFile)
+		return fi, nil, fmt.Errorf("record %v: %w", loc, codec.ErrMissingFile)
 	}
 	if fd := r.open[loc.File]; fd != nil {
-		return fd, fi.Path, nil
+		return fi, fd, nil
 	}
 	fd, err := os.OpenFile(fi.Path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not hang the read
 	if err == nil {
@@ -47,7 +45,7 @@ func (r *recordSource) file(loc codec.Location) (*os.File, string, error) {
 		}
 	}
 	if err != nil {
-		return nil, fi.Path, &codec.CorruptionError{File: fi.Path, FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrUnreadable, Detail: err.Error()}
+		return fi, nil, &codec.CorruptionError{File: fi.Path, FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrUnreadable, Detail: err.Error()}
 	}
 	if len(r.order) >= openFiles {
 		old := r.order[0]
@@ -57,46 +55,31 @@ func (r *recordSource) file(loc codec.Location) (*os.File, string, error) {
 	}
 	r.open[loc.File] = fd
 	r.order = append(r.order, loc.File)
-	return fd, fi.Path, nil
-}
-
-func badRecord(path string, loc codec.Location, err error, detail string) error {
-	return &codec.CorruptionError{File: path, FileID: loc.File, Offset: int64(loc.Offset),
-		End: int64(loc.Offset) + int64(loc.Size), Err: err, Detail: detail}
+	return fi, fd, nil
 }
 
 // validLoc reports whether loc can be a user record at all.
 func validLoc(loc codec.Location) bool {
-	return loc.Offset >= 0 && loc.Size >= codec.RecordHeaderSize+1
+	return loc.Offset >= 0 && loc.Size >= codec.RecordHeaderSize+1 && loc.Size <= 1<<30
 }
 
 // readRun reads the records at run (one file, increasing offsets, none
 // overlapping the next) with one pread into dst, which holds exactly the
 // span from the first record's start to the last one's end, and appends
 // their payloads (entry type, length, protobuf) to pls. It stops at the
-// first record it cannot return, with an error naming it.
+// first record it cannot return, with an error naming it (codec.RecordIn:
+// codec.ErrChanged when the file no longer holds it).
 func (r *recordSource) readRun(run []codec.Location, dst []byte, pls [][]byte) ([][]byte, error) {
-	fd, path, err := r.file(run[0])
+	fi, fd, err := r.file(run[0])
 	if err != nil {
 		return pls, err
 	}
 	base := int64(run[0].Offset)
 	n, rerr := fd.ReadAt(dst, base)
 	for _, loc := range run {
-		if !validLoc(loc) {
-			return pls, badRecord(path, loc, codec.ErrBadSize, "record location outside the file")
-		}
-		from := int(int64(loc.Offset) - base)
-		to := from + int(loc.Size)
-		if to > n {
-			if rerr == nil || rerr == io.EOF {
-				return pls, badRecord(path, loc, codec.ErrTruncated, "record location outside the file")
-			}
-			return pls, badRecord(path, loc, codec.ErrUnreadable, rerr.Error())
-		}
-		b := dst[from:to]
-		if size := int32(binary.BigEndian.Uint32(b)); size != loc.Size || b[4] != codec.RecordTypeUser {
-			return pls, badRecord(path, loc, codec.ErrBadSize, fmt.Sprintf("the record there is now of type %d and %d bytes, not %d: the file changed since it was read", b[4], size, loc.Size))
+		b, err := codec.RecordIn(fi, loc, dst[:n], base, rerr)
+		if err != nil {
+			return pls, err
 		}
 		pls = append(pls, b[codec.RecordHeaderSize:])
 	}
@@ -180,8 +163,8 @@ func (fb *fetchBatch) fill(src *recordSource, locs []codec.Location, i int) int 
 	for i < len(locs) {
 		first := locs[i]
 		if !validLoc(first) {
-			_, path, _ := src.file(first)
-			fb.err = badRecord(path, first, codec.ErrBadSize, "record location outside the file")
+			fi, _ := src.st.File(first.File)
+			_, fb.err = codec.RecordIn(fi, first, nil, 0, nil)
 			return i
 		}
 		if int(first.Size) > cap(fb.buf)-used {

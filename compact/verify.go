@@ -10,6 +10,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/store"
 )
 
 // liveState is what a broker serves from a store: pending messages per
@@ -210,11 +211,12 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 // loadWithBodies is load (no cache: the new journal is replayed in full)
 // that also sums every message record (about messages of them). progress,
 // when set, is told the bytes read.
-func loadWithBodies(dir string, maxFileLength, messages int, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
-	st, opts, err := openForReplay(dir, maxFileLength)
+func loadWithBodies(dir string, maxFileLength int64, messages int, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, map[codec.Location]bodySum, error) {
+	l, err := store.Locate(dir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	st, opts := l.Journal, store.ReplayOptions(l, store.Options{MaxFileLength: maxFileLength})
 	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), sums: make(map[codec.Location]bodySum, messages), progress: progress}
 	for _, f := range st.Files {
 		v.total += f.Size

@@ -26,10 +26,10 @@ func TestVerifyCatchesBodies(t *testing.T) {
 		}
 		dir := t.TempDir()
 		pf := p.read(st)
-		_, _, err = p.write(pf, dir, Options{MaxFileLength: maxLen(fx), crash: func(string) {}})
+		_, _, err = p.write(pf, dir, Options{MaxFileLength: int64(maxLen(fx)), crash: func(string) {}})
 		pf.close()
 		require.NoError(t, err, fx.Name)
-		_, ng, after, err := loadWithBodies(dir, maxLen(fx), 0, nil)
+		_, ng, after, err := loadWithBodies(dir, int64(maxLen(fx)), 0, nil)
 		require.NoError(t, err, fx.Name)
 		require.NoError(t, verify(og, p.bodies, ng, after, false), fx.Name)
 		require.Len(t, p.bodies, p.counts.Messages, fx.Name)

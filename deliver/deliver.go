@@ -48,7 +48,7 @@ type Skipped struct {
 // Subscription returns, in order, the candidates of sub the broker hands
 // it (its selector matches them and its store cursor's count reaches
 // them), and the others with why. wireVersion is the store's OpenWire version
-// (codec.StoreOpenWireVersion). A message that cannot be read or decoded
+// (kahaindex.StoreOpenWireVersion). A message that cannot be read or decoded
 // is kept, with an error naming it; the error of a selector that does not
 // parse (the broker would not have stored it) keeps every candidate.
 func Subscription(sub *refgraph.Subscription, read Reader, wireVersion int) (delivered []*refgraph.Message, skipped []Skipped, err error) {

@@ -21,8 +21,9 @@ var (
 	// the control file of a --rw mount.
 	errNotOwner = errors.New("only the mounting user may use the control file")
 	// errChanged: a data file no longer holds what the snapshot saw (it was
-	// replaced or truncated behind the mount's back).
-	errChanged = errors.New("data file changed since the store was read")
+	// replaced or truncated behind the mount's back): codec's, as
+	// codec.RecordIn reports it.
+	errChanged = codec.ErrChanged
 )
 
 // toErrno is the one place where errors become errnos. Expected outcomes

@@ -10,8 +10,11 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/deliver"
+	holdersdoc "github.com/kahafs/kahafs/holders"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,10 +23,10 @@ import (
 // independently of the mount.
 func replay(t testing.TB, dir string, maxFileLength int64) *refgraph.Graph {
 	t.Helper()
-	st, err := codec.OpenStore(dir)
+	l, err := store.Locate(dir)
 	require.NoError(t, err)
-	ro := graphOptions(st, &mountState{logger: quietOpts(t).Logger}, Options{MaxFileLength: maxFileLength})
-	g, err := refgraph.Load(st, ro, codec.ReadOptions{})
+	ro := store.ReplayOptions(l, storeOptions(dir, &mountState{logger: quietOpts(t).Logger}, Options{MaxFileLength: maxFileLength}))
+	g, err := refgraph.Load(l.Journal, ro, codec.ReadOptions{})
 	require.NoError(t, err)
 	return g
 }
@@ -106,7 +109,7 @@ func TestFixtures(t *testing.T) {
 				for i, r := range gf.Reasons {
 					assert.True(t, strings.HasPrefix(holders[1+i], string(r.Kind)+": "), "%s: %q", fi.Name, holders[1+i])
 				}
-				var hj holderFileJSON
+				var hj holdersdoc.File
 				readJSON(t, filepath.Join(fdir, "holders.json"), &hj)
 				assert.Equal(t, gf.Pinned, hj.Pinned)
 				assert.Equal(t, len(gf.Reasons), len(hj.Reasons))
@@ -326,7 +329,7 @@ func selectorFiltered(t *testing.T, fx brokertest.Fixture, key string, ids []str
 		if s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName != key || !s.HasSelector {
 			continue
 		}
-		_, skipped, err := deliver.Subscription(s, deliver.StoreReader(st), codec.StoreOpenWireVersion(st.Dir))
+		_, skipped, err := deliver.Subscription(s, deliver.StoreReader(st), kahaindex.StoreOpenWireVersion(st.Dir))
 		require.NoError(t, err)
 		drop := map[string]bool{}
 		for _, k := range skipped {

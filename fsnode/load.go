@@ -4,51 +4,33 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
-	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
 )
 
-// load reads the store in dir into a snapshot: the replay graph, and per
-// data file what reading it found and its commands by type. With
-// Options.Cache the analysis comes from the cache where the store has not
-// changed since (replaycache), else every data file is framed, verified
-// and decoded.
+// load reads the store in dir into a snapshot: the analysis of package
+// store (the replay graph, and per data file what reading it found and
+// its commands by type). With Options.Cache the analysis comes from the
+// cache where the store has not changed since (replaycache), else every
+// data file is framed, verified and decoded.
 func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error) {
-	st, err := codec.OpenStore(dir)
+	a, err := store.Open(dir, storeOptions(dir, m, opts))
 	if err != nil {
 		return nil, err
 	}
+	st := a.Journal()
 	s := &Snapshot{
-		Gen:   gen,
-		Store: st,
-		Read:  time.Now(),
-		opts:  codec.ReadOptions{SkipChecksums: opts.SkipChecksums},
-		m:     m,
+		Gen:         gen,
+		Store:       st,
+		Read:        time.Now(),
+		opts:        codec.ReadOptions{SkipChecksums: opts.SkipChecksums},
+		m:           m,
+		graph:       a.Graph,
+		cache:       a.Cache,
+		mfl:         a.MaxFileLength,
+		wireVersion: a.OpenWireVersion,
 	}
-	co := replaycache.Options{Disable: true}
-	if opts.Cache != nil {
-		co = *opts.Cache
-	}
-	if co.Logf == nil {
-		co.Logf = m.logf
-	}
-	if co.Progress == nil {
-		co.Progress = opts.Progress
-	}
-	gopts := graphOptions(st, m, opts)
-	if gopts.Index != nil {
-		s.wireVersion = codec.MessageOpenWireVersion(gopts.Index)
-	} else {
-		s.wireVersion = codec.StoreOpenWireVersion(st.Dir) // --no-index: the version is still the index's
-	}
-	res, mfl, err := replaycache.LoadMaxFileLength(st, gopts, opts.MaxFileLength, s.opts, co)
-	if err != nil {
-		return nil, err
-	}
-	s.graph = res.Graph
-	s.cache = res.Outcome
-	s.mfl = mfl
 	for i, fi := range st.Files {
-		r := &res.Files[i]
+		r := &a.Files[i]
 		f := &dataFile{snap: s, info: fi, sum: r.Summary, byType: r.Counts, count: r.Commands()}
 		s.files = append(s.files, f)
 		s.commands += f.count
@@ -56,4 +38,32 @@ func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error
 		s.alloc += f.sum.Allocated
 	}
 	return s, nil
+}
+
+// storeOptions are the analysis options of the mount: those of `kahafs
+// holders`, and in addition every finished transaction is kept (the tree
+// lists them all). Problems with the index and the cache are logged.
+func storeOptions(dir string, m *mountState, opts Options) store.Options {
+	so := store.Options{
+		MaxFileLength: opts.MaxFileLength,
+		Running:       opts.Running,
+		NoIndex:       opts.NoIndex,
+		SkipChecksums: opts.SkipChecksums,
+		KeepCompleted: -1,
+		Progress:      opts.Progress,
+		IndexProblem: func(err error) {
+			m.logf("%s: index not used: %v", dir, err)
+		},
+	}
+	if opts.Cache != nil {
+		co := *opts.Cache
+		if co.Logf == nil {
+			co.Logf = m.logf
+		}
+		if co.Progress != nil {
+			so.Progress = co.Progress
+		}
+		so.Cache = &co
+	}
+	return so
 }

@@ -1,14 +1,13 @@
 package fsnode
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/holders"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
 )
@@ -243,49 +242,23 @@ func (s *Snapshot) renderInfo(f *dataFile) ([]byte, error) {
 }
 
 // renderHolders: first line pinned or free, then one reason a line
-// ("KIND: text"), then notes ("note: KIND: text").
+// ("KIND: text"), then notes ("note: KIND: text") (holders.File.Text).
 func (s *Snapshot) renderHolders(f *dataFile) []byte {
-	var b bytes.Buffer
 	gf, ok := s.graph.File(f.info.ID)
 	if !ok {
 		return []byte("unknown: not in the replay graph\n")
 	}
-	if gf.Pinned {
-		b.WriteString("pinned\n")
-	} else {
-		b.WriteString("free: the broker deletes it at its next cleanup\n")
-	}
-	for _, r := range gf.Reasons {
-		fmt.Fprintf(&b, "%s: %s\n", r.Kind, oneLine(r.Text))
-	}
-	for _, r := range gf.Notes {
-		fmt.Fprintf(&b, "note: %s: %s\n", r.Kind, oneLine(r.Text))
-	}
-	return b.Bytes()
+	return holders.Of(gf).Text()
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
-
-// holderFileJSON is one entry of `kahafs holders --json`'s "files".
-type holderFileJSON struct {
-	ID       int32             `json:"id"`
-	Name     string            `json:"name"`
-	Pinned   bool              `json:"pinned"`
-	Commands int               `json:"commands"`
-	Reasons  []refgraph.Reason `json:"reasons"`
-	Notes    []refgraph.Reason `json:"notes,omitempty"`
-}
-
+// renderHoldersJSON: the file's entry of `kahafs holders --json`'s
+// "files" (holders.File).
 func (s *Snapshot) renderHoldersJSON(f *dataFile) ([]byte, error) {
 	gf, ok := s.graph.File(f.info.ID)
 	if !ok {
 		return nil, fmt.Errorf("%s: not in the replay graph", f.info.Name)
 	}
-	doc := holderFileJSON{ID: gf.ID, Name: gf.Name, Pinned: gf.Pinned, Commands: gf.Commands, Reasons: gf.Reasons, Notes: gf.Notes}
-	if doc.Reasons == nil {
-		doc.Reasons = []refgraph.Reason{}
-	}
-	return marshal(doc)
+	return marshal(holders.Of(gf))
 }
 
 func (s *Snapshot) renderSummary() ([]byte, error) {

@@ -2,10 +2,8 @@ package fsnode
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"sync"
@@ -53,7 +51,7 @@ type Snapshot struct {
 	cache    replaycache.Outcome // how the analysis used the cache
 	mfl      replaycache.MaxFileLength
 	// wireVersion is the OpenWire version of the store's messages
-	// (codec.MessageOpenWireVersion).
+	// (kahaindex.Head.MessageOpenWireVersion).
 	wireVersion int
 
 	dt     destTypes     // by-destination groups, lazy
@@ -205,12 +203,12 @@ type dataFile struct {
 const readAhead = 64 << 10
 
 // readRecord reads the record at e into dst (len(dst) == e.size), from the
-// read-ahead bytes when they hold it.
-func (f *dataFile) readRecord(fd *os.File, dst []byte, e recEntry) error {
+// read-ahead bytes when they hold it. It returns how many bytes of dst it
+// filled, and the read's error when that is fewer.
+func (f *dataFile) readRecord(fd *os.File, dst []byte, e recEntry) (int, error) {
 	off := int64(e.off)
 	if len(dst) > readAhead/2 {
-		_, err := fd.ReadAt(dst, off)
-		return err
+		return fd.ReadAt(dst, off)
 	}
 	f.aheadMu.Lock()
 	defer f.aheadMu.Unlock()
@@ -221,11 +219,10 @@ func (f *dataFile) readRecord(fd *os.File, dst []byte, e recEntry) error {
 		n, err := fd.ReadAt(f.ahead[:readAhead], off)
 		f.ahead, f.aheadOff = f.ahead[:n], off
 		if n < len(dst) {
-			return err
+			return copy(dst, f.ahead), err
 		}
 	}
-	copy(dst, f.ahead[off-f.aheadOff:])
-	return nil
+	return copy(dst, f.ahead[off-f.aheadOff:]), nil
 }
 
 // recEntry locates one decoded command of a file.
@@ -329,24 +326,21 @@ func (f *dataFile) renderAs(e recEntry, body bool) ([]byte, error) {
 	if cap(bufs.rec) < int(e.size) {
 		bufs.rec = make([]byte, e.size)
 	}
-	data := bufs.rec[:e.size]
-	if err := f.readRecord(fd, data, e); err != nil {
-		if err == io.EOF {
-			err = errChanged
-		}
-		return nil, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, err)
+	n, rerr := f.readRecord(fd, bufs.rec[:e.size], e)
+	loc := e.loc(f.info.ID)
+	data, err := codec.RecordIn(f.info, loc, bufs.rec[:n], int64(e.off), rerr)
+	if err != nil {
+		return nil, err
 	}
-	if int32(binary.BigEndian.Uint32(data)) != e.size || data[4] != codec.RecordTypeUser {
-		return nil, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
-	}
-	rec := codec.Record{Loc: e.loc(f.info.ID), Batch: e.batch, Data: data}
+	rec := codec.Record{Loc: loc, Batch: e.batch, Data: data}
 	c := &bufs.cmd
 	*c = codec.Command{}
 	if err := codec.DecodeRecord(f.info.Path, rec, c); err != nil {
 		return nil, err
 	}
 	if c.Type != e.typ {
-		return nil, fmt.Errorf("%s: command at %d: %w", f.info.Name, e.off, errChanged)
+		return nil, &codec.CorruptionError{File: f.info.Path, FileID: f.info.ID, Offset: int64(e.off), End: int64(e.off) + int64(e.size),
+			Err: errChanged, Detail: fmt.Sprintf("the command there is now a %s, not a %s", c.Type, e.typ)}
 	}
 	if body {
 		bufs.out = f.snap.appendBody(bufs.out[:0], c)

@@ -9,6 +9,12 @@
 // Read never writes anything. Read takes the directory that holds db.data
 // (KahaDB's indexDirectory when it is set, else the store directory).
 //
+// ReadHead reads only the head of the index (header properties and page 0,
+// redo applied): the recovery position, the producer audit and ack-map
+// records and the OpenWire version a replay needs before it starts, cheaply
+// and leniently (head.go). It is the only other reader of db.data in
+// kahafs.
+//
 // Tests compare Read with brokerkit's IndexDump, which loads the same files
 // with the real 5.17.2 classes (MessageDatabase.loadPageFile and the
 // broker's own iterators), on every fixture store, on stores made for it,

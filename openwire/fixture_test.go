@@ -56,8 +56,8 @@ func TestFixturesDecode(t *testing.T) {
 				m, err := openwire.DecodeMessage(b.blob)
 				require.NoError(t, err, "message at %v", b.loc)
 				assert.True(t, m.Complete, "message at %v", b.loc)
-				var s codec.MessageSummary
-				require.NoError(t, codec.ParseMessageSummary(b.blob, &s))
+				var s openwire.MessageSummary
+				require.NoError(t, openwire.ParseMessageSummary(b.blob, &s))
 				assert.Equal(t, s.MessageID, m.MessageID.String())
 				assert.Equal(t, s.Destination, m.Destination.String())
 				assert.Equal(t, s.ProducerID, m.ProducerID.String())

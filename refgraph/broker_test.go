@@ -476,7 +476,7 @@ func TestCutAuditLiveBroker(t *testing.T) {
 		for _, what := range []string{"audit", "ack-map"} {
 			t.Run(fx.Name+"/"+what, func(t *testing.T) {
 				dir := brokertest.CopyStore(t, fx.StoreDir)
-				meta, err := codec.ReadIndexMetadata(dir)
+				meta, err := kahaindex.ReadHead(dir)
 				require.NoError(t, err)
 				require.NotNil(t, meta.ProducerAudit)
 				require.NotNil(t, meta.AckMap)

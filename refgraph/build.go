@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/openwire"
 )
 
 // Build finishes the replay: it settles the transactions as a restarted
@@ -273,7 +274,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 		}
 		for _, s := range d.subs {
 			gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}
-			if info, err := codec.ParseSubscriptionInfo(s.info); err == nil {
+			if info, err := openwire.ParseSubscriptionInfo(s.info); err == nil {
 				gs.ClientID, gs.SubscriptionName = info.ClientID, info.SubscriptionName
 				gs.Selector, gs.HasSelector, gs.NoLocal = info.Selector, info.HasSelector, info.NoLocal
 			} else {

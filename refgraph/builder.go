@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/javaser"
 	"github.com/kahafs/kahafs/kahaindex"
 )
 
@@ -17,13 +18,15 @@ type Options struct {
 	// candidates depend on it. When empty, the files announced through
 	// FileDone are used.
 	Files []codec.FileInfo
-	// Index is the metadata of db.data (codec.ReadIndexMetadata), nil when
+	// Index is the head of db.data (kahaindex.ReadHead), nil when
 	// the store has no index: then the broker replays the whole journal.
 	// With an index the broker keeps the state of the records before its
 	// recovery position, reloads the ack map from the record the index
 	// names, and replays only from there (§5.3, §9.3).
-	Index *codec.IndexMetadata
+	Index *kahaindex.Head
 	// MaxFileLength is the broker's journalMaxFileLength (default 32 MiB).
+	// The defaults of the options are applied by WithDefaults, and only
+	// there.
 	MaxFileLength int64
 	// Running predicts the next periodic cleanup of a broker that is
 	// running on the store right now, instead of the first cleanup of a
@@ -189,9 +192,10 @@ type Builder struct {
 	recovery    codec.Location
 	hasRecovery bool
 	afterLast   bool // recovery = first record after Index.LastUpdate
-	phaseB      bool
-	phaseBStart codec.Location
-	seenPhaseB  bool
+
+	// position: where the replay is and the scalars it keeps (saved
+	// field by field: see position)
+	position
 
 	dests [4]map[string]*dest
 	// destCache: destinations getDest found, by destSlot, checked
@@ -201,57 +205,26 @@ type Builder struct {
 	names     strTable
 	ids       *idTable
 
-	txs      map[string]*txState
-	txSeq    int64
-	done     []*Transaction // ring of completed transactions
-	doneNext int
-	doneFull bool
-	lazy     *lazyTxs // keep < 0: every completed transaction, encoded (state.go)
-	keep     int
-	nCommit  int64
-	nRollbk  int64
+	txs  map[string]*txState
+	done []*Transaction // ring of completed transactions
+	lazy *lazyTxs       // keep < 0: every completed transaction, encoded (state.go)
+	keep int
 
-	ackB       map[int32][]int32 // entries made by replayed commands
-	ackLoaded  map[int32][]int32 // from the index's ack-map record
-	ackLoadOK  bool
-	auditOK    bool
-	lastAudit  codec.Location
-	hasAudit   bool
-	lastAckMap codec.Location
-	hasAckMap  bool
-	// changes after the latest audit / ack-map record: a running broker
-	// writes new ones at its next checkpoint
-	addAfterAudit bool
-	ackAfterMap   bool
+	ackB      map[int32][]int32 // entries made by replayed commands
+	ackLoaded map[int32][]int32 // from the index's ack-map record
 
-	lastUpdate    codec.Location
-	hasLastUpdate bool
-	lastRecord    codec.Location
-	commands      int64
-	skipped       int64
-
-	// the index's state was adopted at the recovery position (adopted:
-	// tried); indexKeys: its destination keys (adopt.go)
-	adopted, adoptedIndex bool
-	indexKeys             []string
 	// indexAhead: the adopted index holds messages whose records could not
 	// be read; such a state is not saved (AppendState)
 	indexAhead bool
+	// indexKeys: the adopted index's destination keys (adopt.go)
+	indexKeys []string
 	// diffs: where the index and the journal alone differ (at adoption)
 	diffs []IndexDiff
 
 	// ack-compaction files whose source is gone, by source id, still to
-	// be met; reached: the replay is past every file below this id;
-	// earlyDone: the compaction files met so far
+	// be met; earlyDone: the compaction files met so far
 	early     []codec.CompactionHead
-	reached   int32
 	earlyDone []int32
-
-	// compaction handling for the current file
-	skipping   bool
-	skipTo     int64
-	skipWarned bool
-	copyPhase  bool // phase A: still inside the forwarded acks
 
 	buf      []byte
 	rbBuf    []byte   // scratch: a rollback command, for its size
@@ -262,14 +235,35 @@ type Builder struct {
 	gcs      *gcState
 }
 
+// Defaults of Options (see WithDefaults).
+const (
+	// defaultRestartTraceSize: the "LOADED <date>" trace with a 3-letter
+	// time zone.
+	defaultRestartTraceSize = 44
+	// defaultKeepCompleted finished transactions are listed.
+	defaultKeepCompleted = 1000
+)
+
+// WithDefaults returns o with its defaults applied: MaxFileLength the
+// broker's default journalMaxFileLength, RestartTraceSize 44 and
+// KeepCompleted 1000 when not set. A replay depends on o as WithDefaults
+// returns it: two Options equal after it replay alike.
+func (o Options) WithDefaults() Options {
+	if o.MaxFileLength <= 0 {
+		o.MaxFileLength = codec.DefaultMaxFileLength
+	}
+	if o.RestartTraceSize <= 0 {
+		o.RestartTraceSize = defaultRestartTraceSize
+	}
+	if o.KeepCompleted == 0 {
+		o.KeepCompleted = defaultKeepCompleted
+	}
+	return o
+}
+
 // NewBuilder starts a replay.
 func NewBuilder(opts Options) *Builder {
-	if opts.MaxFileLength <= 0 {
-		opts.MaxFileLength = codec.DefaultMaxFileLength
-	}
-	if opts.RestartTraceSize <= 0 {
-		opts.RestartTraceSize = 44
-	}
+	opts = opts.WithDefaults()
 	b := &Builder{
 		opts:    opts,
 		present: map[int32]bool{},
@@ -283,9 +277,6 @@ func NewBuilder(opts Options) *Builder {
 		b.dests[i] = map[string]*dest{}
 	}
 	b.keep = opts.KeepCompleted
-	if b.keep == 0 {
-		b.keep = 1000
-	}
 	for _, fi := range opts.Files {
 		b.addFile(fi)
 	}
@@ -546,7 +537,7 @@ func (b *Builder) process(loc codec.Location, c *codec.Command) {
 		b.setLastUpdate(loc)
 		b.lastAckMap, b.hasAckMap, b.ackAfterMap = loc, true, false
 		if m := b.opts.Index; m != nil && m.AckMap != nil && sameLoc(*m.AckMap, loc) {
-			am, err := codec.ParseAckMap(c.Blob)
+			am, err := javaser.ParseAckMap(c.Blob)
 			if err != nil {
 				b.warnf("ack map record at %s (named by the index) does not parse: %v", loc, err)
 			} else {
@@ -936,7 +927,7 @@ func (b *Builder) tx(c *codec.Command, loc codec.Location, create bool) *txState
 		t.id, t.xa, t.order = c.Tx.String(), c.Tx.Kind != codec.LocalTx, b.txSeq
 		if !t.xa {
 			rb := codec.Command{Type: codec.RollbackCommand, Tx: c.Tx}
-			rb.Set(1)
+			rb.Set(codec.FieldTransaction)
 			b.rbBuf = codec.AppendCommand(b.rbBuf[:0], &rb)
 			t.rbSize = int32(len(b.rbBuf) + codec.RecordHeaderSize)
 		}

@@ -1,6 +1,7 @@
 package refgraph
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -429,6 +430,21 @@ func (g *Graph) Files() []*File { return g.files }
 
 // File returns the data file with the given id.
 func (g *Graph) File(id int32) (*File, bool) { f, ok := g.fileByID[id]; return f, ok }
+
+// CompactionSources are the ids of the files the store's ack-compaction
+// files carry the acks of (File.Source of each File.Compaction), in file
+// order. The replay of a compaction file depends on whether its source
+// exists (§5.2): a data file appearing with one of these ids changes the
+// replay of what is already there.
+func (g *Graph) CompactionSources() []int32 {
+	var ids []int32
+	for _, f := range g.files {
+		if f.Compaction && !slices.Contains(ids, f.Source) {
+			ids = append(ids, f.Source)
+		}
+	}
+	return ids
+}
 
 // Destinations lists the destinations sorted by qualified name.
 func (g *Graph) Destinations() []*Destination { return g.dests }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/javaser"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -109,7 +111,7 @@ func replayWith(t *testing.T, dir string, opts Options) *Graph {
 
 func TestJavaAckMapBlobParses(t *testing.T) {
 	m := map[int32][]int32{2: {3}, 3: {1, 7}, 9: {}}
-	got, err := codec.ParseAckMap(javaAckMapBlob(m))
+	got, err := javaser.ParseAckMap(javaAckMapBlob(m))
 	require.NoError(t, err)
 	assert.Equal(t, m, got)
 }
@@ -150,7 +152,7 @@ func TestUnmatchedAckRuntimeVersusReplay(t *testing.T) {
 	full := replayWith(t, dir, Options{})
 	assert.Equal(t, []string{prodA.key(2), prodA.key(3), prodA.key(4)}, pendingIDs(sub(full)))
 
-	idx := &codec.IndexMetadata{LastUpdate: &last}
+	idx := &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &last}}
 	withIndex := replayWith(t, dir, Options{Index: idx})
 	assert.Equal(t, []string{prodA.key(2), prodA.key(3)}, pendingIDs(sub(withIndex)))
 	assert.Equal(t, int64(2), sub(withIndex).Count)
@@ -170,7 +172,7 @@ func TestLoadedAckMapAndSinglePass(t *testing.T) {
 	j.trace("after the index")
 	dir := j.close()
 
-	g := replayWith(t, dir, Options{Index: &codec.IndexMetadata{LastUpdate: &am, AckMap: &am}, MaxFileLength: 4096})
+	g := replayWith(t, dir, Options{Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &am, AckMap: &am}}, MaxFileLength: 4096})
 	assert.Equal(t, []int32{2}, g.GCCandidates())
 	f2, _ := g.File(2)
 	require.Len(t, f2.Notes, 1)
@@ -209,7 +211,7 @@ func TestCompactionCopiesAtRuntime(t *testing.T) {
 	require.NotNil(t, q)
 	assert.Empty(t, q.Messages, "replay applies the forwarded acks of a missing source")
 
-	runtime := replayWith(t, dir, Options{Index: &codec.IndexMetadata{LastUpdate: &last}})
+	runtime := replayWith(t, dir, Options{Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &last}}})
 	q, _ = runtime.Destination("0:Q.C")
 	require.NotNil(t, q)
 	require.Len(t, q.Messages, 1, "the running broker never processed the copies")
@@ -228,7 +230,7 @@ func TestTransactionBeforeRecoveryPosition(t *testing.T) {
 	lu := j.trace("checkpoint")
 	j.txCmd(codec.CommitCommand, tx)
 	dir := j.close()
-	g := replayWith(t, dir, Options{Index: &codec.IndexMetadata{LastUpdate: &lu}})
+	g := replayWith(t, dir, Options{Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &lu}}})
 	q, ok := g.Destination("0:Q.T")
 	require.True(t, ok)
 	assert.Empty(t, q.Messages)
@@ -262,7 +264,7 @@ func TestDestinationOrderWithIndex(t *testing.T) {
 	dir := j.close()
 	g := replayWith(t, dir, Options{})
 	assert.Equal(t, []string{"0:" + a, "0:" + b}, g.DestinationOrder())
-	g = replayWith(t, dir, Options{Index: &codec.IndexMetadata{LastUpdate: &lu}})
+	g = replayWith(t, dir, Options{Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &lu}}})
 	assert.Equal(t, []string{"0:" + b, "0:" + a}, g.DestinationOrder())
 }
 

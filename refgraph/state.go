@@ -27,10 +27,12 @@ import (
 //
 // Encoding (internal/binenc varints), version stateVersion:
 //
-//	version | replay key | files | current file | phase | destinations |
-//	destination events | message-id table | transactions | completed
-//	transactions | ack maps | audit / ack-map / last-update locations |
-//	counters | compaction skipping | compaction files met early | warnings
+//	version | replay key | files | current file | position (the scalars:
+//	restart phase, counters, audit / ack-map / last-update locations,
+//	compaction skipping; position.fields) | destinations | destination
+//	events | message-id table | transactions | completed transactions |
+//	ack maps | index keys and differences | compaction files met early |
+//	warnings
 //
 // Decoding checks every reference it restores, so a state that decodes
 // cannot make the Builder fail or loop later; allocations are bounded by
@@ -46,7 +48,7 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 4
+const stateVersion = 5
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was
@@ -66,31 +68,11 @@ var errIndexAhead = errors.New("refgraph: the index refers to records that could
 // ErrStateCorrupt: a saved state does not decode.
 var ErrStateCorrupt = errors.New("refgraph: saved replay state is corrupt")
 
-// normalize applies NewBuilder's defaults.
-func (o Options) normalize() Options {
-	if o.MaxFileLength <= 0 {
-		o.MaxFileLength = codec.DefaultMaxFileLength
-	}
-	if o.RestartTraceSize <= 0 {
-		o.RestartTraceSize = 44
-	}
-	return o
-}
-
-// keepCompleted is the bound on kept finished transactions NewBuilder
-// derives from KeepCompleted.
-func (o Options) keepCompleted() int {
-	if o.KeepCompleted == 0 {
-		return 1000
-	}
-	return o.KeepCompleted
-}
-
 // replayKey encodes the options a replay depends on besides the files:
 // the index positions the Builder uses, journalMaxFileLength, the mode,
 // the restart trace size and the bound on finished transactions.
 func (o Options) replayKey() []byte {
-	o = o.normalize()
+	o = o.WithDefaults()
 	var w binenc.Writer
 	w.Bool(o.Index != nil)
 	if m := o.Index; m != nil {
@@ -106,7 +88,7 @@ func (o Options) replayKey() []byte {
 	w.Varint(o.MaxFileLength)
 	w.Bool(o.Running)
 	w.Varint(int64(o.RestartTraceSize))
-	w.Int(o.keepCompleted())
+	w.Int(o.KeepCompleted)
 	return w.B
 }
 
@@ -166,9 +148,7 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 		w.Varint(int64(b.curFile.ID))
 	}
 
-	w.Bool(b.phaseB)
-	w.Location(b.phaseBStart)
-	w.Bool(b.seenPhaseB)
+	savePosition(w, &b.position)
 
 	for t := range b.dests {
 		m := b.dests[t]
@@ -239,42 +219,16 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 		}
 		saveLocs(w, t.cmds)
 	}
-	w.Varint(b.txSeq)
 
 	// finished transactions (the ring, as it is)
 	saveDone(w, b.lazy, b.done)
-	w.Int(b.doneNext)
-	w.Bool(b.doneFull)
-	w.Varint(b.nCommit)
-	w.Varint(b.nRollbk)
 
 	saveAckMap(w, b.ackB)
 	w.Bool(b.ackLoaded != nil)
 	if b.ackLoaded != nil {
 		saveAckMap(w, b.ackLoaded)
 	}
-	w.Bool(b.ackLoadOK)
-	w.Bool(b.auditOK)
-	w.Location(b.lastAudit)
-	w.Bool(b.hasAudit)
-	w.Location(b.lastAckMap)
-	w.Bool(b.hasAckMap)
-	w.Bool(b.addAfterAudit)
-	w.Bool(b.ackAfterMap)
 
-	w.Location(b.lastUpdate)
-	w.Bool(b.hasLastUpdate)
-	w.Location(b.lastRecord)
-	w.Varint(b.commands)
-	w.Varint(b.skipped)
-
-	w.Bool(b.skipping)
-	w.Varint(b.skipTo)
-	w.Bool(b.skipWarned)
-	w.Bool(b.copyPhase)
-
-	w.Bool(b.adopted)
-	w.Bool(b.adoptedIndex)
 	w.Uvarint(uint64(len(b.indexKeys)))
 	for _, k := range b.indexKeys {
 		w.String(k)
@@ -291,7 +245,6 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 		}
 	}
 
-	w.Varint(int64(b.reached))
 	w.Uvarint(uint64(len(b.earlyDone)))
 	for _, id := range b.earlyDone {
 		w.Varint(int64(id))
@@ -591,9 +544,7 @@ func (d *stateDecoder) decode() error {
 		b.curFile = f
 	}
 
-	b.phaseB = r.Bool()
-	b.phaseBStart = r.Location()
-	b.seenPhaseB = r.Bool()
+	loadPosition(r, &b.position)
 
 	// the id table comes after the destinations in the encoding, but the
 	// destinations refer to its slots: check them once it is read
@@ -677,7 +628,6 @@ func (d *stateDecoder) decode() error {
 		}
 		b.txs[k] = t
 	}
-	b.txSeq = r.Varint()
 
 	if l := d.doneTxs(); b.keep < 0 {
 		// every finished transaction is kept (a mount): checked now,
@@ -688,8 +638,6 @@ func (d *stateDecoder) decode() error {
 	} else if r.Err() == nil {
 		b.done = l.decode()
 	}
-	b.doneNext = r.Int()
-	b.doneFull = r.Bool()
 	if r.Err() == nil {
 		ok := b.doneNext >= 0 && b.doneNext <= len(b.done) && (b.keep < 0 || len(b.done) <= b.keep)
 		if b.keep > 0 && len(b.done) == b.keep && b.doneNext >= len(b.done) {
@@ -702,35 +650,12 @@ func (d *stateDecoder) decode() error {
 			r.Fail("ring of finished transactions (%d kept, next %d, bound %d)", len(b.done), b.doneNext, b.keep)
 		}
 	}
-	b.nCommit = r.Varint()
-	b.nRollbk = r.Varint()
 
 	b.ackB = d.ackMap()
 	if r.Bool() {
 		b.ackLoaded = d.ackMap()
 	}
-	b.ackLoadOK = r.Bool()
-	b.auditOK = r.Bool()
-	b.lastAudit = r.Location()
-	b.hasAudit = r.Bool()
-	b.lastAckMap = r.Location()
-	b.hasAckMap = r.Bool()
-	b.addAfterAudit = r.Bool()
-	b.ackAfterMap = r.Bool()
 
-	b.lastUpdate = r.Location()
-	b.hasLastUpdate = r.Bool()
-	b.lastRecord = r.Location()
-	b.commands = r.Varint()
-	b.skipped = r.Varint()
-
-	b.skipping = r.Bool()
-	b.skipTo = r.Varint()
-	b.skipWarned = r.Bool()
-	b.copyPhase = r.Bool()
-
-	b.adopted = r.Bool()
-	b.adoptedIndex = r.Bool()
 	n = r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		b.indexKeys = append(b.indexKeys, r.String())
@@ -745,7 +670,6 @@ func (d *stateDecoder) decode() error {
 		b.diffs = append(b.diffs, d)
 	}
 
-	b.reached = r.Int32()
 	n = r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		b.earlyDone = append(b.earlyDone, r.Int32())

@@ -13,6 +13,7 @@ import (
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -265,7 +266,7 @@ func TestStateMismatch(t *testing.T) {
 		"running":         func(o *Options) { o.Running = true },
 		"keep":            func(o *Options) { o.KeepCompleted = 5 },
 		"trace":           func(o *Options) { o.RestartTraceSize = 50 },
-		"index":           func(o *Options) { o.Index = &codec.IndexMetadata{} },
+		"index":           func(o *Options) { o.Index = &kahaindex.Head{} },
 	} {
 		o := opts
 		mod(&o)
@@ -335,19 +336,15 @@ var stateFields = map[reflect.Type]map[string]string{
 		"opts": "given to ResumeBuilder; the replay key checks it", "present": "derived from files", "maxID": "derived from files",
 		"files": "saved", "fileIx": "derived from files", "curFile": "saved",
 		"recovery": "derived from opts", "hasRecovery": "derived from opts", "afterLast": "derived from opts",
-		"phaseB": "saved", "phaseBStart": "saved", "seenPhaseB": "saved",
+		"position": "saved (every field, through position.fields: TestPositionFieldsListed)", "names": "interning only",
 		"dests": "saved", "destCache": "lookup cache, checked against the name", "events": "saved",
-		"names": "interning only", "ids": "saved",
-		"txs": "saved", "txSeq": "saved", "done": "saved", "doneNext": "saved", "doneFull": "saved",
+		"ids": "saved",
+		"txs": "saved", "done": "saved",
 		"lazy": "saved (before done)",
-		"keep": "derived from opts", "nCommit": "saved", "nRollbk": "saved",
-		"ackB": "saved", "ackLoaded": "saved", "ackLoadOK": "saved", "auditOK": "saved",
-		"lastAudit": "saved", "hasAudit": "saved", "lastAckMap": "saved", "hasAckMap": "saved",
-		"addAfterAudit": "saved", "ackAfterMap": "saved",
-		"lastUpdate": "saved", "hasLastUpdate": "saved", "lastRecord": "saved", "commands": "saved", "skipped": "saved",
-		"skipping": "saved", "skipTo": "saved", "skipWarned": "saved", "copyPhase": "saved",
-		"early": "derived from Options and the files (resumeEarly)", "reached": "saved", "earlyDone": "saved",
-		"adopted": "saved", "adoptedIndex": "saved", "indexKeys": "saved", "indexAhead": "a state with it set is not saved", "diffs": "saved",
+		"keep": "derived from opts",
+		"ackB": "saved", "ackLoaded": "saved",
+		"early": "derived from Options and the files (resumeEarly)", "earlyDone": "saved",
+		"indexKeys": "saved", "indexAhead": "a state with it set is not saved", "diffs": "saved",
 		"buf": "scratch", "rbBuf": "scratch", "spareOps": "scratch", "spareTx": "scratch", "warnings": "saved", "built": "a spent builder is not saved", "gcs": "made by Build",
 	},
 	reflect.TypeOf(File{}): {
@@ -389,6 +386,31 @@ func TestStateCoversBuilder(t *testing.T) {
 			assert.Contains(t, have, name, "%s.%s is listed but gone", typ.Name(), name)
 		}
 	}
+}
+
+// fieldAddrs records the address of every field position.fields visits.
+type fieldAddrs []uintptr
+
+func (f *fieldAddrs) add(p any) { *f = append(*f, reflect.ValueOf(p).Pointer()) }
+
+func (f *fieldAddrs) bool(v *bool)          { f.add(v) }
+func (f *fieldAddrs) int(v *int)            { f.add(v) }
+func (f *fieldAddrs) int32(v *int32)        { f.add(v) }
+func (f *fieldAddrs) int64(v *int64)        { f.add(v) }
+func (f *fieldAddrs) loc(v *codec.Location) { f.add(v) }
+
+// TestPositionFieldsListed: position.fields, the one list the state is
+// written and read through, visits every field of position exactly once.
+func TestPositionFieldsListed(t *testing.T) {
+	var p position
+	var got fieldAddrs
+	p.fields(&got)
+	rv := reflect.ValueOf(&p).Elem()
+	var want []uintptr
+	for i := 0; i < rv.NumField(); i++ {
+		want = append(want, rv.Field(i).Addr().Pointer())
+	}
+	assert.ElementsMatch(t, want, got, "every field of position must be listed once in position.fields (and stateVersion bumped)")
 }
 
 // FuzzResumeState: a saved state that does not decode is refused, never a

@@ -32,7 +32,7 @@ func StoreOptions(st *codec.Store, useIndex bool, note func(error)) Options {
 		return codec.ReadRecordAt(fi, loc, c)
 	}
 	opts.IndexStamp = indexStamp(st.Dir)
-	meta, err := codec.ReadIndexMetadata(st.Dir)
+	meta, err := kahaindex.ReadHead(st.Dir)
 	switch {
 	case err == nil:
 		opts.Index = meta

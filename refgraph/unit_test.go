@@ -148,3 +148,12 @@ func TestJavaLess(t *testing.T) {
 	assert.True(t, javaLess("😀", "～"))
 	assert.False(t, "😀" < "～", "Go's byte order differs")
 }
+
+// TestCompactionSources: the sources of the compaction files, each once,
+// in file order.
+func TestCompactionSources(t *testing.T) {
+	g := &Graph{files: []*File{{ID: 5, Compaction: true, Source: 3}, {ID: 6}, {ID: 7, Compaction: true, Source: 3},
+		{ID: 8, Compaction: true, Source: 4}}}
+	assert.Equal(t, []int32{3, 4}, g.CompactionSources())
+	assert.Empty(t, (&Graph{files: []*File{{ID: 1}}}).CompactionSources())
+}

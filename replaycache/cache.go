@@ -265,24 +265,13 @@ func within(path, dir string) bool {
 // variant encodes the options the analysis depends on besides the index
 // positions (which the state checks by value): they pick the cache file.
 func variant(o refgraph.Options, read codec.ReadOptions) []byte {
+	o = o.WithDefaults()
 	var w binenc.Writer
 	w.Byte(1) // variant encoding
-	mfl := o.MaxFileLength
-	if mfl <= 0 {
-		mfl = codec.DefaultMaxFileLength
-	}
-	w.Varint(mfl)
+	w.Varint(o.MaxFileLength)
 	w.Bool(o.Running)
-	rts := o.RestartTraceSize
-	if rts <= 0 {
-		rts = 44
-	}
-	w.Varint(int64(rts))
-	keep := o.KeepCompleted
-	if keep == 0 {
-		keep = 1000
-	}
-	w.Int(keep)
+	w.Varint(int64(o.RestartTraceSize))
+	w.Int(o.KeepCompleted)
 	w.Bool(o.Index != nil)
 	w.Bool(read.SkipChecksums)
 	return w.B
@@ -395,7 +384,7 @@ func (l *loader) use(c *cacheData) (*Result, string, error) {
 	}
 	prev := lf.Res
 	prev.Summary.Info = fi
-	v := l.visitor(b, res, last, end, &prev, c.Sources)
+	v := l.visitor(b, res, last, end, &prev)
 	if err := codec.ReadFilesFrom(files[last:], end, l.read, l.copts.Workers, v); err != nil {
 		return nil, "", err
 	}
@@ -458,7 +447,7 @@ func (l *loader) hit(c *cacheData) (*Result, string, error) {
 func (l *loader) read0(out Outcome) (*Result, *visitor, error) {
 	b := refgraph.NewBuilder(l.ropts)
 	res := &Result{Outcome: out, Files: make([]FileResult, len(l.st.Files))}
-	v := l.visitor(b, res, 0, 0, nil, nil)
+	v := l.visitor(b, res, 0, 0, nil)
 	v.keepState = out != Off
 	if err := codec.ReadFilesFrom(l.st.Files, 0, l.read, l.copts.Workers, v); err != nil {
 		return nil, nil, err
@@ -501,7 +490,7 @@ func (l *loader) save(res *Result, v *visitor, crc uint32, from int64) {
 		}
 	}
 	c := &cacheData{Store: l.store, Variant: l.variant, StatTime: l.statTime.UnixNano(),
-		LastCRC: crc, Sources: v.sources, Pending: len(files) > 0, State: v.state}
+		LastCRC: crc, Sources: res.Graph.CompactionSources(), Pending: len(files) > 0, State: v.state}
 	racyFrom := l.statTime.Add(-racyWindow).UnixNano()
 	for i, fi := range files {
 		c.Files = append(c.Files, cachedFile{ID: fi.ID, Id: l.ids[i], Racy: l.ids[i].Mtime >= racyFrom, Res: res.Files[i]})
@@ -602,7 +591,7 @@ func prune(dir, prefix, keep string) {
 	}
 }
 
-// visitor counts commands per file, notes ack-compaction sources, passes
+// visitor counts commands per file, passes
 // every call on to the Builder and saves its state before the last file's
 // FileDone. Reading from the middle of a file, it merges the summary of
 // the cached part into that file's.
@@ -620,15 +609,14 @@ type visitor struct {
 	state     []byte
 	stateErr  error
 	lastID    int32
-	sources   []int32
 
 	progress     func(done, total int64)
 	bytes, total int64
 }
 
-func (l *loader) visitor(b *refgraph.Builder, res *Result, k int, from int64, prev *FileResult, sources []int32) *visitor {
+func (l *loader) visitor(b *refgraph.Builder, res *Result, k int, from int64, prev *FileResult) *visitor {
 	v := &visitor{b: b, res: res, files: l.st.Files[k:], k: k, from: from, prev: prev,
-		keepState: true, progress: l.copts.Progress, sources: append([]int32(nil), sources...)}
+		keepState: true, progress: l.copts.Progress}
 	for i, fi := range v.files {
 		v.total += fi.Size
 		if i == 0 {
@@ -653,19 +641,7 @@ func (v *visitor) Command(rec codec.Record, c *codec.Command) error {
 	if c.Type.Valid() {
 		f.Counts[c.Type]++
 	}
-	if c.Type == codec.RewrittenDataFileCommand {
-		v.addSource(c.SourceDataFileID)
-	}
 	return v.b.Command(rec, c)
-}
-
-func (v *visitor) addSource(id int32) {
-	for _, s := range v.sources {
-		if s == id {
-			return
-		}
-	}
-	v.sources = append(v.sources, id)
 }
 
 func (v *visitor) FileDone(sum *codec.FileSummary) error {

@@ -1,7 +1,6 @@
 package replaycache
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -55,8 +54,9 @@ type cacheData struct {
 	Files    []cachedFile
 	// LastCRC is the CRC-32C of the last file's bytes [0, End).
 	LastCRC uint32
-	// Sources are the source ids of the ack-compaction files met: the
-	// replay of such a file depends on whether its source exists.
+	// Sources are the source ids of the ack-compaction files met
+	// (refgraph.Graph.CompactionSources): the replay of such a file
+	// depends on whether its source exists.
 	Sources []int32
 	// Pending: State was saved before the last file's FileDone (false
 	// only without data files).
@@ -263,36 +263,8 @@ func readAt(path string, off int64, n int) ([]byte, error) {
 }
 
 // resumableAt reports whether reading the last cached file again from its
-// cached End gives what reading it whole would from there on: the reader
-// was outside a batch at End. cur are the file's bytes at End now
-// (possibly fewer than 16), unchanged whether its identity is the cached
-// one (and trusted).
+// cached End gives what reading it whole would from there on, its bytes
+// at End now being cur (codec.ResumableAt: a framing rule).
 func resumableAt(f *cachedFile, cur []byte, curSize int64, unchanged bool) bool {
-	end, size := f.Res.Summary.End, f.Id.Size
-	torn := false
-	for _, d := range f.Res.Summary.Damage {
-		if d.Offset >= end {
-			torn = true
-		}
-	}
-	// fewer than a record header of zeros left before the old end of
-	// the file: the reader may have stopped inside a batch
-	if !unchanged && end < size && end > size-codec.RecordHeaderSize {
-		return false
-	}
-	switch {
-	case len(cur) >= len(codec.BatchMagic) && bytes.Equal(cur[:len(codec.BatchMagic)], codec.BatchMagic):
-		return true // a batch starts at End: the reader was at a batch boundary
-	case torn:
-		return false // the data ended in a damaged batch that may have begun before End
-	case unchanged:
-		return true
-	case end == curSize:
-		return true
-	case len(cur) >= len(codec.EOFRecord) && bytes.Equal(cur[:len(codec.EOFRecord)], codec.EOFRecord):
-		return true
-	case len(cur) >= codec.RecordHeaderSize && bytes.Equal(cur[:codec.RecordHeaderSize], make([]byte, codec.RecordHeaderSize)):
-		return true
-	}
-	return false
+	return codec.ResumableAt(&f.Res.Summary, f.Id.Size, cur, curSize, unchanged)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
@@ -19,10 +20,13 @@ func (c *cacheFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&c.off, "no-cache", false, "read the whole store; neither use nor write the analysis cache")
 }
 
-// options are the cache options; problems with the cache are reported on
-// w (cacheWarnings).
-func (c *cacheFlags) options(w io.Writer) replaycache.Options {
-	return replaycache.Options{Dir: c.dir, Disable: c.off, Logf: cacheWarnings(w)}
+// options are the cache options, nil with --no-cache (store.Options.Cache);
+// problems with the cache are reported on w (cacheWarnings).
+func (c *cacheFlags) options(w io.Writer) *replaycache.Options {
+	if c.off {
+		return nil
+	}
+	return &replaycache.Options{Dir: c.dir, Logf: cacheWarnings(w)}
 }
 
 // cacheWarnings reports a problem with the analysis cache (one that never
@@ -34,17 +38,17 @@ func cacheWarnings(w io.Writer) func(format string, args ...any) {
 	}
 }
 
-// cacheLine says in a few words how a reading used the cache ("" when the
-// cache was off).
-func cacheLine(res *replaycache.Result) string {
-	switch res.Outcome {
+// cacheLine says in a few words how an analysis used the cache ("" when
+// the cache was off).
+func cacheLine(a *store.Analysis) string {
+	switch a.Cache {
 	case replaycache.Hit:
 		return "cache: hit (no journal bytes read)"
 	case replaycache.Tail:
-		return fmt.Sprintf("cache: tail (read %s appended since the cache was written)", progressSize(res.BytesRead))
+		return fmt.Sprintf("cache: tail (read %s appended since the cache was written)", progressSize(a.BytesRead))
 	case replaycache.Miss:
-		s := "cache: miss (" + res.Reason + ")"
-		if res.Saved {
+		s := "cache: miss (" + a.CacheReason + ")"
+		if a.CacheSaved {
 			s += "; saved"
 		}
 		return s

@@ -7,19 +7,17 @@ import (
 	"log"
 
 	"github.com/kahafs/kahafs/compact"
-	"github.com/kahafs/kahafs/replaycache"
 	"github.com/spf13/cobra"
 )
 
 type compactFlags struct {
-	dryRun        bool
-	backup        string
-	maxFileLength maxFileLengthFlag
-	json          bool
-	force         bool
-	noRedelivery  bool
-	cache         cacheFlags
-	profile       profileFlags
+	dryRun       bool
+	backup       string
+	analysis     analysisFlags
+	json         bool
+	force        bool
+	noRedelivery bool
+	profile      profileFlags
 }
 
 func newCompactCmd() *cobra.Command {
@@ -43,17 +41,13 @@ identity it had, and the compacted journal is always verified by a full replay.`
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bar := newProgressBar(cmd.ErrOrStderr())
-			var cache *replaycache.Options
-			if !f.cache.off {
-				co := f.cache.options(bar)
-				cache = &co
-			}
+			ao := f.analysis.options(bar)
 			stopProfiles, err := f.profile.start()
 			if err != nil {
 				return err
 			}
 			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
-				MaxFileLength: int(f.maxFileLength), Force: f.force, NoRedelivery: f.noRedelivery, Cache: cache,
+				MaxFileLength: ao.MaxFileLength, Force: f.force, NoRedelivery: f.noRedelivery, Cache: ao.Cache,
 				Bytes: func(phase string, done, total int64) { bar.update(compactPhase(phase), done, total) }})
 			bar.finish()
 			stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
@@ -72,11 +66,10 @@ identity it had, and the compacted journal is always verified by a full replay.`
 	}
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "report what would be moved and written, writing nothing (needs only read access)")
 	cmd.Flags().StringVar(&f.backup, "backup", "", "where to keep the original store (default STORE.backup-<time>, same file system)")
-	addMaxFileLengthFlag(cmd, &f.maxFileLength)
+	f.analysis.add(cmd, !replayFlags)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&f.force, "force", false, "compact a damaged store, dropping what the damage hides")
 	cmd.Flags().BoolVar(&f.noRedelivery, "no-redelivery", false, "do not carry over a broker quirk: a durable subscription whose acks were processed out of order is handed acknowledged messages again (see the report's quirks)")
-	f.cache.add(cmd)
 	f.profile.add(cmd)
 	return cmd
 }

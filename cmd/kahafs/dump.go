@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
+	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
@@ -61,10 +63,11 @@ class name of an object; cut at 4096 bytes, with its full size).`,
 }
 
 func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
-	st, err := codec.OpenStore(dir)
+	l, err := store.Locate(dir)
 	if err != nil {
 		return err
 	}
+	st := l.Journal
 	files := st.Files
 	if f.fileID != 0 {
 		fi, ok := st.File(f.fileID)
@@ -76,7 +79,7 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 	out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
 	defer out.Flush()
 	opts := codec.ReadOptions{SkipChecksums: f.noVerify}
-	jsonOpts := codec.JSONOptions{OpenWire: true, OpenWireVersion: codec.StoreOpenWireVersion(st.Dir)}
+	jsonOpts := codec.JSONOptions{OpenWire: true, OpenWireVersion: kahaindex.StoreOpenWireVersion(st.Dir)}
 	type part struct {
 		text []byte
 		sum  codec.FileSummary

@@ -2,26 +2,19 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log"
-	"strings"
 
-	"github.com/kahafs/kahafs/codec"
-	"github.com/kahafs/kahafs/refgraph"
-	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/holders"
+	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
 type holdersFlags struct {
-	json          bool
-	maxFileLength maxFileLengthFlag
-	running       bool
-	noIndex       bool
-	noVerify      bool
-	cache         cacheFlags
-	profile       profileFlags
+	json     bool
+	analysis analysisFlags
+	profile  profileFlags
 }
 
 func newHoldersCmd() *cobra.Command {
@@ -65,53 +58,45 @@ appended. stderr says how the cache was used; --no-cache reads everything.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
-	addMaxFileLengthFlag(cmd, &f.maxFileLength)
-	cmd.Flags().BoolVar(&f.running, "running", false, "predict the next cleanup of a broker running on the store")
-	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data (as a broker does whose index was deleted)")
-	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
-	f.cache.add(cmd)
+	f.analysis.add(cmd, replayFlags)
 	f.profile.add(cmd)
 	return cmd
 }
 
-// loadGraph replays a store into a graph, with its index metadata unless
-// told not to. Index problems are reported on w: the broker then rebuilds
-// its index by replaying the whole journal, and so does the replay.
-func loadGraph(dir string, w io.Writer, f holdersFlags) (*codec.Store, *refgraph.Graph, replaycache.MaxFileLength, error) {
-	st, err := codec.OpenStore(dir)
-	if err != nil {
-		return nil, nil, replaycache.MaxFileLength{}, err
-	}
-	opts := refgraph.StoreOptions(st, !f.noIndex, func(err error) {
-		fmt.Fprintf(w, "note: %v; a broker rebuilds such an index from the whole journal, and so does this replay\n", err)
-	})
-	opts.Running = f.running
+// analyse analyses the store at dir as the flags say (store.Open), with a
+// progress bar on w. How the cache was used, index problems (the broker
+// then rebuilds its index by replaying the whole journal, and so does the
+// replay) and what the store says against the journalMaxFileLength are
+// reported on w.
+func analyse(dir string, w io.Writer, f analysisFlags) (*store.Analysis, error) {
 	bar := newProgressBar(w)
-	co := f.cache.options(bar)
-	co.Progress = bar.reading
-	res, mfl, err := replaycache.LoadMaxFileLength(st, opts, int64(f.maxFileLength), codec.ReadOptions{SkipChecksums: f.noVerify}, co)
+	opts := f.options(bar)
+	opts.Progress = bar.reading
+	a, err := store.Open(dir, opts)
 	bar.finish()
 	if err != nil {
-		return nil, nil, mfl, err
+		return nil, err
 	}
-	if line := cacheLine(res); line != "" {
+	if line := cacheLine(a); line != "" {
 		fmt.Fprintln(w, line)
 	}
-	warnMaxFileLength(w, mfl)
-	return st, res.Graph, mfl, nil
+	warnMaxFileLength(w, a.MaxFileLength)
+	return a, nil
 }
 
 func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
-	st, g, mfl, err := loadGraph(dir, cmd.ErrOrStderr(), f)
+	a, err := analyse(dir, cmd.ErrOrStderr(), f.analysis)
 	if err != nil {
 		return err
 	}
+	g := a.Graph
 	out := bufio.NewWriter(cmd.OutOrStdout())
+	doc := holders.Document(a.Journal().Dir, g, a.MaxFileLength)
 	if f.json {
-		err = writeHoldersJSON(out, st, g, mfl)
+		err = doc.WriteJSON(out)
 	} else {
-		fmt.Fprintln(out, maxFileLengthLine(mfl))
-		writeHoldersText(out, g)
+		fmt.Fprintln(out, maxFileLengthLine(a.MaxFileLength))
+		writeHoldersText(out, doc)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -134,74 +119,10 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	return nil
 }
 
-// holdersFile is one element of the JSON "files" array.
-type holdersFile struct {
-	ID       int32             `json:"id"`
-	Name     string            `json:"name"`
-	Pinned   bool              `json:"pinned"`
-	Commands int               `json:"commands"`
-	Reasons  []refgraph.Reason `json:"reasons"`
-	Notes    []refgraph.Reason `json:"notes,omitempty"`
-}
-
-type holdersDoc struct {
-	Store string `json:"store"`
-	// MaxFileLength is the journalMaxFileLength the prediction assumed.
-	MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
-	Files         []holdersFile             `json:"files"`
-	GCCandidates  []int32                   `json:"gcCandidates"`
-	LastUpdate    string                    `json:"lastUpdate,omitempty"`
-	Warnings      []string                  `json:"warnings,omitempty"`
-}
-
-func holdersJSON(st *codec.Store, g *refgraph.Graph, mfl replaycache.MaxFileLength) holdersDoc {
-	doc := holdersDoc{Store: st.Dir, MaxFileLength: mfl, Files: []holdersFile{}, GCCandidates: append([]int32{}, g.GCCandidates()...),
-		Warnings: g.Warnings()}
-	if s := g.Summary(); s.HasCleanupLastUpdate {
-		doc.LastUpdate = s.CleanupLastUpdate.String()
-	}
-	for _, f := range g.Files() {
-		hf := holdersFile{ID: f.ID, Name: f.Name, Pinned: f.Pinned, Commands: f.Commands,
-			Reasons: f.Reasons, Notes: f.Notes}
-		if hf.Reasons == nil {
-			hf.Reasons = []refgraph.Reason{}
-		}
-		doc.Files = append(doc.Files, hf)
-	}
-	return doc
-}
-
-func writeHoldersJSON(w io.Writer, st *codec.Store, g *refgraph.Graph, mfl replaycache.MaxFileLength) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(holdersJSON(st, g, mfl))
-}
-
-// writeHoldersText prints one line per data file.
-func writeHoldersText(w io.Writer, g *refgraph.Graph) {
-	width := 0
-	for _, f := range g.Files() {
-		width = max(width, len(f.Name))
-	}
-	for _, f := range g.Files() {
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "%-*s ", width, f.Name)
-		if f.Pinned {
-			sb.WriteString("pinned: ")
-			for i, r := range f.Reasons {
-				if i > 0 {
-					sb.WriteString("; ")
-				}
-				sb.WriteString(r.Text)
-			}
-		} else {
-			sb.WriteString("free: the broker deletes it at its next cleanup")
-		}
-		for _, n := range f.Notes {
-			sb.WriteString(" (note: ")
-			sb.WriteString(n.Text)
-			sb.WriteString(")")
-		}
-		io.WriteString(w, safe(sb.String())+"\n")
+// writeHoldersText prints one line per data file (holders.Doc.Table),
+// escaped for a terminal.
+func writeHoldersText(w io.Writer, doc holders.Doc) {
+	for _, line := range doc.Table() {
+		io.WriteString(w, safe(line)+"\n")
 	}
 }

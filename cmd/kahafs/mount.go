@@ -19,17 +19,13 @@ import (
 )
 
 type mountFlags struct {
-	allowOther    bool
-	maxFileLength maxFileLengthFlag
-	running       bool
-	noIndex       bool
-	refresh       time.Duration
-	noVerify      bool
-	debug         bool
-	rw            bool
-	cache         cacheFlags
-	profile       profileFlags
-	kernelCache   int // hidden: fsnode.Options.KernelCache
+	allowOther  bool
+	analysis    analysisFlags
+	refresh     time.Duration
+	debug       bool
+	rw          bool
+	profile     profileFlags
+	kernelCache int // hidden: fsnode.Options.KernelCache
 }
 
 func newMountCmd() *cobra.Command {
@@ -68,13 +64,9 @@ else stays read-only.`,
 	}
 	cmd.Flags().BoolVar(&f.allowOther, "allow-other", false, "let other users see the mount (FUSE allow_other)")
 	cmd.Flags().DurationVar(&f.refresh, "refresh", 0, "re-read the store this often when its data files changed (0: only on SIGHUP)")
-	cmd.Flags().BoolVar(&f.noVerify, "no-verify", false, "do not verify batch checksums")
-	addMaxFileLengthFlag(cmd, &f.maxFileLength)
-	cmd.Flags().BoolVar(&f.running, "running", false, "pinned/free: the next cleanup of a broker running on the store (as for holders)")
-	cmd.Flags().BoolVar(&f.noIndex, "no-index", false, "ignore db.data, as a broker whose index was deleted (as for holders)")
+	f.analysis.add(cmd, replayFlags)
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
 	cmd.Flags().BoolVar(&f.rw, "rw", false, "add the control file that runs compactions")
-	f.cache.add(cmd)
 	f.profile.add(cmd)
 	cmd.Flags().IntVar(&f.kernelCache, "kernel-cache", 0, "nodes the kernel may keep below the root (0: default, -1: no bound)")
 	_ = cmd.Flags().MarkHidden("kernel-cache")
@@ -106,19 +98,10 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 
 	start := time.Now()
 	var fsys *fsnode.FS
-	fsys, err = fsnode.Open(store, fsnode.Options{
-		AllowOther:    f.allowOther,
-		SkipChecksums: f.noVerify,
-		MaxFileLength: int64(f.maxFileLength),
-		Running:       f.running,
-		NoIndex:       f.noIndex,
-		Logger:        logger,
-		Progress:      bar.reading,
-		Debug:         f.debug,
-		Control:       mountController(store, f, stderr),
-		Cache:         mountCache(f, bar),
-		KernelCache:   f.kernelCache,
-	})
+	opts := treeOptions(f.analysis, logger, bar)
+	opts.AllowOther, opts.Debug, opts.KernelCache = f.allowOther, f.debug, f.kernelCache
+	opts.Control = mountController(store, f, stderr)
+	fsys, err = fsnode.Open(store, opts)
 	bar.finish()
 	if err != nil {
 		return err
@@ -204,14 +187,20 @@ func lazyUnmount(mnt string) error {
 	return nil
 }
 
-// mountCache is the analysis cache of the mount (nil with --no-cache); its
-// problems are reported on w as every command reports them.
-func mountCache(f mountFlags, w io.Writer) *replaycache.Options {
-	if f.cache.off {
-		return nil
+// treeOptions are the options of the tree a mount (and ls, cat, find)
+// serves, as the analysis flags say; logger and the progress bar are the
+// command's.
+func treeOptions(a analysisFlags, logger *log.Logger, bar *progressBar) fsnode.Options {
+	ao := a.options(bar)
+	return fsnode.Options{
+		SkipChecksums: ao.SkipChecksums,
+		MaxFileLength: ao.MaxFileLength,
+		Running:       ao.Running,
+		NoIndex:       ao.NoIndex,
+		Logger:        logger,
+		Progress:      bar.reading,
+		Cache:         ao.Cache,
 	}
-	o := f.cache.options(w)
-	return &o
 }
 
 // cacheNote tells in the ready and refreshed lines how the snapshot used
@@ -231,8 +220,9 @@ func mountController(store string, f mountFlags, stderr io.Writer) fsnode.Contro
 	}
 	return func(args []string, progress func(string)) (string, bool, error) {
 		dry := len(args) > 1 && args[1] == "--dry-run"
-		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: int(f.maxFileLength), Progress: progress,
-			Cache: mountCache(f, stderr)})
+		ao := f.analysis.options(stderr)
+		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: ao.MaxFileLength, Progress: progress,
+			Cache: ao.Cache})
 		if err != nil {
 			return "", false, err
 		}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
@@ -31,10 +32,11 @@ func newStatsCmd() *cobra.Command {
 }
 
 func runStats(cmd *cobra.Command, dir string, f statsFlags) error {
-	st, err := codec.OpenStore(dir)
+	l, err := store.Locate(dir)
 	if err != nil {
 		return err
 	}
+	st := l.Journal
 	s, err := codec.ComputeStats(st, codec.ReadOptions{SkipChecksums: f.noVerify}, 0)
 	if err != nil {
 		return err

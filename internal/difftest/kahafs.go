@@ -51,7 +51,7 @@ func CompactCopy(scratch, store string, maxLen int64) (string, *compact.Report, 
 	if err := faults.CopyDir(dir, store); err != nil {
 		return "", nil, fmt.Errorf("copy %s: %w", store, err)
 	}
-	rep, err := compact.Compact(dir, compact.Options{MaxFileLength: int(maxLen), Now: compactionNow})
+	rep, err := compact.Compact(dir, compact.Options{MaxFileLength: maxLen, Now: compactionNow})
 	if err != nil {
 		_ = os.RemoveAll(d)
 		return "", rep, fmt.Errorf("compact a copy of %s: %w", store, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/deliver"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/refgraph"
 )
 
@@ -142,7 +143,7 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 			if views[index] != nil {
 				// the tree lists what the selector lets through (package deliver)
 				if st, err := codec.OpenStore(store); err == nil {
-					read, ver := deliver.StoreReader(st), codec.StoreOpenWireVersion(store)
+					read, ver := deliver.StoreReader(st), kahaindex.StoreOpenWireVersion(store)
 					in.delivered = func(s *refgraph.Subscription) []*refgraph.Message {
 						d, _, err := deliver.Subscription(s, read, ver)
 						if err != nil {

@@ -1,4 +1,4 @@
-package codec
+package kahaindex
 
 import (
 	"encoding/binary"
@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kahafs/kahafs/codec"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // idxMeta marshals MessageDatabase.Metadata the way 5.17 writes it.
-func idxMeta(lastUpdate, firstTx, audit, ackMap *Location, old bool) []byte {
-	put := func(b []byte, l *Location) []byte {
+func idxMeta(lastUpdate, firstTx, audit, ackMap *codec.Location, old bool) []byte {
+	put := func(b []byte, l *codec.Location) []byte {
 		if l == nil {
 			return append(b, 0)
 		}
@@ -39,7 +40,7 @@ func idxMeta(lastUpdate, firstTx, audit, ackMap *Location, old bool) []byte {
 // idxPage builds a 4 KiB end page holding payload.
 func idxPage(payload []byte) []byte {
 	p := make([]byte, 4096)
-	p[0] = pageTypeEnd
+	p[0] = headPageTypeEnd
 	binary.BigEndian.PutUint64(p[1:], 5) // txId
 	binary.BigEndian.PutUint64(p[9:], uint64(pageHeaderSize+len(payload)))
 	copy(p[pageHeaderSize:], payload)
@@ -47,7 +48,7 @@ func idxPage(payload []byte) []byte {
 }
 
 func idxDBData(pages ...[]byte) []byte {
-	b := make([]byte, indexHeaderSize)
+	b := make([]byte, fileHeaderSize)
 	copy(b, "#test\npageSize=4096\ncleanShutdown=false\nlastTxId=12\n")
 	for _, p := range pages {
 		b = append(b, p...)
@@ -74,45 +75,41 @@ func idxRedo(ids []int64, pages [][]byte, corrupt bool) []byte {
 	return b
 }
 
-func idxLoc(f, o int32) *Location { return &Location{File: f, Offset: o} }
+func idxLoc(f, o int32) *codec.Location { return &codec.Location{File: f, Offset: o} }
 
-func TestParseIndexMetadata(t *testing.T) {
+func TestParseHead(t *testing.T) {
 	full := idxMeta(idxLoc(4, 100), idxLoc(1, 28), idxLoc(4, 60), idxLoc(4, 100), false)
 	newer := idxMeta(idxLoc(5, 200), nil, idxLoc(5, 160), idxLoc(5, 200), false)
 	other := idxPage(idxMeta(idxLoc(9, 9), nil, nil, nil, false))
 	for _, tc := range []struct {
 		name       string
 		data, redo []byte
-		want       IndexMetadata
+		want       Head
 	}{
-		{"page 0", idxDBData(idxPage(full)), nil, IndexMetadata{PageSize: 4096, LastTxID: 12, State: 2, DestinationsPage: 1,
-			LastUpdate: idxLoc(4, 100), FirstInProgressTx: idxLoc(1, 28), ProducerAudit: idxLoc(4, 60), Version: 7, AckMap: idxLoc(4, 100), OpenWireVersion: 11}},
+		{"page 0", idxDBData(idxPage(full)), nil, Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(4, 100), FirstInProgressTx: idxLoc(1, 28), ProducerAudit: idxLoc(4, 60), Version: 7, AckMap: idxLoc(4, 100), OpenWireVersion: 11}}},
 		{"redo batch wins", idxDBData(idxPage(full)), idxRedo([]int64{3, 0}, [][]byte{other, idxPage(newer)}, false),
-			IndexMetadata{PageSize: 4096, LastTxID: 12, State: 2, DestinationsPage: 1, LastUpdate: idxLoc(5, 200),
-				ProducerAudit: idxLoc(5, 160), Version: 7, AckMap: idxLoc(5, 200), OpenWireVersion: 11, FromRedo: true}},
+			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(5, 200), ProducerAudit: idxLoc(5, 160), Version: 7, AckMap: idxLoc(5, 200), OpenWireVersion: 11}, FromRedo: true}},
 		{"torn redo batch ignored", idxDBData(idxPage(full)), idxRedo([]int64{0}, [][]byte{idxPage(newer)}, true),
-			IndexMetadata{PageSize: 4096, LastTxID: 12, State: 2, DestinationsPage: 1, LastUpdate: idxLoc(4, 100),
-				FirstInProgressTx: idxLoc(1, 28), ProducerAudit: idxLoc(4, 60), Version: 7, AckMap: idxLoc(4, 100), OpenWireVersion: 11}},
+			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(4, 100), FirstInProgressTx: idxLoc(1, 28), ProducerAudit: idxLoc(4, 60), Version: 7, AckMap: idxLoc(4, 100), OpenWireVersion: 11}}},
 		{"redo without page 0", idxDBData(idxPage(full)), idxRedo([]int64{3}, [][]byte{other}, false),
-			IndexMetadata{PageSize: 4096, LastTxID: 12, State: 2, DestinationsPage: 1, LastUpdate: idxLoc(4, 100),
-				FirstInProgressTx: idxLoc(1, 28), ProducerAudit: idxLoc(4, 60), Version: 7, AckMap: idxLoc(4, 100), OpenWireVersion: 11}},
+			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(4, 100), FirstInProgressTx: idxLoc(1, 28), ProducerAudit: idxLoc(4, 60), Version: 7, AckMap: idxLoc(4, 100), OpenWireVersion: 11}}},
 		{"old metadata without ack map", idxDBData(idxPage(idxMeta(idxLoc(2, 28), nil, nil, nil, true))), nil,
-			IndexMetadata{PageSize: 4096, LastTxID: 12, State: 2, DestinationsPage: 1, LastUpdate: idxLoc(2, 28), OpenWireVersion: 6}},
-		{"empty index", nil, nil, IndexMetadata{PageSize: 4096}},
-		{"header only", idxDBData(), nil, IndexMetadata{PageSize: 4096, LastTxID: 12}},
-		{"free page 0", idxDBData(make([]byte, 4096)), nil, IndexMetadata{PageSize: 4096, LastTxID: 12}},
+			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(2, 28), OpenWireVersion: 6}}},
+		{"empty index", nil, nil, Head{PageSize: 4096}},
+		{"header only", idxDBData(), nil, Head{PageSize: 4096, LastTxID: 12}},
+		{"free page 0", idxDBData(make([]byte, 4096)), nil, Head{PageSize: 4096, LastTxID: 12}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := ParseIndexMetadata(tc.data, tc.redo)
+			m, err := ParseHead(tc.data, tc.redo)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, *m)
 		})
 	}
 }
 
-func TestParseIndexMetadataErrors(t *testing.T) {
+func TestParseHeadErrors(t *testing.T) {
 	part := idxPage(idxMeta(idxLoc(1, 1), nil, nil, nil, false))
-	part[0] = pageTypePart
+	part[0] = headPageTypePart
 	badLen := idxPage(nil)
 	binary.BigEndian.PutUint64(badLen[9:], 5000)
 	short := idxPage([]byte{0, 0, 0, 2, 0, 0})
@@ -120,29 +117,29 @@ func TestParseIndexMetadataErrors(t *testing.T) {
 	badType[0] = 7
 	for name, p := range map[string][]byte{"part page": part, "bad length": badLen, "short payload": short, "bad type": badType} {
 		t.Run(name, func(t *testing.T) {
-			_, err := ParseIndexMetadata(idxDBData(p), nil)
+			_, err := ParseHead(idxDBData(p), nil)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrIndex), "%v", err)
+			assert.True(t, errors.Is(err, ErrHead), "%v", err)
 		})
 	}
 }
 
-func TestReadIndexMetadata(t *testing.T) {
+func TestReadHead(t *testing.T) {
 	dir := t.TempDir()
-	_, err := ReadIndexMetadata(dir)
+	_, err := ReadHead(dir)
 	require.True(t, errors.Is(err, fs.ErrNotExist), "%v", err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "db.data"), idxDBData(idxPage(idxMeta(idxLoc(3, 28), nil, nil, nil, false))), 0o644))
-	m, err := ReadIndexMetadata(dir)
+	m, err := ReadHead(dir)
 	require.NoError(t, err)
 	assert.Equal(t, idxLoc(3, 28), m.LastUpdate)
 	assert.False(t, m.FromRedo)
 }
 
-// TestReadIndexMetadataFixture: values of a real broker's index (tx
+// TestReadHeadFixture: values of a real broker's index (tx
 // fixture: a prepared XA transaction keeps firstInProgressTx at its first
 // operation; the broker logged "Recovering from the journal @1:298").
-func TestReadIndexMetadataFixture(t *testing.T) {
-	m, err := ReadIndexMetadata("../testdata/stores/tx/store")
+func TestReadHeadFixture(t *testing.T) {
+	m, err := ReadHead("../testdata/stores/tx/store")
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Skip("fixture not available")
 	}
@@ -157,22 +154,22 @@ func TestReadIndexMetadataFixture(t *testing.T) {
 }
 
 func TestMessageOpenWireVersion(t *testing.T) {
-	old, err := ParseIndexMetadata(idxDBData(idxPage(idxMeta(idxLoc(2, 28), nil, nil, nil, true))), nil)
+	old, err := ParseHead(idxDBData(idxPage(idxMeta(idxLoc(2, 28), nil, nil, nil, true))), nil)
 	require.NoError(t, err)
-	empty, err := ParseIndexMetadata(nil, nil)
+	empty, err := ParseHead(nil, nil)
 	require.NoError(t, err)
-	assert.Equal(t, 11, MessageOpenWireVersion(nil), "no index")
-	assert.Equal(t, 11, MessageOpenWireVersion(empty), "no metadata yet")
-	assert.Equal(t, 6, MessageOpenWireVersion(old), "an index from before the field")
-	assert.Equal(t, 9, MessageOpenWireVersion(&IndexMetadata{OpenWireVersion: 9}))
+	assert.Equal(t, 11, (*Head)(nil).MessageOpenWireVersion(), "no index")
+	assert.Equal(t, 11, empty.MessageOpenWireVersion(), "no metadata yet")
+	assert.Equal(t, 6, old.MessageOpenWireVersion(), "an index from before the field")
+	assert.Equal(t, 9, (&Head{Metadata: Metadata{OpenWireVersion: 9}}).MessageOpenWireVersion())
 	assert.Equal(t, 11, StoreOpenWireVersion("../testdata/stores/tx/store"))
 	assert.Equal(t, 11, StoreOpenWireVersion(t.TempDir()))
 }
 
-func FuzzParseIndexMetadata(f *testing.F) {
+func FuzzParseHead(f *testing.F) {
 	f.Add(idxDBData(idxPage(idxMeta(idxLoc(4, 100), idxLoc(1, 28), idxLoc(4, 60), idxLoc(4, 100), false))), []byte(nil))
 	f.Add(idxDBData(idxPage(nil)), idxRedo([]int64{0}, [][]byte{idxPage(nil)}, false))
 	f.Fuzz(func(t *testing.T, data, redo []byte) {
-		_, _ = ParseIndexMetadata(data, redo)
+		_, _ = ParseHead(data, redo)
 	})
 }

@@ -1,4 +1,4 @@
-package codec
+package javaser
 
 import (
 	"encoding/binary"
@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/kahafs/kahafs/openwire"
 )
 
-// ErrJavaSerial: a Java object-serialization stream that this reader does
+// ErrMalformed: a Java object-serialization stream that this reader does
 // not understand or that is malformed.
-var ErrJavaSerial = errors.New("java serialization: malformed or unsupported stream")
+var ErrMalformed = errors.New("java serialization: malformed or unsupported stream")
 
 // ParseAckMap decodes the blob of a KahaAckMessageFileMapCommand: a Java
 // serialized java.util.HashMap<Integer, HashSet<Integer>> mapping an ack
@@ -23,13 +25,13 @@ func ParseAckMap(b []byte) (map[int32][]int32, error) {
 	}
 	m, ok := v.(*javaMap)
 	if !ok {
-		return nil, fmt.Errorf("%w: top-level object is %T, not a HashMap", ErrJavaSerial, v)
+		return nil, fmt.Errorf("%w: top-level object is %T, not a HashMap", ErrMalformed, v)
 	}
 	out := make(map[int32][]int32, len(m.keys))
 	for i, k := range m.keys {
 		ki, ok := k.(int32)
 		if !ok {
-			return nil, fmt.Errorf("%w: map key %d is %T, not an Integer", ErrJavaSerial, i, k)
+			return nil, fmt.Errorf("%w: map key %d is %T, not an Integer", ErrMalformed, i, k)
 		}
 		refs := []int32{}
 		switch s := m.values[i].(type) {
@@ -38,12 +40,12 @@ func ParseAckMap(b []byte) (map[int32][]int32, error) {
 			for _, e := range s.elems {
 				ei, ok := e.(int32)
 				if !ok {
-					return nil, fmt.Errorf("%w: set element is %T, not an Integer", ErrJavaSerial, e)
+					return nil, fmt.Errorf("%w: set element is %T, not an Integer", ErrMalformed, e)
 				}
 				refs = append(refs, ei)
 			}
 		default:
-			return nil, fmt.Errorf("%w: map value is %T, not a HashSet", ErrJavaSerial, s)
+			return nil, fmt.Errorf("%w: map value is %T, not a HashSet", ErrMalformed, s)
 		}
 		sort.Slice(refs, func(i, j int) bool { return refs[i] < refs[j] })
 		out[ki] = refs
@@ -110,14 +112,14 @@ type jsReader struct {
 func parseJavaObject(b []byte) (any, error) {
 	r := &jsReader{b: b}
 	if len(b) < 4 || binary.BigEndian.Uint16(b) != jsMagic || binary.BigEndian.Uint16(b[2:]) != jsVersion {
-		return nil, fmt.Errorf("%w: no stream header", ErrJavaSerial)
+		return nil, fmt.Errorf("%w: no stream header", ErrMalformed)
 	}
 	r.off = 4
 	return r.content()
 }
 
 func (r *jsReader) errf(format string, args ...any) error {
-	return fmt.Errorf("%w: offset %d: %s", ErrJavaSerial, r.off, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: offset %d: %s", ErrMalformed, r.off, fmt.Sprintf(format, args...))
 }
 
 func (r *jsReader) need(n int) error {
@@ -167,7 +169,7 @@ func (r *jsReader) utf() (string, error) {
 	if err := r.need(int(n)); err != nil {
 		return "", err
 	}
-	s := JavaModifiedUTF8(r.b[r.off : r.off+int(n)])
+	s := openwire.ModifiedUTF8(r.b[r.off : r.off+int(n)])
 	r.off += int(n)
 	return s, nil
 }
@@ -223,7 +225,7 @@ func (r *jsReader) content() (any, error) {
 		if err := r.need(int(n)); err != nil {
 			return nil, err
 		}
-		s := JavaModifiedUTF8(r.b[r.off : r.off+int(n)])
+		s := openwire.ModifiedUTF8(r.b[r.off : r.off+int(n)])
 		r.off += int(n)
 		r.newHandle(s)
 		return s, nil

@@ -1,10 +1,12 @@
-package codec
+package javaser
 
 import (
 	"encoding/hex"
 	"errors"
 	"testing"
 
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +61,7 @@ func TestParseAckMapErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseAckMap(tc.b)
 			require.Error(t, err)
-			assert.True(t, errors.Is(err, ErrJavaSerial), "%v", err)
+			assert.True(t, errors.Is(err, ErrMalformed), "%v", err)
 		})
 	}
 }
@@ -69,19 +71,19 @@ func TestParseAckMapErrors(t *testing.T) {
 // it reloaded it (ackcompact fixture, brokerkit Inspect).
 func TestParseAckMapFixture(t *testing.T) {
 	dir := "../testdata/stores/ackcompact/store"
-	m, err := ReadIndexMetadata(dir)
+	m, err := kahaindex.ReadHead(dir)
 	if err != nil {
 		t.Skipf("fixture not available: %v", err)
 	}
 	require.NotNil(t, m.AckMap)
-	st, err := OpenStore(dir)
+	st, err := codec.OpenStore(dir)
 	require.NoError(t, err)
 	fi, ok := st.File(m.AckMap.File)
 	require.True(t, ok)
 	var got map[int32][]int32
-	_, err = ScanFile(fi, ReadOptions{}, func(rec Record, c *Command) error {
+	_, err = codec.ScanFile(fi, codec.ReadOptions{}, func(rec codec.Record, c *codec.Command) error {
 		if rec.Loc.Offset == m.AckMap.Offset {
-			require.Equal(t, AckMessageFileMapCommand, c.Type)
+			require.Equal(t, codec.AckMessageFileMapCommand, c.Type)
 			got, err = ParseAckMap(c.Blob)
 			require.NoError(t, err)
 		}

@@ -1,14 +1,16 @@
-package codec
+package openwire
 
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
-
-	"github.com/kahafs/kahafs/openwire"
 )
+
+// The summary readers: the header fields of a message, a SubscriptionInfo
+// and a MessageAck, read straight off the loose encoding the journal
+// stores (OpenWire v11, no marshal cache, size prefix), cheaply and
+// without decoding bodies. Message (Decoder) is the full reading.
 
 // OpenWire data structure types found in the journal. Part of the wire
 // format (OpenWire v11, loose encoding, no marshal cache, size prefix).
@@ -38,8 +40,9 @@ const (
 	owMaxNestingAllowed = 4
 )
 
-// ErrOpenWire: an OpenWire blob that does not parse.
-var ErrOpenWire = errors.New("openwire: malformed data")
+// errSummary: a data structure the summary readers cannot read. It is an
+// ErrMalformed.
+var errSummary = fmt.Errorf("openwire: %w data", ErrMalformed)
 
 var owTypeNames = map[byte]string{
 	owMessage: "Message", owBytesMessage: "BytesMessage", owMapMessage: "MapMessage",
@@ -90,7 +93,7 @@ type owReader struct {
 
 func (r *owReader) fail(what string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: %s at byte %d", ErrOpenWire, what, r.pos)
+		r.err = fmt.Errorf("%w: %s at byte %d", errSummary, what, r.pos)
 	}
 }
 
@@ -152,7 +155,7 @@ func (r *owReader) str() string {
 	if !r.need(n) {
 		return ""
 	}
-	s := JavaModifiedUTF8(r.b[r.pos : r.pos+n])
+	s := ModifiedUTF8(r.b[r.pos : r.pos+n])
 	r.pos += n
 	return s
 }
@@ -259,7 +262,7 @@ func ParseMessageSummary(b []byte, s *MessageSummary) error {
 	}
 	name, ok := owTypeNames[t]
 	if !ok {
-		return fmt.Errorf("%w: type %d is not a message", ErrOpenWire, t)
+		return fmt.Errorf("%w: type %d is not a message", errSummary, t)
 	}
 	s.Kind = name
 	r.i32()  // commandId
@@ -331,7 +334,7 @@ func ParseSubscriptionInfo(b []byte) (SubscriptionInfo, error) {
 	var si SubscriptionInfo
 	r := &owReader{b: b}
 	if t := r.header(); r.err == nil && t != owSubscriptionInfo {
-		return si, fmt.Errorf("%w: type %d is not a SubscriptionInfo", ErrOpenWire, t)
+		return si, fmt.Errorf("%w: type %d is not a SubscriptionInfo", errSummary, t)
 	}
 	si.ClientID = r.str()
 	si.Destination = r.obj(0)
@@ -361,7 +364,7 @@ func ParseMessageAck(b []byte) (AckSummary, error) {
 	var a AckSummary
 	r := &owReader{b: b}
 	if t := r.header(); r.err == nil && t != owMessageAck {
-		return a, fmt.Errorf("%w: type %d is not a MessageAck", ErrOpenWire, t)
+		return a, fmt.Errorf("%w: type %d is not a MessageAck", errSummary, t)
 	}
 	r.i32()
 	r.bool()
@@ -374,9 +377,3 @@ func ParseMessageAck(b []byte) (AckSummary, error) {
 	a.MessageCount = r.i32()
 	return a, r.err
 }
-
-// JavaModifiedUTF8 converts Java's modified UTF-8 (DataOutput.writeUTF) to a
-// Go string: NUL is written as C0 80 and supplementary characters as two
-// 3-byte surrogates. Invalid bytes become U+FFFD. It is
-// openwire.ModifiedUTF8.
-func JavaModifiedUTF8(b []byte) string { return openwire.ModifiedUTF8(b) }

@@ -1,0 +1,189 @@
+// Package store is the one way into a store: Locate finds what a path
+// holds (a KahaDB store, or a broker's data directory that has one
+// below it: codec.OpenStore names it), and Open analyses it, replaying its
+// journal as ActiveMQ 5.17 would (package refgraph) through the analysis
+// cache (package replaycache), with the journalMaxFileLength settled the
+// one way every command settles it (replaycache.LoadMaxFileLength).
+//
+// The defaults of an analysis live here and nowhere else: what a zero
+// Options means (the length read off the store, the index used when it is
+// readable, the cache off). Every command of kahafs, the mount (fsnode)
+// and the compaction (compact) open their stores through this package.
+//
+// A store can have children (mKahaDB keeps one KahaDB store per
+// destination filter, and a broker's job scheduler one more): Layout and
+// Analysis have a Children slice for them. Today a store is always a
+// single KahaDB store (KindKahaDB) and Children is empty.
+package store
+
+import (
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
+	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/replaycache"
+)
+
+// Kind is what kind of store a Layout is.
+type Kind int
+
+// Kinds of store.
+const (
+	// KindKahaDB: one KahaDB store, its db-N.log data files and db.data
+	// index in one directory.
+	KindKahaDB Kind = iota + 1
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindKahaDB:
+		return "kahadb"
+	}
+	return "unknown"
+}
+
+// Layout is where a store's files are.
+type Layout struct {
+	Kind Kind
+	// Journal is the store's directory and data files (KindKahaDB).
+	Journal *codec.Store
+	// Children are the stores this one is made of (none yet: see the
+	// package doc).
+	Children []*Layout
+}
+
+// Dir is the store's directory.
+func (l *Layout) Dir() string { return l.Journal.Dir }
+
+// Locate lists the store at path. A path that is not a store (a broker's
+// data or base directory, an mKahaDB root) is an error wrapping
+// codec.ErrNotStore that names the stores below it.
+func Locate(path string) (*Layout, error) {
+	st, err := codec.OpenStore(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Layout{Kind: KindKahaDB, Journal: st}, nil
+}
+
+// Options say how to analyse a store. The zero value analyses it as a
+// broker restarted on it would, its journalMaxFileLength read off the
+// store, without the cache.
+type Options struct {
+	// MaxFileLength is the broker's journalMaxFileLength (> 0: given, as
+	// --max-file-length; the store's files are checked against it). Zero:
+	// read off the store (replaycache.LoadMaxFileLength).
+	MaxFileLength int64
+	// Running predicts the next periodic cleanup of a broker running on
+	// the store now, instead of the first cleanup of a broker started on
+	// it (refgraph.Options.Running).
+	Running bool
+	// NoIndex ignores db.data, as a broker whose index was deleted does.
+	NoIndex bool
+	// SkipChecksums reads without verifying batch checksums.
+	SkipChecksums bool
+	// KeepCompleted bounds the finished transactions the graph lists
+	// (refgraph.Options.KeepCompleted: 0 its default, < 0 all).
+	KeepCompleted int
+	// Cache, when set, analyses the store through the analysis cache
+	// (package replaycache). Nil: the cache is off, the store read in
+	// full and nothing written.
+	Cache *replaycache.Options
+	// Progress, when set, is called after each data file read with the
+	// journal bytes read so far and in all (it overrides Cache.Progress).
+	Progress func(done, total int64)
+	// IndexProblem, when set, is told why an index that is there cannot
+	// be used: the analysis then replays the whole journal, as a broker
+	// rebuilding its index does.
+	IndexProblem func(error)
+}
+
+// readOptions are the journal reading options of an analysis.
+func (o Options) readOptions() codec.ReadOptions {
+	return codec.ReadOptions{SkipChecksums: o.SkipChecksums}
+}
+
+// cacheOptions are the replaycache options of an analysis (Disable when
+// the cache is off).
+func (o Options) cacheOptions() replaycache.Options {
+	co := replaycache.Options{Disable: true}
+	if o.Cache != nil {
+		co = *o.Cache
+	}
+	if o.Progress != nil {
+		co.Progress = o.Progress
+	}
+	return co
+}
+
+// ReplayOptions are the replay options of a broker restarted on the store
+// of l (its data files, and its index when readable and not
+// opts.NoIndex), with opts.MaxFileLength as it is (0: refgraph's
+// default). Open uses them, settling the length first; a caller that
+// replays with a visitor of its own (compact's verification) starts from
+// them.
+func ReplayOptions(l *Layout, opts Options) refgraph.Options {
+	ro := refgraph.StoreOptions(l.Journal, !opts.NoIndex, opts.IndexProblem)
+	ro.MaxFileLength = opts.MaxFileLength
+	ro.Running = opts.Running
+	ro.KeepCompleted = opts.KeepCompleted
+	return ro
+}
+
+// Analysis is what Open found in a store.
+type Analysis struct {
+	Layout *Layout
+	// Graph is the replay: what the broker holds, and why each data file
+	// is kept or deleted at its next cleanup.
+	Graph *refgraph.Graph
+	// Files is what reading each data file found (Layout.Journal.Files
+	// order).
+	Files []replaycache.FileResult
+	// MaxFileLength is the journalMaxFileLength the analysis assumed, and
+	// where it came from.
+	MaxFileLength replaycache.MaxFileLength
+	// OpenWireVersion is the OpenWire version of the store's messages
+	// (the index's, also with NoIndex).
+	OpenWireVersion int
+	// Cache says how the analysis used the cache (replaycache.Off when
+	// Options.Cache was nil); CacheReason why it was not hit;
+	// CacheSaved that the cache file was (re)written.
+	Cache       replaycache.Outcome
+	CacheReason string
+	CacheSaved  bool
+	// BytesRead are the journal bytes read (0 on a cache hit).
+	BytesRead int64
+	// Children are the analyses of Layout.Children (none yet).
+	Children []*Analysis
+}
+
+// Journal is the store's directory and data files.
+func (a *Analysis) Journal() *codec.Store { return a.Layout.Journal }
+
+// Open locates the store at path and analyses it.
+func Open(path string, opts Options) (*Analysis, error) {
+	l, err := Locate(path)
+	if err != nil {
+		return nil, err
+	}
+	return Analyse(l, opts)
+}
+
+// Analyse analyses the store of l.
+func Analyse(l *Layout, opts Options) (*Analysis, error) {
+	ro := ReplayOptions(l, opts)
+	res, mfl, err := replaycache.LoadMaxFileLength(l.Journal, ro, opts.MaxFileLength, opts.readOptions(), opts.cacheOptions())
+	if err != nil {
+		return nil, err
+	}
+	a := &Analysis{Layout: l, Graph: res.Graph, Files: res.Files, MaxFileLength: mfl,
+		Cache: res.Outcome, CacheReason: res.Reason, CacheSaved: res.Saved, BytesRead: res.BytesRead}
+	if opts.Cache == nil {
+		a.CacheReason = ""
+	}
+	if ro.Index != nil {
+		a.OpenWireVersion = ro.Index.MessageOpenWireVersion()
+	} else {
+		a.OpenWireVersion = kahaindex.StoreOpenWireVersion(l.Dir()) // NoIndex: the version is still the index's
+	}
+	return a, nil
+}
