@@ -8,17 +8,25 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// A walk that reads every file (grep -r, tar) costs, per file, a LOOKUP
-// and a READ round trip through the kernel, each two context switches or
-// more: that, not rendering, is where such a walk spends its time. The
-// mount asks the kernel for READDIRPLUS on every listing, which looks the
-// entries up in bulk (about 150 per call); and a listing handle pushes the
-// content of the files it looked up into the kernel's page cache
-// (FUSE_NOTIFY_STORE) as soon as the kernel has made their inodes (when
-// the next call of the listing arrives), on a goroutine of its own while
-// that call is answered; the last call of the listing waits until
-// everything is pushed. A walk then opens and reads those files without
-// asking the server anything.
+// A listing costs what it shows. The mount asks the kernel for
+// READDIRPLUS_AUTO (see Mount): the first call of a listing, and every
+// call that follows a lookup in the directory, is READDIRPLUS; the others
+// are plain READDIR, names only. `ls` of a pending/ of a million entries
+// then costs the names (listStream makes them without allocating), and
+// renders and looks up nothing beyond the first reply; a walk that looks
+// entries up while it lists them (find with tests, ls -l of a huge
+// directory read in pieces) gets them in bulk.
+//
+// A READDIRPLUS call looks its entries up in bulk (about 150 a call), and
+// the listing handle pushes the content of the files it looked up into the
+// kernel's page cache (FUSE_NOTIFY_STORE) as soon as the kernel has made
+// their inodes (when the next call of the listing arrives), on a goroutine
+// of its own while that call is answered; the last call of the listing
+// waits until everything is pushed. A walk then opens and reads those
+// files without asking the server anything. Its first lookup starts
+// rendering the next entries ahead, on the other core. A file that was
+// listed by name only costs a LOOKUP and a READ when a walk reads it (grep
+// -r lists a directory to its end before it reads a file).
 //
 // A listing links (looks up and pushes) at most three quarters as many
 // entries as the kernelCache keeps, so that what a walk lists is still
@@ -37,6 +45,8 @@ type dirHandle struct {
 	push    []pushItem      // looked up in the call req
 	linked  int             // entries looked up by this listing
 	entries bool            // the call req has listed entries
+	looked  bool            // the call req has looked entries up (READDIRPLUS)
+	de      fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
 	pushing chan []pushItem // the pushes under way, given back when done; nil: none
 	ahead   chan struct{}   // closed when the renders ahead are done; nil: none
 
@@ -92,7 +102,7 @@ func (h *dirHandle) call(ctx context.Context) {
 		return
 	}
 	h.flush()
-	h.req, h.entries = ctx, false
+	h.req, h.entries, h.looked = ctx, false, false
 	if h.listing == nil && h.s.m != nil {
 		if c := h.s.m.cache.Load(); c != nil {
 			h.listing = c
@@ -169,15 +179,13 @@ func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 		}
 		return nil, 0
 	}
-	if !h.entries {
-		h.renderAhead()
-	}
 	e, errno := h.stream.Next()
 	if errno != 0 {
 		return nil, errno
 	}
 	h.entries = true
-	return &e, 0
+	h.de = e
+	return &h.de, 0
 }
 
 func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
@@ -192,12 +200,11 @@ func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return sd.Seekdir(ctx, off)
 }
 
-// renderAhead starts rendering the next entries of the listing on a
-// goroutine, unless the last one is still at it.
-func (h *dirHandle) renderAhead() {
+// renderAhead starts rendering the entries of the listing from position
+// from on a goroutine, unless the last one is still at it.
+func (h *dirHandle) renderAhead(from int) {
 	td, ok := h.dir.(*tableDir)
-	ls, ok2 := h.stream.(*listStream)
-	if !ok || !ok2 {
+	if !ok {
 		return
 	}
 	ar := td.aheadRenderer()
@@ -216,7 +223,6 @@ func (h *dirHandle) renderAhead() {
 	}
 	done := make(chan struct{})
 	h.ahead = done
-	from := ls.pos
 	go func() {
 		defer close(done)
 		ar.renderAhead(from+8, from+aheadWindow) // the first few: the lookups are there first
@@ -236,6 +242,15 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	lu, ok := h.dir.(fs.NodeLookuper)
 	if !ok {
 		return nil, errNotLinked
+	}
+	if !h.looked {
+		// The first entry of a READDIRPLUS call: render the next ones
+		// ahead, on the other core. (A READDIR call, which looks
+		// nothing up, renders nothing.)
+		h.looked = true
+		if ls, ok := h.stream.(*listStream); ok {
+			h.renderAhead(ls.pos - 1)
+		}
 	}
 	child, errno := lu.Lookup(ctx, name, out)
 	if errno != 0 {

@@ -93,6 +93,10 @@ type mountState struct {
 	// cache bounds the nodes the kernel keeps; nil when not mounted or
 	// unbounded.
 	cache atomic.Pointer[kernelCache]
+	// renders counts the commands and bodies rendered for the mount
+	// (lookups, reads, renders ahead): what tests check a listing does
+	// not do.
+	renders atomic.Int64
 }
 
 func (m *mountState) logf(format string, args ...any) { m.logger.Printf(format, args...) }
@@ -345,9 +349,13 @@ func (f *FS) Mount(mountpoint string) error {
 			Options:    mountOpts,
 			FsName:     fsName,
 			Name:       "kahafs",
-			// READDIRPLUS on every listing (go-fuse asks for it unless
-			// told otherwise; no READDIRPLUS_AUTO): entries are looked up
-			// in bulk, and their content pushed (see dirHandle).
+			// READDIRPLUS_AUTO: the kernel asks for READDIRPLUS for
+			// the first call of a listing and for the calls that
+			// follow a lookup in the directory, plain READDIR
+			// otherwise. `ls` of a million names then costs their
+			// names only; a walk that looks entries up while it lists
+			// gets them looked up in bulk, and their content pushed
+			// (see dirHandle).
 			// No extended attributes: the kernel stops asking after the
 			// first ENOSYS instead of two round trips per `ls -l` entry.
 			DisableXAttrs: true,
@@ -360,10 +368,11 @@ func (f *FS) Mount(mountpoint string) error {
 			// fusermount3 helper (a fork and exec, about 10 ms); anyone
 			// else falls back to the helper. "ro" is a flag of the
 			// mount there, as fusermount3 makes it.
-			DirectMount:      true,
-			DirectMountFlags: directFlags,
-			Debug:            f.opts.Debug,
-			Logger:           f.m.logger,
+			DirectMount:       true,
+			DirectMountFlags:  directFlags,
+			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
+			Debug:             f.opts.Debug,
+			Logger:            f.m.logger,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,

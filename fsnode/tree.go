@@ -3,7 +3,6 @@ package fsnode
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -137,14 +136,9 @@ func (d *tableDir) aheadRenderer() aheadRenderer {
 
 // tableStream lists t.
 func tableStream(t dirTable) *listStream {
-	return &listStream{n: t.len(), at: func(i int) fuse.DirEntry {
-		e := t.at(i)
-		mode := uint32(syscall.S_IFREG)
-		if e.isDir() {
-			mode = syscall.S_IFDIR
-		}
-		return fuse.DirEntry{Name: e.name, Mode: mode, Ino: e.ino}
-	}}
+	l := &listStream{n: t.len(), t: t}
+	l.lister, _ = t.(dirLister)
+	return l
 }
 
 // lookupIn makes the node of the entry of t called name, in parent.
@@ -181,16 +175,30 @@ func suffix(body bool) string {
 }
 
 func commandName(e recEntry, body bool) string {
-	return padInt(int64(e.off), offsetDigits) + "-" + e.typ.String() + suffix(body)
+	return string(appendCommandName(nil, e, body))
+}
+
+// appendCommandName appends commandName(e, body) to dst.
+func appendCommandName(dst []byte, e recEntry, body bool) []byte {
+	dst = appendPadInt(dst, int64(e.off), offsetDigits)
+	dst = append(dst, '-')
+	dst = append(dst, e.typ.String()...)
+	return append(dst, suffix(body)...)
 }
 
 // padInt writes v in decimal, zero-padded to width digits.
 func padInt(v int64, width int) string {
-	s := strconv.FormatInt(v, 10)
-	if len(s) >= width {
-		return s
+	return string(appendPadInt(nil, v, width))
+}
+
+// appendPadInt appends v in decimal, zero-padded to width digits, to dst.
+func appendPadInt(dst []byte, v int64, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], v, 10)
+	for k := len(d); k < width; k++ {
+		dst = append(dst, '0')
 	}
-	return strings.Repeat("0", width-len(s)) + s
+	return append(dst, d...)
 }
 
 // parseCommandName is the inverse of commandName; only the exact spelling
