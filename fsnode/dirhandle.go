@@ -2,36 +2,37 @@ package fsnode
 
 import (
 	"context"
+	"sync"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// A listing costs what it shows. The mount asks the kernel for
-// READDIRPLUS_AUTO (see Mount): the first call of a listing, and every
-// call that follows a lookup in the directory, is READDIRPLUS; the others
-// are plain READDIR, names only. `ls` of a pending/ of a million entries
-// then costs the names (listStream makes them without allocating), and
-// renders and looks up nothing beyond the first reply; a walk that looks
-// entries up while it lists them (find with tests, ls -l of a huge
-// directory read in pieces) gets them in bulk.
+// A walk that reads every file (grep -r, tar) costs, per file, a LOOKUP
+// and a READ round trip through the kernel, each two context switches or
+// more: that, not rendering, is where such a walk spends its time. A
+// listing of a directory that fits in the link limit (three quarters of
+// the kernelCache) therefore looks its entries up in bulk (READDIRPLUS,
+// about 150 a call), and the listing handle pushes the content of the
+// files it looked up into the kernel's page cache (FUSE_NOTIFY_STORE) as
+// soon as the kernel has made their inodes (when the next call of the
+// listing arrives), on a goroutine of its own while that call is
+// answered; the last call of the listing waits until everything is
+// pushed. A walk then opens and reads those files without asking the
+// server anything. The first lookup of a call starts rendering the next
+// entries ahead, on the other core.
 //
-// A READDIRPLUS call looks its entries up in bulk (about 150 a call), and
-// the listing handle pushes the content of the files it looked up into the
-// kernel's page cache (FUSE_NOTIFY_STORE) as soon as the kernel has made
-// their inodes (when the next call of the listing arrives), on a goroutine
-// of its own while that call is answered; the last call of the listing
-// waits until everything is pushed. A walk then opens and reads those
-// files without asking the server anything. Its first lookup starts
-// rendering the next entries ahead, on the other core. A file that was
-// listed by name only costs a LOOKUP and a READ when a walk reads it (grep
-// -r lists a directory to its end before it reads a file).
-//
-// A listing links (looks up and pushes) at most three quarters as many
-// entries as the kernelCache keeps, so that what a walk lists is still
-// there when it reads it; the entries after that are listed without
-// attributes and looked up one by one when used.
+// A bigger directory (a DLQ's pending/ of a million entries) is listed by
+// name only: `ls` costs the names (listStream makes them without
+// allocating), not a render, a node and a push per entry, and a walk
+// could not find the entries of such a listing still linked when it reads
+// them (gnulib's fts, under grep -r and du, lists a directory to its end
+// before it reads a file). Its calls link only while the walk looks
+// entries up as it lists them (du, find -size: a LOOKUP in the directory
+// since the last call), as the kernel's READDIRPLUS_AUTO would; a file
+// listed by name costs a LOOKUP and a READ when it is read, rendered ahead
+// of the walk's lookups (lookAhead).
 
 // dirHandle is an open directory of the tree: its listing and what the
 // last READDIRPLUS call of the listing looked up. go-fuse serializes the
@@ -46,6 +47,8 @@ type dirHandle struct {
 	linked  int             // entries looked up by this listing
 	entries bool            // the call req has listed entries
 	looked  bool            // the call req has looked entries up (READDIRPLUS)
+	link    bool            // the call req links its entries (see linking)
+	seen    int64           // the directory's LOOKUP count at the last call that looked up
 	de      fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
 	pushing chan []pushItem // the pushes under way, given back when done; nil: none
 	ahead   chan struct{}   // closed when the renders ahead are done; nil: none
@@ -65,8 +68,9 @@ type pusher interface {
 	pushData() []byte
 }
 
-// aheadRenderer is a directory that can render the files listed at
-// positions from to to-1 ahead of their lookups, into the snapshot's
+// aheadRenderer is a directory that renders the files listed at
+// positions from to to-1 ahead of their lookups its own way (any other
+// renders its command entries: renderEntries), into the snapshot's
 // recent renders: the kernel waits for a READDIRPLUS call while the
 // lookups of its entries are made one after the other, and a second core
 // renders meanwhile.
@@ -90,7 +94,11 @@ var _ fs.NodeOpendirHandler = (*dirNode)(nil)
 // OpendirHandle opens every directory type of the tree (they all embed
 // dirNode) with a dirHandle.
 func (d *dirNode) OpendirHandle(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	return &dirHandle{dir: d.EmbeddedInode().Operations(), s: d.snap}, 0, 0
+	h := &dirHandle{dir: d.EmbeddedInode().Operations(), s: d.snap}
+	if td, ok := h.dir.(*tableDir); ok {
+		h.seen = td.lookups.Load()
+	}
+	return h, 0, 0
 }
 
 // call notes the request a call belongs to. A new one means the kernel
@@ -207,9 +215,13 @@ func (h *dirHandle) renderAhead(from int) {
 	if !ok {
 		return
 	}
-	ar := td.aheadRenderer()
-	if ar == nil {
+	tab, err := td.table()
+	if err != nil {
 		return
+	}
+	render := func(from, to int) { renderEntries(h.s, tab, max(from, 0), min(to, tab.len()), 1) }
+	if ar, ok := tab.(aheadRenderer); ok {
+		render = ar.renderAhead
 	}
 	if lim := h.s.linkLimit(); lim > 0 && h.linked >= lim {
 		return // not looked up: nothing to render
@@ -225,7 +237,7 @@ func (h *dirHandle) renderAhead(from int) {
 	h.ahead = done
 	go func() {
 		defer close(done)
-		ar.renderAhead(from+8, from+aheadWindow) // the first few: the lookups are there first
+		render(from+8, from+aheadWindow) // the first few: the lookups are there first
 	}()
 }
 
@@ -236,23 +248,28 @@ const errNotLinked = syscall.EAGAIN
 // Lookup looks up an entry for READDIRPLUS.
 func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	h.call(ctx)
-	if lim := h.s.linkLimit(); lim > 0 && h.linked >= lim {
-		return nil, errNotLinked
-	}
-	lu, ok := h.dir.(fs.NodeLookuper)
-	if !ok {
-		return nil, errNotLinked
-	}
 	if !h.looked {
-		// The first entry of a READDIRPLUS call: render the next ones
-		// ahead, on the other core. (A READDIR call, which looks
-		// nothing up, renders nothing.)
+		// The first entry of a READDIRPLUS call: decide whether the
+		// call links, and render its next entries ahead, on the other
+		// core.
 		h.looked = true
-		if ls, ok := h.stream.(*listStream); ok {
+		h.link = h.linking()
+		if ls, ok := h.stream.(*listStream); ok && h.link {
 			h.renderAhead(ls.pos - 1)
 		}
 	}
-	child, errno := lu.Lookup(ctx, name, out)
+	if !h.link || h.s.linkLimit() > 0 && h.linked >= h.s.linkLimit() {
+		return nil, errNotLinked
+	}
+	var lookup func(context.Context, string, *fuse.EntryOut) (*fs.Inode, syscall.Errno)
+	if td, ok := h.dir.(*tableDir); ok {
+		lookup = td.lookup // renders ahead below, not as for a LOOKUP
+	} else if lu, ok := h.dir.(fs.NodeLookuper); ok {
+		lookup = lu.Lookup
+	} else {
+		return nil, errNotLinked
+	}
+	child, errno := lookup(ctx, name, out)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -275,6 +292,29 @@ func (h *dirHandle) Releasedir(context.Context, uint32) {
 	h.end()
 }
 
+// linking reports whether the READDIRPLUS call under way links (looks up
+// and pushes) its entries: every call of a listing of a directory that
+// fits in the link limit; in a bigger one, only a call that follows a
+// LOOKUP in the directory (a walk that uses the entries as it lists them),
+// as the kernel's READDIRPLUS_AUTO would.
+func (h *dirHandle) linking() bool {
+	lim := h.s.linkLimit()
+	td, ok := h.dir.(*tableDir)
+	if !ok {
+		return true // the root: a few entries
+	}
+	n := td.lookups.Load()
+	followed := n != h.seen
+	h.seen = n
+	if lim <= 0 {
+		return true
+	}
+	if ls, ok := h.stream.(*listStream); ok && ls.n <= lim {
+		return true
+	}
+	return followed
+}
+
 // linkLimit is how many entries one listing looks up (0: no limit).
 func (s *Snapshot) linkLimit() int {
 	if s.m == nil {
@@ -284,4 +324,77 @@ func (s *Snapshot) linkLimit() int {
 		return c.limit / 4 * 3
 	}
 	return 0
+}
+
+// lookAhead renders the files a walk is about to look up, on a goroutine
+// of its own (the other core), into the snapshot's recent renders, where
+// the LOOKUP and then the READ of each find it. A walk that reads what it
+// listed by name only (grep -r: see dirHandle) looks the files up in
+// listing order, or, in a directory of more than 10,000 entries, in inode
+// order (gnulib's fts sorts them so): in pending/ and by-file/, the .json
+// files in listing order, then the .body files. The step between two
+// lookups, one position or two, tells which; any other step stops the
+// rendering ahead until two lookups agree again.
+type lookAhead struct {
+	mu    sync.Mutex // guards the fields below
+	last  int        // position of the last lookup, plus one (0: none)
+	until int        // positions from last to until (by the step) are rendered or being
+	busy  bool       // a goroutine is rendering
+}
+
+// lookAheadWindow is how many files a walk's lookups are rendered ahead
+// of it.
+const lookAheadWindow = 64
+
+// lookedUp notes a LOOKUP of the file at position i of t and, when the
+// lookups go in order, starts rendering the next files ahead.
+func (a *lookAhead) lookedUp(s *Snapshot, t dirTable, i int) {
+	a.mu.Lock()
+	step := i + 1 - a.last
+	a.last = i + 1
+	if step != 1 && step != 2 {
+		a.until = 0
+		a.mu.Unlock()
+		return
+	}
+	from := i + step
+	if a.until > from {
+		from += (a.until - from + step - 1) / step * step
+	}
+	to := min(i+lookAheadWindow*step, t.len())
+	if a.busy || from >= to || from > i+lookAheadWindow*step/2 {
+		a.mu.Unlock()
+		return // rendering, or far enough ahead
+	}
+	a.until, a.busy = to, true
+	a.mu.Unlock()
+	go func() {
+		renderEntries(s, t, from, to, step)
+		a.mu.Lock()
+		a.busy = false
+		a.mu.Unlock()
+	}()
+}
+
+// renderEntries renders the commands at positions from, from+step, ...
+// before to of t into the snapshot's recent renders, those not there
+// already.
+func renderEntries(s *Snapshot, t dirTable, from, to, step int) {
+	for i := from; i < to; i += step {
+		e := t.at(i)
+		if e.kind != cmdEntry {
+			continue
+		}
+		f, re, err := s.command(e.loc, e.body)
+		if err != nil {
+			continue
+		}
+		k := renderKey{loc: re.loc(f.info.ID), body: e.body}
+		if _, ok := s.recent.get(k); ok {
+			continue
+		}
+		if b, err := s.renderCommand(f, re, e.body); err == nil {
+			s.recent.put(k, b)
+		}
+	}
 }

@@ -349,13 +349,11 @@ func (f *FS) Mount(mountpoint string) error {
 			Options:    mountOpts,
 			FsName:     fsName,
 			Name:       "kahafs",
-			// READDIRPLUS_AUTO: the kernel asks for READDIRPLUS for
-			// the first call of a listing and for the calls that
-			// follow a lookup in the directory, plain READDIR
-			// otherwise. `ls` of a million names then costs their
-			// names only; a walk that looks entries up while it lists
-			// gets them looked up in bulk, and their content pushed
-			// (see dirHandle).
+			// READDIRPLUS on every listing (go-fuse asks for it unless
+			// told otherwise; no READDIRPLUS_AUTO): the listing decides
+			// which entries to look up in bulk, and their content is
+			// pushed (see dirHandle); a big directory is listed by
+			// name only.
 			// No extended attributes: the kernel stops asking after the
 			// first ENOSYS instead of two round trips per `ls -l` entry.
 			DisableXAttrs: true,
@@ -368,11 +366,10 @@ func (f *FS) Mount(mountpoint string) error {
 			// fusermount3 helper (a fork and exec, about 10 ms); anyone
 			// else falls back to the helper. "ro" is a flag of the
 			// mount there, as fusermount3 makes it.
-			DirectMount:       true,
-			DirectMountFlags:  directFlags,
-			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
-			Debug:             f.opts.Debug,
-			Logger:            f.m.logger,
+			DirectMount:      true,
+			DirectMountFlags: directFlags,
+			Debug:            f.opts.Debug,
+			Logger:           f.m.logger,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,

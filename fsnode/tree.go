@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -86,10 +87,14 @@ func (r *rootDir) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
 // the node.
 type tableDir struct {
 	dirNode
-	once sync.Once
-	open func() (dirTable, error) // nil once opened
-	tab  dirTable
-	err  error
+	once  sync.Once
+	open  func() (dirTable, error) // nil once opened
+	tab   dirTable
+	err   error
+	ahead lookAhead // renders ahead of a walk's lookups
+	// lookups counts the LOOKUPs in the directory (not the entries a
+	// READDIRPLUS looks up): see dirHandle.linking.
+	lookups atomic.Int64
 }
 
 func newTableDir(s *Snapshot, open func() (dirTable, error)) *tableDir {
@@ -116,22 +121,30 @@ func (d *tableDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
 
 var _ fs.NodeLookuper = (*tableDir)(nil)
 
+// Lookup answers a LOOKUP: a name used that no READDIRPLUS looked up.
+// Files looked up one after the other in order (a walk reading what it
+// listed by name) are rendered ahead (see lookAhead).
 func (d *tableDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	d.lookups.Add(1)
+	n, errno := d.lookup(ctx, name, out)
+	if errno == 0 && !n.IsDir() {
+		if tab, _ := d.table(); tab != nil {
+			if i, ok := tab.find(name); ok {
+				d.ahead.lookedUp(d.snap, tab, i)
+			}
+		}
+	}
+	return n, errno
+}
+
+// lookup makes the node of name: Lookup without rendering ahead (what a
+// READDIRPLUS call looks up is rendered ahead by its dirHandle).
+func (d *tableDir) lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	tab, err := d.table()
 	if err != nil {
 		return nil, d.snap.errno("lookup "+d.Path(nil)+"/"+name, err)
 	}
 	return d.snap.lookupIn(ctx, d.EmbeddedInode(), tab, name, out)
-}
-
-// aheadRenderer is the table's, if it renders ahead (see dirHandle).
-func (d *tableDir) aheadRenderer() aheadRenderer {
-	tab, err := d.table()
-	if err != nil {
-		return nil
-	}
-	ar, _ := tab.(aheadRenderer)
-	return ar
 }
 
 // tableStream lists t.
