@@ -158,3 +158,37 @@ func TestAppendNames(t *testing.T) {
 	assert.Equal(t, "0000000007", padInt(7, positionDigits))
 	assert.Equal(t, "12345678901", padInt(12345678901, positionDigits))
 }
+
+// TestRelistingRendersNothing: a pending/ that fits in the link limit is
+// looked up and pushed whole by its first listing (a walk then reads it
+// without a request); a second listing (a second grep -r) renders and
+// pushes nothing again, and every file still reads whole.
+func TestRelistingRendersNothing(t *testing.T) {
+	const n = 1500 // more entries than the recent renders keep
+	dir := pendingStore(t, n)
+	fsys, mnt := mountStore(t, dir, quietOpts(t))
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	_, err := os.Stat(pending)
+	require.NoError(t, err)
+
+	before := fsys.m.renders.Load()
+	first, err := os.ReadDir(pending)
+	require.NoError(t, err)
+	require.Len(t, first, 2*n)
+	assert.GreaterOrEqual(t, fsys.m.renders.Load()-before, int64(2*n), "the first listing renders every file")
+
+	before = fsys.m.renders.Load()
+	again, err := os.ReadDir(pending)
+	require.NoError(t, err)
+	require.Len(t, again, 2*n)
+	assert.Zero(t, fsys.m.renders.Load()-before, "the second listing renders nothing")
+
+	s := fsys.Snapshot()
+	for _, e := range again {
+		b, err := os.ReadFile(filepath.Join(pending, e.Name()))
+		require.NoError(t, err)
+		want, err := s.ReadFile("by-destination/queue/" + bigQueue + "/pending/" + e.Name())
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(b), e.Name())
+	}
+}

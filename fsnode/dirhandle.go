@@ -48,10 +48,12 @@ type dirHandle struct {
 	entries bool            // the call req has listed entries
 	looked  bool            // the call req has looked entries up (READDIRPLUS)
 	link    bool            // the call req links its entries (see linking)
-	seen    int64           // the directory's LOOKUP count at the last call that looked up
-	de      fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
-	pushing chan []pushItem // the pushes under way, given back when done; nil: none
-	ahead   chan struct{}   // closed when the renders ahead are done; nil: none
+	// rendering: the call req has started rendering ahead
+	rendering bool
+	seen      int64           // the directory's LOOKUP count at the last call that looked up
+	de        fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
+	pushing   chan []pushItem // the pushes under way, given back when done; nil: none
+	ahead     chan struct{}   // closed when the renders ahead are done; nil: none
 
 	// listing: the kernelCache counts this listing as under way (from
 	// its first call to the call that lists nothing, or the release).
@@ -110,7 +112,7 @@ func (h *dirHandle) call(ctx context.Context) {
 		return
 	}
 	h.flush()
-	h.req, h.entries, h.looked = ctx, false, false
+	h.req, h.entries, h.looked, h.rendering = ctx, false, false, false
 	if h.listing == nil && h.s.m != nil {
 		if c := h.s.m.cache.Load(); c != nil {
 			h.listing = c
@@ -250,16 +252,24 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	h.call(ctx)
 	if !h.looked {
 		// The first entry of a READDIRPLUS call: decide whether the
-		// call links, and render its next entries ahead, on the other
-		// core.
+		// call links.
 		h.looked = true
 		h.link = h.linking()
-		if ls, ok := h.stream.(*listStream); ok && h.link {
-			h.renderAhead(ls.pos - 1)
-		}
 	}
 	if !h.link || h.s.linkLimit() > 0 && h.linked >= h.s.linkLimit() {
 		return nil, errNotLinked
+	}
+	if child := h.relisted(name, out); child != nil {
+		h.linked++
+		return child, 0
+	}
+	if !h.rendering {
+		// The first new file of the call: render the next entries
+		// ahead, on the other core.
+		h.rendering = true
+		if ls, ok := h.stream.(*listStream); ok {
+			h.renderAhead(ls.pos - 1)
+		}
 	}
 	var lookup func(context.Context, string, *fuse.EntryOut) (*fs.Inode, syscall.Errno)
 	if td, ok := h.dir.(*tableDir); ok {
@@ -280,6 +290,35 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 		}
 	}
 	return child, 0
+}
+
+// sizedFile is a file node that knows its size without rendering.
+type sizedFile interface {
+	fileSize() int64
+}
+
+func (f *textFile) fileSize() int64    { return f.size }
+func (n *commandFile) fileSize() int64 { return n.size }
+
+// relisted answers the lookup of a file that the kernel has already (a
+// second listing of a directory, a second grep -r): with its node, and
+// no render and no push, its content being in the page cache still (or
+// read again if the kernel dropped it). Nil when the file is new.
+func (h *dirHandle) relisted(name string, out *fuse.EntryOut) *fs.Inode {
+	dir := h.dir.EmbeddedInode()
+	child := dir.GetChild(name)
+	if child == nil {
+		return nil
+	}
+	f, ok := child.Operations().(sizedFile)
+	if !ok {
+		return nil
+	}
+	h.s.attr(&out.Attr, fileMode, f.fileSize())
+	if h.s.m != nil {
+		h.s.m.cache.Load().add(dir, name, child) // used again: dropped last
+	}
+	return child
 }
 
 func (h *dirHandle) Releasedir(context.Context, uint32) {
