@@ -42,14 +42,13 @@ type dirHandle struct {
 	s      *Snapshot
 	stream fs.DirStream // made at the first call
 
-	req     context.Context // the call the pending pushes were looked up in
-	push    []pushItem      // looked up in the call req
-	linked  int             // entries looked up by this listing
-	entries bool            // the call req has listed entries
-	looked  bool            // the call req has looked entries up (READDIRPLUS)
-	link    bool            // the call req links its entries (see linking)
-	// rendering: the call req has started rendering ahead
-	rendering bool
+	req       context.Context // the call the pending pushes were looked up in
+	push      []pushItem      // looked up in the call req
+	linked    int             // entries looked up by this listing
+	entries   bool            // the call req has listed entries
+	looked    bool            // the call req has looked entries up (READDIRPLUS)
+	link      bool            // the call req links its entries (see linking)
+	rendering bool            // the call req has started rendering ahead
 	seen      int64           // the directory's LOOKUP count at the last call that looked up
 	de        fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
 	pushing   chan []pushItem // the pushes under way, given back when done; nil: none
@@ -370,10 +369,10 @@ func (s *Snapshot) linkLimit() int {
 // the LOOKUP and then the READ of each find it. A walk that reads what it
 // listed by name only (grep -r: see dirHandle) looks the files up in
 // listing order, or, in a directory of more than 10,000 entries, in inode
-// order (gnulib's fts sorts them so): in pending/ and by-file/, the .json
-// files in listing order, then the .body files. The step between two
-// lookups, one position or two, tells which; any other step stops the
-// rendering ahead until two lookups agree again.
+// order (gnulib's fts sorts them so): the .json files, then the .body
+// files, each in journal order, which in pending/ is every other entry.
+// The step between two lookups, one position or two, tells which; any
+// other step stops the rendering ahead until two lookups agree again.
 type lookAhead struct {
 	mu    sync.Mutex // guards the fields below
 	last  int        // position of the last lookup, plus one (0: none)
