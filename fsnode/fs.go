@@ -73,9 +73,12 @@ type Options struct {
 	CacheTimeout time.Duration
 	// KernelCache is how many nodes below the root the kernel may keep
 	// (beyond those in use) before the oldest are dropped, which bounds
-	// the mount's memory whatever walks the tree (see kernelCache). Zero
-	// means DefaultKernelCache; negative, no bound (the kernel drops nodes
-	// when memory runs short).
+	// the mount's memory whatever walks the tree (see kernelCache). Three
+	// quarters of it is the link limit: a directory of more entries is
+	// listed by name only, a smaller one looked up and pushed whole (see
+	// dirHandle). Zero means DefaultKernelCache; negative, no bound (the
+	// kernel drops nodes when memory runs short; every directory is
+	// looked up whole).
 	KernelCache int
 	// Cache, when set, keeps the analysis of the store in a cache file
 	// outside it (package replaycache): a mount of an unchanged store
