@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
@@ -190,5 +192,84 @@ func TestRelistingRendersNothing(t *testing.T) {
 		want, err := s.ReadFile("by-destination/queue/" + bigQueue + "/pending/" + e.Name())
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(b), e.Name())
+	}
+}
+
+// TestBigListingLinksAfterLookups: a directory bigger than the link limit
+// is listed by name, except for the calls that follow a LOOKUP in it (a
+// walk that stats as it lists, as du does): those look their entries up
+// in bulk, as the kernel's READDIRPLUS_AUTO would.
+func TestBigListingLinksAfterLookups(t *testing.T) {
+	const n = 3000
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 4096 // link limit 3072 < 6000 entries
+	fsys, mnt := mountStore(t, dir, opts)
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	_, err := os.Stat(pending)
+	require.NoError(t, err)
+	root := fsys.root.EmbeddedInode()
+
+	fd, err := syscall.Open(pending, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	buf := make([]byte, 8192)
+	list := func() []string {
+		k, err := syscall.Getdents(fd, buf)
+		require.NoError(t, err)
+		require.Positive(t, k)
+		_, _, names := syscall.ParseDirent(buf[:k], -1, nil)
+		return names
+	}
+	first := list()
+	require.Zero(t, liveNodes(root, false), "listed by name")
+	list()
+	require.Zero(t, liveNodes(root, false), "listed by name")
+
+	_, err = os.Lstat(filepath.Join(pending, first[0])) // a LOOKUP
+	require.NoError(t, err)
+	require.Equal(t, 1, liveNodes(root, false))
+	next := list()
+	assert.Equal(t, 1+len(next), liveNodes(root, false), "the call after a lookup links its entries")
+	list()
+	assert.Equal(t, 1+len(next), liveNodes(root, false), "and the next one, without a lookup, does not")
+}
+
+// TestLookAhead: LOOKUPs of every other entry of a pending/ listed by name
+// (the .json files, in the inode order gnulib's fts reads a big directory
+// in) render the next .json files ahead, and no .body.
+func TestLookAhead(t *testing.T) {
+	const n = 3000
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 4096
+	fsys, mnt := mountStore(t, dir, opts)
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	s := fsys.Snapshot()
+	list, err := s.ReadDir("by-destination/queue/" + bigQueue + "/pending")
+	require.NoError(t, err)
+	for i := 0; i < 6; i += 2 {
+		_, err := os.Lstat(filepath.Join(pending, list[i].Name)) // LOOKUP, no READ
+		require.NoError(t, err)
+	}
+	de, _, err := s.resolve("ls", "by-destination/queue/"+bigQueue+"/pending")
+	require.NoError(t, err)
+	tab, err := de.sub()
+	require.NoError(t, err)
+	rendered := func(i int) bool {
+		e := tab.at(i)
+		f, re, err := s.command(e.loc, e.body)
+		require.NoError(t, err)
+		_, ok := s.recent.get(renderKey{loc: re.loc(f.info.ID), body: e.body})
+		return ok
+	}
+	// The renders ahead run on a goroutine of their own.
+	deadline := time.Now().Add(10 * time.Second)
+	for !rendered(20) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := 6; i < 40; i += 2 {
+		assert.True(t, rendered(i), "%s rendered ahead", list[i].Name)
+		assert.False(t, rendered(i+1), "%s not rendered", list[i+1].Name)
 	}
 }

@@ -389,6 +389,9 @@ const lookAheadWindow = 64
 func (a *lookAhead) lookedUp(s *Snapshot, t dirTable, i int) {
 	a.mu.Lock()
 	step := i + 1 - a.last
+	if a.last == 0 {
+		step = 0 // the first lookup: no step yet
+	}
 	a.last = i + 1
 	if step != 1 && step != 2 {
 		a.until = 0
