@@ -79,7 +79,7 @@ func TestListingRendersNothing(t *testing.T) {
 		require.NoError(t, err)
 		wantB, err := fsys.Snapshot().ReadFile("by-destination/queue/" + bigQueue + "/pending/" + name)
 		require.NoError(t, err)
-		assert.Equal(t, wantB, b, name)
+		assert.Equal(t, string(wantB), string(b), name)
 		info, err := os.Stat(filepath.Join(pending, name))
 		require.NoError(t, err)
 		assert.Equal(t, int64(len(b)), info.Size(), name)
