@@ -24,7 +24,7 @@ import (
 // entries ahead, on the other core.
 //
 // A bigger directory (a DLQ's pending/ of a million entries) is listed by
-// name only: `ls` costs the names (listStream makes them without
+// name only (but for the first entries of a data file's: inodeOrdered): `ls` costs the names (listStream makes them without
 // allocating), not a render, a node and a push per entry, and a walk
 // could not find the entries of such a listing still linked when it reads
 // them (gnulib's fts, under grep -r and du, lists a directory to its end
@@ -350,7 +350,23 @@ func (h *dirHandle) linking() bool {
 	if ls, ok := h.stream.(*listStream); ok && ls.n <= lim {
 		return true
 	}
+	if tab, _ := td.table(); tab != nil {
+		if _, ok := tab.(inodeOrdered); ok {
+			return true // up to the link limit
+		}
+	}
 	return followed
+}
+
+// inodeOrdered is a table listed in inode order, whose size is bounded:
+// a data file's directory (its commands, then their bodies, by offset).
+// gnulib's fts reads a directory of more than 10,000 entries in inode
+// order, so a walk reads what a listing of such a table linked first
+// before the kernel cache drops it: a listing bigger than the link limit
+// links up to it, where a listing of another big table (a pending/ lists
+// a .json and a .body by turns, and may hold a million) links nothing.
+type inodeOrdered interface {
+	inodeOrdered()
 }
 
 // linkLimit is how many entries one listing looks up (0: no limit).

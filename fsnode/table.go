@@ -209,6 +209,10 @@ func (t *dataFileTable) at(i int) entry {
 	return commandOf(commandName(e, true), e.loc(id), true)
 }
 
+var _ inodeOrdered = (*dataFileTable)(nil)
+
+func (*dataFileTable) inodeOrdered() {}
+
 var _ dirLister = (*dataFileTable)(nil)
 
 func (t *dataFileTable) listAt(dst []byte, i int) ([]byte, uint64, bool) {

@@ -68,7 +68,8 @@ func getdents(t *testing.T, dir string, bufSize int) []string {
 // in hundreds of small calls (READDIRPLUS calls the kernel resumes at
 // offsets, some in the middle of a reply) has every entry exactly once,
 // in order, whether the listing looks its entries up (the directory fits
-// in the link limit) or lists them by name; every file then reads as
+// in the link limit) or only its first ones (a data file's directory
+// bigger than the limit), the rest by name; every file then reads as
 // `kahafs dump --json` prints it, with the size stat gives.
 func TestListingCalls(t *testing.T) {
 	n := 6000
@@ -79,7 +80,7 @@ func TestListingCalls(t *testing.T) {
 	lines := dumpLines(t, dir)
 	require.Len(t, lines, n)
 	want := append([]string{nameHolders, nameHoldersJSON, nameInfo}, cmds...)
-	for _, kc := range []int{2 * n, 2048} { // linked; by name (limit 1536)
+	for _, kc := range []int{2 * n, 2048} { // linked; 1536 linked, the rest by name
 		t.Run(fmt.Sprintf("kernel-cache=%d", kc), func(t *testing.T) {
 			opts := quietOpts(t)
 			opts.KernelCache = kc
