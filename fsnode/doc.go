@@ -70,7 +70,8 @@
 //     asking (no OPEN, RELEASE or FLUSH): grep -r reads a listed file
 //     without a single request.
 //   - A big directory lists fast: one bigger than the link limit (a
-//     DLQ's pending/) is listed by name only, names made without an
+//     DLQ's pending/) is listed by name only (a data file's directory
+//     but for its first entries), names made without an
 //     allocation per entry, unless the walk looks entries up as it lists
 //     them: `ls` of a million entries renders nothing. A file listed by
 //     name costs a LOOKUP and a READ, rendered ahead of the walk's

@@ -75,8 +75,8 @@ type Options struct {
 	// (beyond those in use) before the oldest are dropped, which bounds
 	// the mount's memory whatever walks the tree (see kernelCache). Three
 	// quarters of it is the link limit: a directory of more entries is
-	// listed by name only, a smaller one looked up and pushed whole (see
-	// dirHandle). Zero means DefaultKernelCache; negative, no bound (the
+	// listed by name only (a data file's: but for its first entries), a
+	// smaller one looked up and pushed whole (see dirHandle). Zero means DefaultKernelCache; negative, no bound (the
 	// kernel drops nodes when memory runs short; every directory is
 	// looked up whole).
 	KernelCache int
