@@ -71,11 +71,10 @@
 //     without a single request.
 //   - A big directory lists fast: one bigger than the link limit (a
 //     DLQ's pending/) is listed by name only (a data file's directory
-//     but for its first entries), names made without an
-//     allocation per entry, unless the walk looks entries up as it lists
-//     them: `ls` of a million entries renders nothing. A file listed by
-//     name costs a LOOKUP and a READ, rendered ahead of the walk's
-//     lookups.
+//     but for its first entries), names made without an allocation per
+//     entry, unless the walk looks entries up as it lists them: `ls` of
+//     a million entries renders nothing. A file listed by name costs a
+//     LOOKUP and a READ, rendered ahead of the walk's lookups.
 //   - Memory is bounded (kcache.go): the nodes lookups hand to the kernel
 //     are queued, and past Options.KernelCache the oldest are dropped from
 //     the kernel (FUSE_NOTIFY_PRUNE, or entry invalidation on kernels
