@@ -24,15 +24,18 @@ import (
 // entries ahead, on the other core.
 //
 // A bigger directory (a DLQ's pending/ of a million entries) is listed by
-// name only (but for the first entries of a data file's: inodeOrdered): `ls` costs the names (listStream makes them without
-// allocating), not a render, a node and a push per entry, and a walk
-// could not find the entries of such a listing still linked when it reads
-// them (gnulib's fts, under grep -r and du, lists a directory to its end
-// before it reads a file). Its calls link only while the walk looks
-// entries up as it lists them (du, find -size: a LOOKUP in the directory
-// since the last call), as the kernel's READDIRPLUS_AUTO would; a file
-// listed by name costs a LOOKUP and a READ when it is read, rendered ahead
-// of the walk's lookups (lookAhead).
+// name only: `ls` then costs the names (listStream makes them without
+// allocating), not a render, a node and a push per entry. A walk that
+// reads it pays a LOOKUP and a READ per file instead, rendered ahead of
+// its lookups (lookAhead): grep -r (gnulib's fts) lists a directory to
+// its end before it reads a file, and reads one of more than 10,000
+// entries in inode order, every .json before the first .body, so that
+// what a pending/ listing linked first would mostly be dropped from the
+// kernel cache before the walk came to it. A data file's directory,
+// listed in inode order, links its first entries up to the limit
+// (inodeOrdered). The calls of a big listing also link while the walk
+// looks entries up as it lists them (du, find -size: a LOOKUP in the
+// directory since the last call), as the kernel's READDIRPLUS_AUTO would.
 
 // dirHandle is an open directory of the tree: its listing and what the
 // last READDIRPLUS call of the listing looked up. go-fuse serializes the
