@@ -30,10 +30,10 @@ import (
 // its lookups (lookAhead): grep -r (gnulib's fts) lists a directory to
 // its end before it reads a file, and reads one of more than 10,000
 // entries in inode order, every .json before the first .body, so that
-// what a pending/ listing linked first would mostly be dropped from the
-// kernel cache before the walk came to it. A data file's directory,
-// listed in inode order, links its first entries up to the limit
-// (inodeOrdered). The calls of a big listing also link while the walk
+// the .body files a pending/ listing linked (one entry in two) would
+// mostly be dropped from the kernel cache before the walk came to them.
+// A data file's directory, listed in inode order, links its first
+// entries up to the limit (inodeOrdered). The calls of a big listing also link while the walk
 // looks entries up as it lists them (du, find -size: a LOOKUP in the
 // directory since the last call), as the kernel's READDIRPLUS_AUTO would.
 
