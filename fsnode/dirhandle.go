@@ -33,9 +33,10 @@ import (
 // the .body files a pending/ listing linked (one entry in two) would
 // mostly be dropped from the kernel cache before the walk came to them.
 // A data file's directory, listed in inode order, links its first
-// entries up to the limit (inodeOrdered). The calls of a big listing also link while the walk
-// looks entries up as it lists them (du, find -size: a LOOKUP in the
-// directory since the last call), as the kernel's READDIRPLUS_AUTO would.
+// entries up to the limit (inodeOrdered). The calls of a big listing also
+// link while the walk looks entries up as it lists them (du, find -size:
+// a LOOKUP in the directory since the last call), as the kernel's
+// READDIRPLUS_AUTO would.
 
 // dirHandle is an open directory of the tree: its listing and what the
 // last READDIRPLUS call of the listing looked up. go-fuse serializes the
