@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"context"
+	"sync"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -10,20 +11,32 @@ import (
 
 // A walk that reads every file (grep -r, tar) costs, per file, a LOOKUP
 // and a READ round trip through the kernel, each two context switches or
-// more: that, not rendering, is where such a walk spends its time. The
-// mount asks the kernel for READDIRPLUS on every listing, which looks the
-// entries up in bulk (about 150 per call); and a listing handle pushes the
-// content of the files it looked up into the kernel's page cache
-// (FUSE_NOTIFY_STORE) as soon as the kernel has made their inodes (when
-// the next call of the listing arrives), on a goroutine of its own while
-// that call is answered; the last call of the listing waits until
-// everything is pushed. A walk then opens and reads those files without
-// asking the server anything.
+// more: that, not rendering, is where such a walk spends its time. A
+// listing of a directory that fits in the link limit (three quarters of
+// the kernelCache) therefore looks its entries up in bulk (READDIRPLUS,
+// about 150 a call), and the listing handle pushes the content of the
+// files it looked up into the kernel's page cache (FUSE_NOTIFY_STORE) as
+// soon as the kernel has made their inodes (when the next call of the
+// listing arrives), on a goroutine of its own while that call is
+// answered; the last call of the listing waits until everything is
+// pushed. A walk then opens and reads those files without asking the
+// server anything. The first lookup of a call starts rendering the next
+// entries ahead, on the other core.
 //
-// A listing links (looks up and pushes) at most three quarters as many
-// entries as the kernelCache keeps, so that what a walk lists is still
-// there when it reads it; the entries after that are listed without
-// attributes and looked up one by one when used.
+// A bigger directory (a DLQ's pending/ of a million entries) is listed by
+// name only: `ls` then costs the names (listStream makes them without
+// allocating), not a render, a node and a push per entry. A walk that
+// reads it pays a LOOKUP and a READ per file instead, rendered ahead of
+// its lookups (lookAhead): grep -r (gnulib's fts) lists a directory to
+// its end before it reads a file, and reads one of more than 10,000
+// entries in inode order, every .json before the first .body, so that
+// the .body files a pending/ listing linked (one entry in two) would
+// mostly be dropped from the kernel cache before the walk came to them.
+// A data file's directory, listed in inode order, links its first
+// entries up to the limit (inodeOrdered). The calls of a big listing also
+// link while the walk looks entries up as it lists them (du, find -size:
+// a LOOKUP in the directory since the last call), as the kernel's
+// READDIRPLUS_AUTO would.
 
 // dirHandle is an open directory of the tree: its listing and what the
 // last READDIRPLUS call of the listing looked up. go-fuse serializes the
@@ -33,12 +46,17 @@ type dirHandle struct {
 	s      *Snapshot
 	stream fs.DirStream // made at the first call
 
-	req     context.Context // the call the pending pushes were looked up in
-	push    []pushItem      // looked up in the call req
-	linked  int             // entries looked up by this listing
-	entries bool            // the call req has listed entries
-	pushing chan []pushItem // the pushes under way, given back when done; nil: none
-	ahead   chan struct{}   // closed when the renders ahead are done; nil: none
+	req       context.Context // the call the pending pushes were looked up in
+	push      []pushItem      // looked up in the call req
+	linked    int             // entries looked up by this listing
+	entries   bool            // the call req has listed entries
+	looked    bool            // the call req has looked entries up (READDIRPLUS)
+	link      bool            // the call req links its entries (see linking)
+	rendering bool            // the call req has started rendering ahead
+	seen      int64           // the directory's LOOKUP count at the last call that looked up
+	de        fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
+	pushing   chan []pushItem // the pushes under way, given back when done; nil: none
+	ahead     chan struct{}   // closed when the renders ahead are done; nil: none
 
 	// listing: the kernelCache counts this listing as under way (from
 	// its first call to the call that lists nothing, or the release).
@@ -55,8 +73,9 @@ type pusher interface {
 	pushData() []byte
 }
 
-// aheadRenderer is a directory that can render the files listed at
-// positions from to to-1 ahead of their lookups, into the snapshot's
+// aheadRenderer is a directory that renders the files listed at
+// positions from to to-1 ahead of their lookups its own way (any other
+// renders its command entries: renderEntries), into the snapshot's
 // recent renders: the kernel waits for a READDIRPLUS call while the
 // lookups of its entries are made one after the other, and a second core
 // renders meanwhile.
@@ -80,7 +99,11 @@ var _ fs.NodeOpendirHandler = (*dirNode)(nil)
 // OpendirHandle opens every directory type of the tree (they all embed
 // dirNode) with a dirHandle.
 func (d *dirNode) OpendirHandle(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	return &dirHandle{dir: d.EmbeddedInode().Operations(), s: d.snap}, 0, 0
+	h := &dirHandle{dir: d.EmbeddedInode().Operations(), s: d.snap}
+	if td, ok := h.dir.(*tableDir); ok {
+		h.seen = td.lookups.Load()
+	}
+	return h, 0, 0
 }
 
 // call notes the request a call belongs to. A new one means the kernel
@@ -92,7 +115,7 @@ func (h *dirHandle) call(ctx context.Context) {
 		return
 	}
 	h.flush()
-	h.req, h.entries = ctx, false
+	h.req, h.entries, h.looked, h.rendering = ctx, false, false, false
 	if h.listing == nil && h.s.m != nil {
 		if c := h.s.m.cache.Load(); c != nil {
 			h.listing = c
@@ -169,15 +192,13 @@ func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 		}
 		return nil, 0
 	}
-	if !h.entries {
-		h.renderAhead()
-	}
 	e, errno := h.stream.Next()
 	if errno != 0 {
 		return nil, errno
 	}
 	h.entries = true
-	return &e, 0
+	h.de = e
+	return &h.de, 0
 }
 
 func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
@@ -192,17 +213,20 @@ func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return sd.Seekdir(ctx, off)
 }
 
-// renderAhead starts rendering the next entries of the listing on a
-// goroutine, unless the last one is still at it.
-func (h *dirHandle) renderAhead() {
+// renderAhead starts rendering the entries of the listing from position
+// from on a goroutine, unless the last one is still at it.
+func (h *dirHandle) renderAhead(from int) {
 	td, ok := h.dir.(*tableDir)
-	ls, ok2 := h.stream.(*listStream)
-	if !ok || !ok2 {
+	if !ok {
 		return
 	}
-	ar := td.aheadRenderer()
-	if ar == nil {
+	tab, err := td.table()
+	if err != nil {
 		return
+	}
+	render := func(from, to int) { renderEntries(h.s, tab, max(from, 0), min(to, tab.len()), 1) }
+	if ar, ok := tab.(aheadRenderer); ok {
+		render = ar.renderAhead
 	}
 	if lim := h.s.linkLimit(); lim > 0 && h.linked >= lim {
 		return // not looked up: nothing to render
@@ -216,10 +240,9 @@ func (h *dirHandle) renderAhead() {
 	}
 	done := make(chan struct{})
 	h.ahead = done
-	from := ls.pos
 	go func() {
 		defer close(done)
-		ar.renderAhead(from+8, from+aheadWindow) // the first few: the lookups are there first
+		render(from+8, from+aheadWindow) // the first few: the lookups are there first
 	}()
 }
 
@@ -230,14 +253,36 @@ const errNotLinked = syscall.EAGAIN
 // Lookup looks up an entry for READDIRPLUS.
 func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	h.call(ctx)
-	if lim := h.s.linkLimit(); lim > 0 && h.linked >= lim {
+	if !h.looked {
+		// The first entry of a READDIRPLUS call: decide whether the
+		// call links.
+		h.looked = true
+		h.link = h.linking()
+	}
+	if !h.link || h.s.linkLimit() > 0 && h.linked >= h.s.linkLimit() {
 		return nil, errNotLinked
 	}
-	lu, ok := h.dir.(fs.NodeLookuper)
-	if !ok {
+	if child := h.relisted(name, out); child != nil {
+		h.linked++
+		return child, 0
+	}
+	if !h.rendering {
+		// The first new file of the call: render the next entries
+		// ahead, on the other core.
+		h.rendering = true
+		if ls, ok := h.stream.(*listStream); ok {
+			h.renderAhead(ls.pos - 1)
+		}
+	}
+	var lookup func(context.Context, string, *fuse.EntryOut) (*fs.Inode, syscall.Errno)
+	if td, ok := h.dir.(*tableDir); ok {
+		lookup = td.lookup // renders ahead below, not as for a LOOKUP
+	} else if lu, ok := h.dir.(fs.NodeLookuper); ok {
+		lookup = lu.Lookup
+	} else {
 		return nil, errNotLinked
 	}
-	child, errno := lu.Lookup(ctx, name, out)
+	child, errno := lookup(ctx, name, out)
 	if errno != 0 {
 		return nil, errno
 	}
@@ -250,6 +295,35 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	return child, 0
 }
 
+// sizedFile is a file node that knows its size without rendering.
+type sizedFile interface {
+	fileSize() int64
+}
+
+func (f *textFile) fileSize() int64    { return f.size }
+func (n *commandFile) fileSize() int64 { return n.size }
+
+// relisted answers the lookup of a file that the kernel has already (a
+// second listing of a directory, a second grep -r): with its node, and
+// no render and no push, its content being in the page cache still (or
+// read again if the kernel dropped it). Nil when the file is new.
+func (h *dirHandle) relisted(name string, out *fuse.EntryOut) *fs.Inode {
+	dir := h.dir.EmbeddedInode()
+	child := dir.GetChild(name)
+	if child == nil {
+		return nil
+	}
+	f, ok := child.Operations().(sizedFile)
+	if !ok {
+		return nil
+	}
+	h.s.attr(&out.Attr, fileMode, f.fileSize())
+	if h.s.m != nil {
+		h.s.m.cache.Load().add(dir, name, child) // used again: dropped last
+	}
+	return child
+}
+
 func (h *dirHandle) Releasedir(context.Context, uint32) {
 	// Every reply has been taken in by now.
 	h.flush()
@@ -258,6 +332,45 @@ func (h *dirHandle) Releasedir(context.Context, uint32) {
 		h.stream.Close()
 	}
 	h.end()
+}
+
+// linking reports whether the READDIRPLUS call under way links (looks up
+// and pushes) its entries: every call of a listing of a directory that
+// fits in the link limit; in a bigger one, only a call that follows a
+// LOOKUP in the directory (a walk that uses the entries as it lists them),
+// as the kernel's READDIRPLUS_AUTO would.
+func (h *dirHandle) linking() bool {
+	lim := h.s.linkLimit()
+	td, ok := h.dir.(*tableDir)
+	if !ok {
+		return true // the root: a few entries
+	}
+	n := td.lookups.Load()
+	followed := n != h.seen
+	h.seen = n
+	if lim <= 0 {
+		return true
+	}
+	if ls, ok := h.stream.(*listStream); ok && ls.n <= lim {
+		return true
+	}
+	if tab, _ := td.table(); tab != nil {
+		if _, ok := tab.(inodeOrdered); ok {
+			return true // up to the link limit
+		}
+	}
+	return followed
+}
+
+// inodeOrdered is a table listed in inode order, whose size is bounded:
+// a data file's directory (its commands, then their bodies, by offset).
+// gnulib's fts reads a directory of more than 10,000 entries in inode
+// order, so a walk reads what a listing of such a table linked first
+// before the kernel cache drops it: a listing bigger than the link limit
+// links up to it, where a listing of another big table (a pending/ lists
+// a .json and a .body by turns, and may hold a million) links nothing.
+type inodeOrdered interface {
+	inodeOrdered()
 }
 
 // linkLimit is how many entries one listing looks up (0: no limit).
@@ -269,4 +382,80 @@ func (s *Snapshot) linkLimit() int {
 		return c.limit / 4 * 3
 	}
 	return 0
+}
+
+// lookAhead renders the files a walk is about to look up, on a goroutine
+// of its own (the other core), into the snapshot's recent renders, where
+// the LOOKUP and then the READ of each find it. A walk that reads what it
+// listed by name only (grep -r: see dirHandle) looks the files up in
+// listing order, or, in a directory of more than 10,000 entries, in inode
+// order (gnulib's fts sorts them so): the .json files, then the .body
+// files, each in journal order, which in pending/ is every other entry.
+// The step between two lookups, one position or two, tells which; any
+// other step stops the rendering ahead until two lookups agree again.
+type lookAhead struct {
+	mu    sync.Mutex // guards the fields below
+	last  int        // position of the last lookup, plus one (0: none)
+	until int        // positions from last to until (by the step) are rendered or being
+	busy  bool       // a goroutine is rendering
+}
+
+// lookAheadWindow is how many files a walk's lookups are rendered ahead
+// of it.
+const lookAheadWindow = 64
+
+// lookedUp notes a LOOKUP of the file at position i of t and, when the
+// lookups go in order, starts rendering the next files ahead.
+func (a *lookAhead) lookedUp(s *Snapshot, t dirTable, i int) {
+	a.mu.Lock()
+	step := i + 1 - a.last
+	if a.last == 0 {
+		step = 0 // the first lookup: no step yet
+	}
+	a.last = i + 1
+	if step != 1 && step != 2 {
+		a.until = 0
+		a.mu.Unlock()
+		return
+	}
+	from := i + step
+	if a.until > from {
+		from += (a.until - from + step - 1) / step * step
+	}
+	to := min(i+lookAheadWindow*step, t.len())
+	if a.busy || from >= to || from > i+lookAheadWindow*step/2 {
+		a.mu.Unlock()
+		return // rendering, or far enough ahead
+	}
+	a.until, a.busy = to, true
+	a.mu.Unlock()
+	go func() {
+		renderEntries(s, t, from, to, step)
+		a.mu.Lock()
+		a.busy = false
+		a.mu.Unlock()
+	}()
+}
+
+// renderEntries renders the commands at positions from, from+step, ...
+// before to of t into the snapshot's recent renders, those not there
+// already.
+func renderEntries(s *Snapshot, t dirTable, from, to, step int) {
+	for i := from; i < to; i += step {
+		e := t.at(i)
+		if e.kind != cmdEntry {
+			continue
+		}
+		f, re, err := s.command(e.loc, e.body)
+		if err != nil {
+			continue
+		}
+		k := renderKey{loc: re.loc(f.info.ID), body: e.body}
+		if _, ok := s.recent.get(k); ok {
+			continue
+		}
+		if b, err := s.renderCommand(f, re, e.body); err == nil {
+			s.recent.put(k, b)
+		}
+	}
 }

@@ -62,12 +62,19 @@
 //     small file's in its node); a later read renders it again. Content
 //     never changes within a snapshot: the kernel's page cache keeps it.
 //   - Walks cost few round trips (dirhandle.go): every listing is
-//     READDIRPLUS, so entries are looked up in bulk, and the listing
-//     pushes the content of the files it looked up into the page cache
-//     (FUSE_NOTIFY_STORE) once the kernel has their inodes. A read-only
-//     mount answers the first OPEN with ENOSYS, after which the kernel
-//     opens and closes files without asking (no OPEN, RELEASE or FLUSH):
-//     grep -r reads a listed file without a single request.
+//     READDIRPLUS, and the listing of a directory that fits in the link
+//     limit looks its entries up in bulk and pushes the content of the
+//     files it looked up into the page cache (FUSE_NOTIFY_STORE) once the
+//     kernel has their inodes. A read-only mount answers the first OPEN
+//     with ENOSYS, after which the kernel opens and closes files without
+//     asking (no OPEN, RELEASE or FLUSH): grep -r reads a listed file
+//     without a single request.
+//   - A big directory lists fast: one bigger than the link limit (a
+//     DLQ's pending/) is listed by name only (a data file's directory
+//     but for its first entries), names made without an allocation per
+//     entry, unless the walk looks entries up as it lists them: `ls` of
+//     a million entries renders nothing. A file listed by name costs a
+//     LOOKUP and a READ, rendered ahead of the walk's lookups.
 //   - Memory is bounded (kcache.go): the nodes lookups hand to the kernel
 //     are queued, and past Options.KernelCache the oldest are dropped from
 //     the kernel (FUSE_NOTIFY_PRUNE, or entry invalidation on kernels

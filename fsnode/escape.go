@@ -93,6 +93,22 @@ func escapeName(raw string, limit int) string {
 	return s[:cut] + hashMarker + strings.ToLower(hex.EncodeToString(sum[:hashHexLen/2]))
 }
 
+// appendEscaped appends escapeName(raw, limit) to dst, without
+// allocating when raw is printable ASCII that needs no escape and no
+// shortening (message ids as brokers make them): a listing names every
+// message this way (see listStream).
+func appendEscaped(dst []byte, raw string, limit int) []byte {
+	if raw == "" || len(raw) > limit || raw[0] == '.' {
+		return append(dst, escapeName(raw, limit)...)
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c < 0x20 || c >= 0x7F || c == escapeChar || c == '/' {
+			return append(dst, escapeName(raw, limit)...)
+		}
+	}
+	return append(dst, raw...)
+}
+
 func needsEscape(r rune, n, pos int) bool {
 	switch {
 	case r == utf8.RuneError && n == 1:

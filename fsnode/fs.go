@@ -73,9 +73,12 @@ type Options struct {
 	CacheTimeout time.Duration
 	// KernelCache is how many nodes below the root the kernel may keep
 	// (beyond those in use) before the oldest are dropped, which bounds
-	// the mount's memory whatever walks the tree (see kernelCache). Zero
-	// means DefaultKernelCache; negative, no bound (the kernel drops nodes
-	// when memory runs short).
+	// the mount's memory whatever walks the tree (see kernelCache). Three
+	// quarters of it is the link limit: a directory of more entries is
+	// listed by name only (a data file's: but for its first entries), a
+	// smaller one looked up and pushed whole (see dirHandle). Zero means DefaultKernelCache; negative, no bound (the
+	// kernel drops nodes when memory runs short; every directory is
+	// looked up whole).
 	KernelCache int
 	// Cache, when set, keeps the analysis of the store in a cache file
 	// outside it (package replaycache): a mount of an unchanged store
@@ -93,6 +96,10 @@ type mountState struct {
 	// cache bounds the nodes the kernel keeps; nil when not mounted or
 	// unbounded.
 	cache atomic.Pointer[kernelCache]
+	// renders counts the commands and bodies rendered for the mount
+	// (lookups, reads, renders ahead): what tests check a listing does
+	// not do.
+	renders atomic.Int64
 }
 
 func (m *mountState) logf(format string, args ...any) { m.logger.Printf(format, args...) }
@@ -346,8 +353,10 @@ func (f *FS) Mount(mountpoint string) error {
 			FsName:     fsName,
 			Name:       "kahafs",
 			// READDIRPLUS on every listing (go-fuse asks for it unless
-			// told otherwise; no READDIRPLUS_AUTO): entries are looked up
-			// in bulk, and their content pushed (see dirHandle).
+			// told otherwise; no READDIRPLUS_AUTO): the listing decides
+			// which entries to look up in bulk, and their content is
+			// pushed (see dirHandle); a big directory is listed by
+			// name only.
 			// No extended attributes: the kernel stops asking after the
 			// first ENOSYS instead of two round trips per `ls -l` entry.
 			DisableXAttrs: true,

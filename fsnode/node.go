@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -296,10 +297,16 @@ func newCommandFile(ctx context.Context, parent *fs.Inode, entry string, f *data
 func (n *commandFile) key() renderKey { return renderKey{loc: n.e.loc(n.f.info.ID), body: n.body} }
 
 func (n *commandFile) render() ([]byte, error) {
-	if n.body {
-		return n.f.renderBody(n.e)
+	return n.f.snap.renderCommand(n.f, n.e, n.body)
+}
+
+// renderCommand renders the command e of f (with body, its message's
+// body) for the mount, counted in mountState.renders.
+func (s *Snapshot) renderCommand(f *dataFile, e recEntry, body bool) ([]byte, error) {
+	if s.m != nil {
+		s.m.renders.Add(1)
 	}
-	return n.f.render(n.e)
+	return f.renderAs(e, body)
 }
 
 // what names the file in errors.
@@ -361,14 +368,27 @@ func (n *commandFile) Read(_ context.Context, _ fs.FileHandle, dest []byte, off 
 	return fuse.ReadResultData(sliceAt(data, off, len(dest))), 0
 }
 
-// listStream lists n entries computed on demand by at; it supports seeking
-// (the kernel resumes a listing by offset), so a directory of a million
-// entries is never built as a whole. Entry i has offset i+1.
+// listStream lists the entries of a table, made on demand; it supports
+// seeking (the kernel resumes a listing by offset), so a directory of a
+// million entries is never built as a whole. Entry i has offset i+1.
+//
+// A table that is a dirLister is listed without an allocation per entry:
+// the names are appended to a slab of nameSlab bytes, and each is a string
+// over its bytes there (unsafe.String), never overwritten: a slab is
+// replaced, not reused, when full, and lives as long as a name in it (go-fuse
+// keeps the names of the entries a READDIRPLUS looks up, and the last reply's
+// entries to replay an interrupted call).
 type listStream struct {
-	n   int
-	pos int
-	at  func(i int) fuse.DirEntry
+	n      int
+	pos    int
+	t      dirTable
+	lister dirLister // t, if it lists without allocating
+	names  []byte    // the slab the next names go to
 }
+
+// nameSlab is the size of a slab of names: a page of a listing (a reply of
+// the kernel's size) takes one or two.
+const nameSlab = 16 << 10
 
 var _ fs.DirStream = (*listStream)(nil)
 var _ fs.FileSeekdirer = (*listStream)(nil)
@@ -376,7 +396,23 @@ var _ fs.FileSeekdirer = (*listStream)(nil)
 func (l *listStream) HasNext() bool { return l.pos < l.n }
 
 func (l *listStream) Next() (fuse.DirEntry, syscall.Errno) {
-	e := l.at(l.pos)
+	var e fuse.DirEntry
+	var dir bool
+	if l.lister != nil {
+		if cap(l.names)-len(l.names) < MaxNameLen {
+			l.names = make([]byte, 0, nameSlab)
+		}
+		start := len(l.names)
+		l.names, e.Ino, dir = l.lister.listAt(l.names, l.pos)
+		e.Name = unsafe.String(unsafe.SliceData(l.names[start:]), len(l.names)-start)
+	} else {
+		te := l.t.at(l.pos)
+		e.Name, e.Ino, dir = te.name, te.ino, te.isDir()
+	}
+	e.Mode = syscall.S_IFREG
+	if dir {
+		e.Mode = syscall.S_IFDIR
+	}
 	l.pos++
 	e.Off = uint64(l.pos)
 	return e, 0

@@ -83,6 +83,14 @@ type dirTable interface {
 	find(name string) (int, bool)
 }
 
+// dirLister is a table that lists its entries without allocating: a
+// directory of a million entries is listed in pages (see listStream).
+// listAt appends the name of entry i to dst and returns what a listing
+// shows of it besides: the same as at(i).
+type dirLister interface {
+	listAt(dst []byte, i int) (name []byte, ino uint64, dir bool)
+}
+
 // lookupEntry returns the entry of t called name.
 func lookupEntry(t dirTable, name string) (entry, bool) {
 	i, ok := t.find(name)
@@ -201,6 +209,30 @@ func (t *dataFileTable) at(i int) entry {
 	return commandOf(commandName(e, true), e.loc(id), true)
 }
 
+var _ inodeOrdered = (*dataFileTable)(nil)
+
+func (*dataFileTable) inodeOrdered() {}
+
+var _ dirLister = (*dataFileTable)(nil)
+
+func (t *dataFileTable) listAt(dst []byte, i int) ([]byte, uint64, bool) {
+	if i < len(t.members) {
+		e := &t.members[i]
+		return append(dst, e.name...), e.ino, e.isDir()
+	}
+	id := t.f.info.ID
+	body := false
+	if i -= len(t.members); i >= len(t.idx) {
+		i, body = int(t.msgs[i-len(t.idx)]), true
+	}
+	e := t.idx[i]
+	k := kindCommand
+	if body {
+		k = kindBody
+	}
+	return appendCommandName(dst, e, body), inoLoc(k, e.loc(id)), false
+}
+
 func (t *dataFileTable) find(name string) (int, bool) {
 	if i, ok := t.members.find(name); ok {
 		return i, true
@@ -236,7 +268,7 @@ func (t *dataFileTable) renderAhead(from, to int) {
 		if _, ok := s.recent.get(k); ok {
 			continue
 		}
-		if b, err := t.f.render(e); err == nil {
+		if b, err := s.renderCommand(t.f, e, false); err == nil {
 			s.recent.put(k, b)
 		}
 	}
@@ -261,7 +293,15 @@ const positionDigits = 10
 // pendingName names the command (or with body the body) of the i-th
 // (from 0) message of a list.
 func pendingName(i int, id string, body bool) string {
-	return padInt(int64(i+1), positionDigits) + "-" + escapeName(id, MaxNameLen-positionDigits-1-len(suffixJSON)) + suffix(body)
+	return string(appendPendingName(nil, i, id, body))
+}
+
+// appendPendingName appends pendingName(i, id, body) to dst.
+func appendPendingName(dst []byte, i int, id string, body bool) []byte {
+	dst = appendPadInt(dst, int64(i+1), positionDigits)
+	dst = append(dst, '-')
+	dst = appendEscaped(dst, id, MaxNameLen-positionDigits-1-len(suffixJSON))
+	return append(dst, suffix(body)...)
 }
 
 func (l *messageList) len() int { return 2 * l.n }
@@ -269,6 +309,17 @@ func (l *messageList) len() int { return 2 * l.n }
 func (l *messageList) at(i int) entry {
 	m, body := l.msg(i/2), i%2 == 1
 	return commandOf(pendingName(i/2, m.ID, body), m.Loc, body)
+}
+
+var _ dirLister = (*messageList)(nil)
+
+func (l *messageList) listAt(dst []byte, i int) ([]byte, uint64, bool) {
+	m, body := l.msg(i/2), i%2 == 1
+	k := kindCommand
+	if body {
+		k = kindBody
+	}
+	return appendPendingName(dst, i/2, m.ID, body), inoLoc(k, m.Loc), false
 }
 
 func (l *messageList) find(name string) (int, bool) {

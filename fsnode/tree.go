@@ -3,8 +3,8 @@ package fsnode
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -87,10 +87,14 @@ func (r *rootDir) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
 // the node.
 type tableDir struct {
 	dirNode
-	once sync.Once
-	open func() (dirTable, error) // nil once opened
-	tab  dirTable
-	err  error
+	once  sync.Once
+	open  func() (dirTable, error) // nil once opened
+	tab   dirTable
+	err   error
+	ahead lookAhead // renders ahead of a walk's lookups
+	// lookups counts the LOOKUPs in the directory (not the entries a
+	// READDIRPLUS looks up): see dirHandle.linking.
+	lookups atomic.Int64
 }
 
 func newTableDir(s *Snapshot, open func() (dirTable, error)) *tableDir {
@@ -117,7 +121,25 @@ func (d *tableDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
 
 var _ fs.NodeLookuper = (*tableDir)(nil)
 
+// Lookup answers a LOOKUP: a name used that no READDIRPLUS looked up.
+// Files looked up one after the other in order (a walk reading what it
+// listed by name) are rendered ahead (see lookAhead).
 func (d *tableDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	d.lookups.Add(1)
+	n, errno := d.lookup(ctx, name, out)
+	if errno == 0 && !n.IsDir() {
+		if tab, _ := d.table(); tab != nil {
+			if i, ok := tab.find(name); ok {
+				d.ahead.lookedUp(d.snap, tab, i)
+			}
+		}
+	}
+	return n, errno
+}
+
+// lookup makes the node of name: Lookup without rendering ahead (what a
+// READDIRPLUS call looks up is rendered ahead by its dirHandle).
+func (d *tableDir) lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	tab, err := d.table()
 	if err != nil {
 		return nil, d.snap.errno("lookup "+d.Path(nil)+"/"+name, err)
@@ -125,26 +147,11 @@ func (d *tableDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	return d.snap.lookupIn(ctx, d.EmbeddedInode(), tab, name, out)
 }
 
-// aheadRenderer is the table's, if it renders ahead (see dirHandle).
-func (d *tableDir) aheadRenderer() aheadRenderer {
-	tab, err := d.table()
-	if err != nil {
-		return nil
-	}
-	ar, _ := tab.(aheadRenderer)
-	return ar
-}
-
 // tableStream lists t.
 func tableStream(t dirTable) *listStream {
-	return &listStream{n: t.len(), at: func(i int) fuse.DirEntry {
-		e := t.at(i)
-		mode := uint32(syscall.S_IFREG)
-		if e.isDir() {
-			mode = syscall.S_IFDIR
-		}
-		return fuse.DirEntry{Name: e.name, Mode: mode, Ino: e.ino}
-	}}
+	l := &listStream{n: t.len(), t: t}
+	l.lister, _ = t.(dirLister)
+	return l
 }
 
 // lookupIn makes the node of the entry of t called name, in parent.
@@ -181,16 +188,30 @@ func suffix(body bool) string {
 }
 
 func commandName(e recEntry, body bool) string {
-	return padInt(int64(e.off), offsetDigits) + "-" + e.typ.String() + suffix(body)
+	return string(appendCommandName(nil, e, body))
+}
+
+// appendCommandName appends commandName(e, body) to dst.
+func appendCommandName(dst []byte, e recEntry, body bool) []byte {
+	dst = appendPadInt(dst, int64(e.off), offsetDigits)
+	dst = append(dst, '-')
+	dst = append(dst, e.typ.String()...)
+	return append(dst, suffix(body)...)
 }
 
 // padInt writes v in decimal, zero-padded to width digits.
 func padInt(v int64, width int) string {
-	s := strconv.FormatInt(v, 10)
-	if len(s) >= width {
-		return s
+	return string(appendPadInt(nil, v, width))
+}
+
+// appendPadInt appends v in decimal, zero-padded to width digits, to dst.
+func appendPadInt(dst []byte, v int64, width int) []byte {
+	var digits [20]byte
+	d := strconv.AppendInt(digits[:0], v, 10)
+	for k := len(d); k < width; k++ {
+		dst = append(dst, '0')
 	}
-	return strings.Repeat("0", width-len(s)) + s
+	return append(dst, d...)
 }
 
 // parseCommandName is the inverse of commandName; only the exact spelling

@@ -67,35 +67,38 @@ func getdents(t *testing.T, dir string, bufSize int) []string {
 // TestListingCalls: a directory of many entries listed with getdents(2)
 // in hundreds of small calls (READDIRPLUS calls the kernel resumes at
 // offsets, some in the middle of a reply) has every entry exactly once,
-// in order, also past the entries a listing looks up (the link limit);
-// every file then reads as `kahafs dump --json` prints it, with the size
-// stat gives.
+// in order, whether the listing looks its entries up (the directory fits
+// in the link limit) or only its first ones (a data file's directory
+// bigger than the limit), the rest by name; every file then reads as
+// `kahafs dump --json` prints it, with the size stat gives.
 func TestListingCalls(t *testing.T) {
 	n := 6000
 	if testing.Short() {
 		n = 2500
 	}
 	dir, cmds := traceStore(t, n)
-	opts := quietOpts(t)
-	opts.KernelCache = 2048 // a listing looks up 1536 entries, lists the rest plain
-	_, mnt := mountStore(t, dir, opts)
-	fdir := filepath.Join(mnt, "by-file", "db-1.log")
-	want := append([]string{nameHolders, nameHoldersJSON, nameInfo}, cmds...)
-
-	for _, size := range []int{512, 4096, 65536} {
-		assert.Equal(t, want, getdents(t, fdir, size), "buffer of %d bytes", size)
-	}
-
 	lines := dumpLines(t, dir)
 	require.Len(t, lines, n)
-	for i, name := range cmds {
-		p := filepath.Join(fdir, name)
-		b, err := os.ReadFile(p)
-		require.NoError(t, err)
-		require.Equal(t, lines[i], string(b), name)
-		info, err := os.Stat(p)
-		require.NoError(t, err)
-		require.Equal(t, int64(len(b)), info.Size(), name)
+	want := append([]string{nameHolders, nameHoldersJSON, nameInfo}, cmds...)
+	for _, kc := range []int{2 * n, 2048} { // linked; 1536 linked, the rest by name
+		t.Run(fmt.Sprintf("kernel-cache=%d", kc), func(t *testing.T) {
+			opts := quietOpts(t)
+			opts.KernelCache = kc
+			_, mnt := mountStore(t, dir, opts)
+			fdir := filepath.Join(mnt, "by-file", "db-1.log")
+			for _, size := range []int{512, 4096, 65536} {
+				assert.Equal(t, want, getdents(t, fdir, size), "buffer of %d bytes", size)
+			}
+			for i, name := range cmds {
+				p := filepath.Join(fdir, name)
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				require.Equal(t, lines[i], string(b), name)
+				info, err := os.Stat(p)
+				require.NoError(t, err)
+				require.Equal(t, int64(len(b)), info.Size(), name)
+			}
+		})
 	}
 }
 
@@ -133,9 +136,10 @@ func (l *requestLog) reset() map[string]int {
 }
 
 // TestWalkRoundTrips: a walk that lists each directory and then reads its
-// files (what grep -r does) costs about no request per file: listings
-// look the entries up in bulk and push their content into the page cache,
-// and a read-only mount is never asked to open a file.
+// files (what grep -r does) costs about no request per file: listings of
+// directories that fit in the link limit look the entries up in bulk and
+// push their content into the page cache, and a read-only mount is never
+// asked to open a file.
 func TestWalkRoundTrips(t *testing.T) {
 	dir := loadStore(t, 3000)
 	rl := &requestLog{t: t, n: map[string]int{}}

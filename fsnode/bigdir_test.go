@@ -1,0 +1,275 @@
+package fsnode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/refgraph"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The big directory (issue 15): a pending/ of a million entries is listed
+// by name only, in pages, without an allocation per entry and without
+// rendering what it lists.
+
+// bigQueue is the queue of pendingStore.
+const bigQueue = "BIG.DLQ"
+
+// pendingStore writes a store whose queue bigQueue holds n pending
+// messages (nobody acks them), and returns it.
+func pendingStore(t testing.TB, n int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: 1 << 30, NoSync: true})
+	q := codec.NewDestination(codec.Queue, []byte(bigQueue))
+	var none codec.TxID
+	for i := 1; i <= n; i++ {
+		body := []byte(fmt.Sprintf("dead letter %d, not an OpenWire message", i))
+		_, err := w.AppendCommand(codec.NewAddMessageCommand(none, q, []byte(fmt.Sprintf("ID:dlq-host-1:1:1:1:%d", i)), body, 4, false))
+		require.NoError(t, err)
+	}
+	require.NoError(t, w.Close())
+	return dir
+}
+
+// TestListingRendersNothing: a plain listing of a pending/ bigger than the
+// link limit (what `ls` does: getdents, no stat) renders nothing and
+// makes no node; the names are the FUSE-free listing's, and the files
+// still read whole, with their size.
+func TestListingRendersNothing(t *testing.T) {
+	const n = 3000 // 6000 entries: tens of kernel calls
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 4096 // a listing links at most 3072 entries
+	fsys, mnt := mountStore(t, dir, opts)
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	_, err := os.Stat(pending)
+	require.NoError(t, err)
+
+	before := fsys.m.renders.Load()
+	d, err := os.Open(pending)
+	require.NoError(t, err)
+	got, err := d.Readdirnames(-1)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	renders := fsys.m.renders.Load() - before
+	t.Logf("%d entries listed, %d rendered", len(got), renders)
+	require.Len(t, got, 2*n)
+	assert.Zero(t, renders, "a plain listing renders nothing")
+	assert.Zero(t, liveNodes(fsys.root.EmbeddedInode(), false), "nor makes nodes")
+
+	want, err := fsys.Snapshot().ReadDir("by-destination/queue/" + bigQueue + "/pending")
+	require.NoError(t, err)
+	require.Len(t, want, 2*n)
+	for i, e := range want {
+		require.Equal(t, e.Name, got[i], "entry %d", i)
+	}
+
+	// The files the listing did not look up read whole, with their size.
+	for _, name := range []string{got[0], got[1], got[2*n-2], got[2*n-1]} {
+		b, err := os.ReadFile(filepath.Join(pending, name))
+		require.NoError(t, err)
+		wantB, err := fsys.Snapshot().ReadFile("by-destination/queue/" + bigQueue + "/pending/" + name)
+		require.NoError(t, err)
+		assert.Equal(t, string(wantB), string(b), name)
+		info, err := os.Stat(filepath.Join(pending, name))
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(b)), info.Size(), name)
+	}
+}
+
+// bigList is a messageList of n messages with ids as brokers make them.
+func bigList(n int) *messageList {
+	ms := make([]*refgraph.Message, n)
+	for i := range ms {
+		ms[i] = &refgraph.Message{
+			ID:  fmt.Sprintf("ID:broker-host-40123-1764590000000-1:1:1:1:%d", i+1),
+			Loc: codec.Location{File: 1 + int32(i/10000), Offset: int32(i%10000) * 1000},
+		}
+	}
+	return messagesOf(ms)
+}
+
+// TestListingAllocations: the mount's directory handle lists a pending/
+// with O(1) allocations a page (the names go to slabs), and the names it
+// handed out stay intact while it lists on; they are the table's.
+func TestListingAllocations(t *testing.T) {
+	const n, page = 5000, 400
+	list := bigList(n)
+	s := &Snapshot{}
+	d := newTableDir(s, func() (dirTable, error) { return list, nil })
+	h := &dirHandle{dir: d, s: s}
+	ctx := context.Background()
+
+	require.Zero(t, h.Seekdir(ctx, 0)) // opens the listing
+	allocs := testing.AllocsPerRun(20, func() {
+		if errno := h.Seekdir(ctx, 0); errno != 0 {
+			t.Fatal(errno)
+		}
+		for k := 0; k < page; k++ {
+			if e, errno := h.Readdirent(ctx); e == nil || errno != 0 {
+				t.Fatalf("entry %d: %v %v", k, e, errno)
+			}
+		}
+	})
+	t.Logf("%.1f allocations for a page of %d entries", allocs, page)
+	assert.LessOrEqual(t, allocs, float64(page/100), "allocations a page")
+
+	require.Zero(t, h.Seekdir(ctx, 0))
+	var names []string
+	var inos []uint64
+	for {
+		e, errno := h.Readdirent(ctx)
+		require.Zero(t, errno)
+		if e == nil {
+			break
+		}
+		require.Equal(t, uint64(len(names)+1), e.Off)
+		names, inos = append(names, e.Name), append(inos, e.Ino)
+	}
+	require.Len(t, names, 2*n)
+	for i := range names {
+		want := list.at(i)
+		require.Equal(t, want.name, names[i], "entry %d", i)
+		require.Equal(t, want.ino, inos[i], "entry %d", i)
+	}
+}
+
+// TestAppendNames: the allocation-free spellings of names are the plain
+// ones, escapes and shortened names included.
+func TestAppendNames(t *testing.T) {
+	long := string(make([]byte, 300))
+	for _, id := range []string{"ID:a:1:1:1:1", "", ".hidden", "a/b", "100%", "tab\there", "ünïcode", long, "x" + long} {
+		for _, body := range []bool{false, true} {
+			for _, i := range []int{0, 41, 9999999998} {
+				assert.Equal(t, pendingName(i, id, body), string(appendPendingName([]byte("junk"), i, id, body))[4:])
+			}
+		}
+		assert.Equal(t, escapeName(id, 100), string(appendEscaped(nil, id, 100)), "%q", id)
+	}
+	e := recEntry{off: 1234, typ: codec.AddMessageCommand}
+	assert.Equal(t, "0000001234-KAHA_ADD_MESSAGE_COMMAND.body", commandName(e, true))
+	assert.Equal(t, "0000000007", padInt(7, positionDigits))
+	assert.Equal(t, "12345678901", padInt(12345678901, positionDigits))
+}
+
+// TestRelistingRendersNothing: a pending/ that fits in the link limit is
+// looked up and pushed whole by its first listing (a walk then reads it
+// without a request); a second listing (a second grep -r) renders and
+// pushes nothing again, and every file still reads whole.
+func TestRelistingRendersNothing(t *testing.T) {
+	const n = 1500 // more entries than the recent renders keep
+	dir := pendingStore(t, n)
+	fsys, mnt := mountStore(t, dir, quietOpts(t))
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	_, err := os.Stat(pending)
+	require.NoError(t, err)
+
+	before := fsys.m.renders.Load()
+	first, err := os.ReadDir(pending)
+	require.NoError(t, err)
+	require.Len(t, first, 2*n)
+	assert.GreaterOrEqual(t, fsys.m.renders.Load()-before, int64(2*n), "the first listing renders every file")
+
+	before = fsys.m.renders.Load()
+	again, err := os.ReadDir(pending)
+	require.NoError(t, err)
+	require.Len(t, again, 2*n)
+	assert.Zero(t, fsys.m.renders.Load()-before, "the second listing renders nothing")
+
+	s := fsys.Snapshot()
+	for _, e := range again {
+		b, err := os.ReadFile(filepath.Join(pending, e.Name()))
+		require.NoError(t, err)
+		want, err := s.ReadFile("by-destination/queue/" + bigQueue + "/pending/" + e.Name())
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(b), e.Name())
+	}
+}
+
+// TestBigListingLinksAfterLookups: a directory bigger than the link limit
+// is listed by name, except for the calls that follow a LOOKUP in it (a
+// walk that stats as it lists, as du does): those look their entries up
+// in bulk, as the kernel's READDIRPLUS_AUTO would.
+func TestBigListingLinksAfterLookups(t *testing.T) {
+	const n = 3000
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 4096 // link limit 3072 < 6000 entries
+	fsys, mnt := mountStore(t, dir, opts)
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	_, err := os.Stat(pending)
+	require.NoError(t, err)
+	root := fsys.root.EmbeddedInode()
+
+	fd, err := syscall.Open(pending, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	buf := make([]byte, 8192)
+	list := func() []string {
+		k, err := syscall.Getdents(fd, buf)
+		require.NoError(t, err)
+		require.Positive(t, k)
+		_, _, names := syscall.ParseDirent(buf[:k], -1, nil)
+		return names
+	}
+	first := list()
+	require.Zero(t, liveNodes(root, false), "listed by name")
+	list()
+	require.Zero(t, liveNodes(root, false), "listed by name")
+
+	_, err = os.Lstat(filepath.Join(pending, first[0])) // a LOOKUP
+	require.NoError(t, err)
+	require.Equal(t, 1, liveNodes(root, false))
+	next := list()
+	assert.Equal(t, 1+len(next), liveNodes(root, false), "the call after a lookup links its entries")
+	list()
+	assert.Equal(t, 1+len(next), liveNodes(root, false), "and the next one, without a lookup, does not")
+}
+
+// TestLookAhead: LOOKUPs of every other entry of a pending/ listed by name
+// (the .json files, in the inode order gnulib's fts reads a big directory
+// in) render the next .json files ahead, and no .body.
+func TestLookAhead(t *testing.T) {
+	const n = 3000
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 4096
+	fsys, mnt := mountStore(t, dir, opts)
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	s := fsys.Snapshot()
+	list, err := s.ReadDir("by-destination/queue/" + bigQueue + "/pending")
+	require.NoError(t, err)
+	for i := 0; i < 6; i += 2 {
+		_, err := os.Lstat(filepath.Join(pending, list[i].Name)) // LOOKUP, no READ
+		require.NoError(t, err)
+	}
+	de, _, err := s.resolve("ls", "by-destination/queue/"+bigQueue+"/pending")
+	require.NoError(t, err)
+	tab, err := de.sub()
+	require.NoError(t, err)
+	rendered := func(i int) bool {
+		e := tab.at(i)
+		f, re, err := s.command(e.loc, e.body)
+		require.NoError(t, err)
+		_, ok := s.recent.get(renderKey{loc: re.loc(f.info.ID), body: e.body})
+		return ok
+	}
+	// The renders ahead run on a goroutine of their own.
+	deadline := time.Now().Add(10 * time.Second)
+	for !rendered(20) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := 6; i < 40; i += 2 {
+		assert.True(t, rendered(i), "%s rendered ahead", list[i].Name)
+		assert.False(t, rendered(i+1), "%s not rendered", list[i+1].Name)
+	}
+}
