@@ -39,7 +39,7 @@ func readOnlyView(t *testing.T, dir string) string {
 func TestCompactDryRunReadOnly(t *testing.T) {
 	for _, name := range []string{"tx", "queues"} {
 		t.Run(name, func(t *testing.T) {
-			fx := fixtureByName(t, name)
+			fx := brokertest.Named(t, name)
 			dir := brokertest.CopyStore(t, fx.StoreDir)
 			want, err := Compact(dir, Options{DryRun: true, Now: fixedNow})
 			require.NoError(t, err)
@@ -73,17 +73,6 @@ func TestCompactDryRunRefusesRunningBroker(t *testing.T) {
 	release()
 	_, err = Compact(dir, Options{DryRun: true})
 	assert.NoError(t, err)
-}
-
-func fixtureByName(t *testing.T, name string) brokertest.Fixture {
-	t.Helper()
-	for _, fx := range brokertest.Fixtures(t) {
-		if fx.Name == name {
-			return fx
-		}
-	}
-	t.Fatalf("no fixture %q", name)
-	return brokertest.Fixture{}
 }
 
 // TestCompactDryRunIsTheResult: on every fixture, and with a file length

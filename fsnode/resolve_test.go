@@ -97,7 +97,7 @@ func compareTree(t *testing.T, mnt string, s *Snapshot, p string) (dirs, files i
 // TestResolveErrors: paths that are not in the tree say which name is
 // missing in which directory; a file is not listed, a directory not read.
 func TestResolveErrors(t *testing.T) {
-	s := openFixture(t, fixtureNamed(t, "tx"))
+	s := openFixture(t, brokertest.Named(t, "tx"))
 	for _, p := range []string{"", ".", "/", "by-file/..", "/by-file/../"} {
 		ents, err := s.ReadDir(p)
 		require.NoError(t, err, p)
@@ -137,21 +137,10 @@ func TestResolveErrors(t *testing.T) {
 	assert.Equal(t, "prepared\n", string(b))
 }
 
-func fixtureNamed(t *testing.T, name string) brokertest.Fixture {
-	t.Helper()
-	for _, fx := range brokertest.Fixtures(t) {
-		if fx.Name == name {
-			return fx
-		}
-	}
-	t.Fatalf("no fixture %q", name)
-	return brokertest.Fixture{}
-}
-
 // TestFindMessageExample: the message of the README's example, added in a
 // committed XA transaction and acked by a prepared one.
 func TestFindMessageExample(t *testing.T) {
-	s := openFixture(t, fixtureNamed(t, "tx"))
+	s := openFixture(t, brokertest.Named(t, "tx"))
 	const id = "ID:vm-35087-1795990416081-6:2:1:1:1"
 	got, err := s.FindMessage(id, FindOptions{})
 	require.NoError(t, err)

@@ -13,22 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func fixture(t *testing.T, name string) brokertest.Fixture {
-	t.Helper()
-	for _, fx := range brokertest.Fixtures(t) {
-		if fx.Name == name {
-			return fx
-		}
-	}
-	t.Fatalf("no fixture %q", name)
-	return brokertest.Fixture{}
-}
-
 // TestOpenDefaults: the zero Options analyse the store as a broker
 // restarted on it, the length read off the store, the cache off; the
 // graph is the one refgraph.Load builds from the same replay options.
 func TestOpenDefaults(t *testing.T) {
-	fx := fixture(t, "tx")
+	fx := brokertest.Named(t, "tx")
 	a, err := Open(fx.StoreDir, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, KindKahaDB, a.Layout.Kind)
@@ -55,7 +44,7 @@ func TestOpenDefaults(t *testing.T) {
 // TestOpenCache: with a cache the second analysis of an unchanged store
 // reads nothing.
 func TestOpenCache(t *testing.T) {
-	fx := fixture(t, "tx")
+	fx := brokertest.Named(t, "tx")
 	dir := brokertest.AgedCopy(t, fx.StoreDir)
 	cache := &replaycache.Options{Dir: t.TempDir()}
 	first, err := Open(dir, Options{Cache: cache})
@@ -73,7 +62,7 @@ func TestOpenCache(t *testing.T) {
 // error says so and names the store below it.
 func TestLocateNotAStore(t *testing.T) {
 	root := t.TempDir()
-	require.NoError(t, os.Rename(brokertest.CopyStore(t, fixture(t, "tx").StoreDir), filepath.Join(root, "kahadb")))
+	require.NoError(t, os.Rename(brokertest.CopyStore(t, brokertest.Named(t, "tx").StoreDir), filepath.Join(root, "kahadb")))
 	_, err := Open(root, Options{})
 	require.ErrorIs(t, err, codec.ErrNotStore)
 	assert.Contains(t, err.Error(), filepath.Join(root, "kahadb"))

@@ -23,7 +23,7 @@ import (
 func TestHoldersCache(t *testing.T) {
 	for _, name := range []string{"tx", "crash", "topics"} {
 		t.Run(name, func(t *testing.T) {
-			fx := fixture(t, name)
+			fx := brokertest.Named(t, name)
 			store := brokertest.AgedCopy(t, fx.StoreDir)
 			cdir := filepath.Join(t.TempDir(), "cache")
 			mfl := strconv.Itoa(fx.Expected.MaxFileLength)
@@ -66,7 +66,7 @@ func TestHoldersCache(t *testing.T) {
 // grew reads only the tail.
 func TestMountCache(t *testing.T) {
 	requireFUSE(t)
-	fx := fixture(t, "tx")
+	fx := brokertest.Named(t, "tx")
 	store := brokertest.AgedCopy(t, fx.StoreDir)
 	cdir := t.TempDir()
 	bin := buildKahafs(t)

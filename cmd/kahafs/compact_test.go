@@ -30,7 +30,7 @@ func compactLine(t *testing.T, out, prefix string) string {
 // compaction prints afterwards, and a dry run works on a store it cannot
 // write to.
 func TestCompactDryRunCLI(t *testing.T) {
-	dir := brokertest.CopyStore(t, fixture(t, "topics").StoreDir)
+	dir := brokertest.CopyStore(t, brokertest.Named(t, "topics").StoreDir)
 	ro := filepath.Join(t.TempDir(), "ro")
 	require.NoError(t, os.Mkdir(ro, 0o755))
 	readOnly := unix.Mount(dir, ro, "", unix.MS_BIND, "") == nil

@@ -82,7 +82,7 @@ func waitControl(t *testing.T, mnt, cmd string) string {
 
 func TestMountControlCompacts(t *testing.T) {
 	requireFUSE(t)
-	fx := fixture(t, "topics")
+	fx := brokertest.Named(t, "topics")
 	store := brokertest.CopyStore(t, fx.StoreDir)
 	before := hashTree(t, store)
 

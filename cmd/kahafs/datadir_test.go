@@ -14,7 +14,7 @@ import (
 // TestBrokerDataDirectory: given a broker's data (or base) directory
 // instead of its store, every command says where the store is.
 func TestBrokerDataDirectory(t *testing.T) {
-	src := fixture(t, "tx").StoreDir
+	src := brokertest.Named(t, "tx").StoreDir
 	root := t.TempDir()
 	place := func(rel string) {
 		t.Helper()

@@ -72,7 +72,7 @@ func TestHoldersJSONMatchesBroker(t *testing.T) {
 }
 
 func TestHoldersText(t *testing.T) {
-	fx := fixture(t, "topics")
+	fx := brokertest.Named(t, "topics")
 	out, stderr, code := runCLI(t, "holders", "--max-file-length", strconv.Itoa(fx.Expected.MaxFileLength), fx.StoreDir)
 	require.Equal(t, exitOK, code, stderr)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -102,7 +102,7 @@ func TestHoldersText(t *testing.T) {
 }
 
 func TestHoldersDamageAndErrors(t *testing.T) {
-	fx := fixture(t, "queues")
+	fx := brokertest.Named(t, "queues")
 	dir := brokertest.CopyStore(t, fx.StoreDir)
 	// garbage in the middle of a data file that is not the last one
 	require.NoError(t, faults.EditFile(filepath.Join(dir, "db-3.log"), func(b []byte) []byte {
@@ -124,7 +124,7 @@ func TestHoldersDamageAndErrors(t *testing.T) {
 // TestHoldersIndexOptions: without the index the replay is a full one;
 // an unreadable index is reported and ignored, as the broker does.
 func TestHoldersIndexOptions(t *testing.T) {
-	fx := fixture(t, "crash")
+	fx := brokertest.Named(t, "crash")
 	n := strconv.Itoa(fx.Expected.MaxFileLength)
 	_, stderr, code := runCLI(t, "holders", "--no-index", "--max-file-length", n, fx.StoreDir)
 	require.Equal(t, exitOK, code, stderr)

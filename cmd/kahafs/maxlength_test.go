@@ -29,15 +29,15 @@ func TestHoldersMaxFileLength(t *testing.T) {
 		{"tx", []string{"--max-file-length", "16384"}},     // agrees
 		{"topics", []string{"--max-file-length", "16KiB"}}, // agrees
 	} {
-		fx := fixture(t, c.fixture)
+		fx := brokertest.Named(t, c.fixture)
 		args := append(append([]string{"holders", "--no-cache"}, c.args...), fx.StoreDir)
 		out, stderr, code := runCLI(t, args...)
 		require.Equal(t, exitOK, code, stderr)
 		all.WriteString("$ kahafs " + strings.Join(args, " ") + "\n" + stderr + out)
 	}
-	golden(t, "holders-max-file-length", all.String(), filepath.Dir(fixture(t, "tx").Dir), "FIXTURES")
+	golden(t, "holders-max-file-length", all.String(), filepath.Dir(brokertest.Named(t, "tx").Dir), "FIXTURES")
 
-	out, stderr, code := runCLI(t, "holders", "--json", "--max-file-length", "32mb", fixture(t, "queues").StoreDir)
+	out, stderr, code := runCLI(t, "holders", "--json", "--max-file-length", "32mb", brokertest.Named(t, "queues").StoreDir)
 	require.Equal(t, exitOK, code, stderr)
 	var doc struct {
 		MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
@@ -71,7 +71,7 @@ func TestHoldersInferredMatchesBroker(t *testing.T) {
 // TestCompactMaxFileLength: compact reads the length off the store the
 // same way and says so; its new files are no longer than that.
 func TestCompactMaxFileLength(t *testing.T) {
-	dir := brokertest.CopyStore(t, fixture(t, "queues").StoreDir)
+	dir := brokertest.CopyStore(t, brokertest.Named(t, "queues").StoreDir)
 	out, stderr, code := runCLI(t, "compact", "--no-cache", dir)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, out, "- journalMaxFileLength: 16384, read off the store: db-2.log … db-10.log (9 files) are preallocated to 16384 bytes.\n")
@@ -88,7 +88,7 @@ func TestCompactMaxFileLength(t *testing.T) {
 	}
 	assert.Greater(t, n, 1, "the live data takes more than one 16 KiB file")
 
-	dir = brokertest.CopyStore(t, fixture(t, "queues").StoreDir)
+	dir = brokertest.CopyStore(t, brokertest.Named(t, "queues").StoreDir)
 	_, stderr, code = runCLI(t, "compact", "--dry-run", "--no-cache", "--max-file-length", "1m", dir)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stderr, "warning: journalMaxFileLength: --max-file-length 1048576 disagrees with the store")
@@ -100,7 +100,7 @@ func TestCompactMaxFileLength(t *testing.T) {
 func TestMountMaxFileLength(t *testing.T) {
 	requireFUSE(t)
 	bin := buildKahafs(t)
-	fx := fixture(t, "queues")
+	fx := brokertest.Named(t, "queues")
 	p := startMountProc(t, bin, fx.StoreDir, "--no-cache")
 	var sum struct {
 		MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`

@@ -103,7 +103,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // the same way.
 func TestMountHostileNames(t *testing.T) {
 	requireFUSE(t)
-	fx := fixture(t, "hostile")
+	fx := brokertest.Named(t, "hostile")
 	notes := readHostileNotes(t, fx)
 	in := fx.Expected.Inspect
 	require.NotNil(t, in)

@@ -26,17 +26,6 @@ func requireFUSE(t *testing.T) {
 	}
 }
 
-func fixture(t *testing.T, name string) brokertest.Fixture {
-	t.Helper()
-	for _, fx := range brokertest.Fixtures(t) {
-		if fx.Name == name {
-			return fx
-		}
-	}
-	t.Fatalf("no fixture %q", name)
-	return brokertest.Fixture{}
-}
-
 // buildKahafs builds the command into a temporary directory.
 func buildKahafs(t *testing.T) string {
 	t.Helper()
@@ -62,7 +51,7 @@ func mounted(t *testing.T, dir string) bool {
 // serves the tree, re-reads the store on SIGHUP, unmounts on SIGTERM.
 func TestMountLifecycle(t *testing.T) {
 	requireFUSE(t)
-	fx := fixture(t, "tx")
+	fx := brokertest.Named(t, "tx")
 	store := brokertest.CopyStore(t, fx.StoreDir)
 	mnt := filepath.Join(t.TempDir(), "mnt")
 	require.NoError(t, os.Mkdir(mnt, 0o755))
@@ -140,7 +129,7 @@ func TestMountLifecycle(t *testing.T) {
 
 func TestMountErrors(t *testing.T) {
 	requireFUSE(t)
-	fx := fixture(t, "queues")
+	fx := brokertest.Named(t, "queues")
 	mnt := t.TempDir()
 
 	_, stderr, code := runCLI(t, "mount", fx.StoreDir, filepath.Join(mnt, "missing"))

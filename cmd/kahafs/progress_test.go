@@ -106,7 +106,7 @@ func runOnTerminal(t *testing.T, tty bool, bin string, args ...string) string {
 // stderr is not one.
 func TestProgressOnTerminalOnly(t *testing.T) {
 	bin := buildKahafs(t)
-	store := fixture(t, "queues").StoreDir
+	store := brokertest.Named(t, "queues").StoreDir
 	for _, c := range []struct {
 		name   string
 		args   []string

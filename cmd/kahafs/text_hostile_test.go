@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -15,7 +16,7 @@ import (
 // bytes (ESC starts terminal escape sequences, CR and LF forge lines) and
 // no invisible or bidi-reordering characters.
 func TestTextOutputEscapesNames(t *testing.T) {
-	fx := fixture(t, "hostile")
+	fx := brokertest.Named(t, "hostile")
 	mfl := strconv.Itoa(fx.Expected.MaxFileLength)
 	for _, args := range [][]string{
 		{"dump", fx.StoreDir},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/fsnode"
+	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
@@ -21,7 +22,7 @@ import (
 // directory, a directory read as a file): what they print and their exit
 // status.
 func TestTreeCLI(t *testing.T) {
-	store := fixture(t, "tx").StoreDir
+	store := brokertest.Named(t, "tx").StoreDir
 	const q = "by-destination/queue/Q.XA"
 	const id = "ID:vm-35087-1795990416081-6:2:1:1:1"
 	var all strings.Builder
@@ -64,7 +65,7 @@ func TestTreeCLIAgreesWithMount(t *testing.T) {
 	requireFUSE(t)
 	for _, name := range []string{"tx", "topics", "messages"} {
 		t.Run(name, func(t *testing.T) {
-			fx := fixture(t, name)
+			fx := brokertest.Named(t, name)
 			mfl := itoa(int32(fx.Expected.MaxFileLength))
 			fsys, err := fsnode.Open(fx.StoreDir, fsnode.Options{MaxFileLength: int64(fx.Expected.MaxFileLength)})
 			require.NoError(t, err)
@@ -151,7 +152,7 @@ func TestMountWithoutDevFuseHint(t *testing.T) {
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	store := filepath.Join(dir, "store")
-	require.NoError(t, exec.Command("cp", "-r", fixture(t, "tx").StoreDir, store).Run())
+	require.NoError(t, exec.Command("cp", "-r", brokertest.Named(t, "tx").StoreDir, store).Run())
 	mnt := filepath.Join(dir, "mnt")
 	require.NoError(t, os.Mkdir(mnt, 0o755))
 	require.NoError(t, os.Chown(mnt, 65534, 65534))

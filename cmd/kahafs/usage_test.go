@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +16,7 @@ import (
 // value that does not parse says what went wrong and how to call the
 // command.
 func TestUsageLine(t *testing.T) {
-	store := fixture(t, "tx").StoreDir
+	store := brokertest.Named(t, "tx").StoreDir
 	var all strings.Builder
 	for _, args := range [][]string{
 		{"dump"},
@@ -40,7 +41,7 @@ func TestUsageLine(t *testing.T) {
 // also as a path) as well as its id, and a file the store does not have
 // is named together with those it has.
 func TestDumpFileByName(t *testing.T) {
-	store := fixture(t, "tx").StoreDir
+	store := brokertest.Named(t, "tx").StoreDir
 	byID, stderr, code := runCLI(t, "dump", "--file", "4", store)
 	require.Equal(t, exitOK, code, stderr)
 	require.NotEmpty(t, byID)
@@ -58,7 +59,7 @@ func TestDumpFileByName(t *testing.T) {
 // in one format by holders and by mount: "warning: cache: …", no time
 // stamp.
 func TestCacheWarningsOneFormat(t *testing.T) {
-	fx := fixture(t, "tx")
+	fx := brokertest.Named(t, "tx")
 	notDir := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
 	cdir := filepath.Join(notDir, "cache")

@@ -140,6 +140,19 @@ func Fixtures(t testing.TB) []Fixture {
 	return out
 }
 
+// Named returns the bundled fixture called name, failing t when there is
+// none.
+func Named(t testing.TB, name string) Fixture {
+	t.Helper()
+	for _, fx := range Fixtures(t) {
+		if fx.Name == name {
+			return fx
+		}
+	}
+	t.Fatalf("no fixture %q", name)
+	return Fixture{}
+}
+
 // Past is the time AgedCopy and Age give files: an hour before the tests
 // started, old enough for the analysis cache to trust a file's identity
 // (it never trusts a file written in the last seconds).

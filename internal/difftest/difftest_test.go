@@ -333,7 +333,7 @@ func TestCompareTree(t *testing.T) {
 // agree with a broker that behaves so; a broker that delivers in store
 // order, or delivers an in-doubt message, disagrees.
 func TestQueueFindings(t *testing.T) {
-	fx := fixture(t, "queues")
+	fx := brokertest.Named(t, "queues")
 	g, _, err := LoadGraph(fx.StoreDir, true, int64(fx.Expected.MaxFileLength))
 	require.NoError(t, err)
 	in := newInfo(&Workload{Policies: []Policy{{Queue: "Q.PRIO", PrioritizedMessages: true}}})
@@ -344,7 +344,7 @@ func TestQueueFindings(t *testing.T) {
 	assert.Empty(t, fs[0].Explained)
 	assert.Contains(t, strings.Join(fs[0].Detail, "\n"), "the priority dispatch rule (DispatchOrder) does not give the broker's order either")
 
-	tx := fixture(t, "tx")
+	tx := brokertest.Named(t, "tx")
 	g, _, err = LoadGraph(tx.StoreDir, true, int64(tx.Expected.MaxFileLength))
 	require.NoError(t, err)
 	in = newInfo(&Workload{})
@@ -435,17 +435,6 @@ func TestSelectorMatch(t *testing.T) {
 	assert.False(t, ok)
 }
 
-func fixture(t *testing.T, name string) brokertest.Fixture {
-	t.Helper()
-	for _, fx := range brokertest.Fixtures(t) {
-		if fx.Name == name {
-			return fx
-		}
-	}
-	t.Fatalf("no fixture %s", name)
-	return brokertest.Fixture{}
-}
-
 func brokertestPrepared(t *refgraph.Transaction) brokertest.PreparedTx {
 	p := brokertest.PreparedTx{XID: t.ID}
 	for _, op := range t.Ops {
@@ -459,7 +448,7 @@ func brokertestPrepared(t *refgraph.Transaction) brokertest.PreparedTx {
 }
 
 func TestCompareCleanup(t *testing.T) {
-	fx := fixture(t, "queues")
+	fx := brokertest.Named(t, "queues")
 	g, _, err := LoadGraph(fx.StoreDir, true, int64(fx.Expected.MaxFileLength))
 	require.NoError(t, err)
 	require.NotEmpty(t, g.GCCandidates(), "the queues fixture's first cleanup deletes files")
