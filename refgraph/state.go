@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -263,15 +264,12 @@ func saveDest(w *binenc.Writer, d *dest) {
 	w.Varint(d.count)
 	w.Varint(d.bytes)
 	w.Varint(d.statDelta)
-	seqs := make([]int64, 0, len(d.entries))
-	for s := range d.entries {
-		seqs = append(seqs, s)
-	}
-	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	seqs := d.entries.seqs()
+	slices.Sort(seqs)
 	w.Uvarint(uint64(len(seqs)))
 	prev := int64(0)
 	for _, s := range seqs {
-		e := d.entries[s]
+		e, _ := d.entries.get(s)
 		w.Varint(s - prev) // ascending: small deltas
 		prev = s
 		w.Uvarint(uint64(e.id.prefix))
@@ -291,7 +289,7 @@ func saveDest(w *binenc.Writer, d *dest) {
 	// id map entries that do not point back at their entry
 	var extra []msgKey
 	for k, s := range d.ids {
-		if e, ok := d.entries[s]; !ok || e.id != k {
+		if e, ok := d.entries.get(s); !ok || e.id != k {
 			extra = append(extra, k)
 		}
 	}
@@ -731,7 +729,7 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 	dd.bytes = r.Varint()
 	dd.statDelta = r.Varint()
 	n := r.Count(9)
-	dd.entries = make(map[int64]entry, n)
+	dd.entries = newOrderIndex(n)
 	dd.ids = make(map[msgKey]int64, n)
 	seq := int64(0)
 	for i := 0; i < n && r.Err() == nil; i++ {
@@ -746,7 +744,7 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 		if r.Bool() {
 			dd.ids[e.id] = seq
 		}
-		dd.entries[seq] = e
+		dd.entries.set(seq, e)
 		*keys = append(*keys, e.id)
 	}
 	n = r.Count(3)
