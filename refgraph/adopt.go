@@ -86,10 +86,10 @@ func (b *Builder) adoptIndex() error {
 		}
 		name := b.names.get([]byte(xd.Name))
 		d := &dest{typ: xd.Type, name: name, key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
-			nextSeq: xd.NextSeq, entries: newOrderIndex(len(xd.Messages)), ids: make(map[msgKey]int64, len(xd.Messages))}
+			nextSeq: xd.NextSeq, entries: newOrderIndex(len(xd.Messages)), ids: newIDIndex(len(xd.Messages))}
 		for _, m := range xd.Messages {
 			k := b.ids.intern([]byte(m.ID))
-			if _, dup := d.ids[k]; dup {
+			if _, dup := d.ids.get(k); dup {
 				b.ids.release(k)
 				continue
 			}
@@ -109,7 +109,7 @@ func (b *Builder) adoptIndex() error {
 				}
 			}
 			d.entries.set(m.Seq, e)
-			d.ids[k] = m.Seq
+			d.ids.set(k, m.Seq)
 			d.count++
 			d.bytes += int64(m.Loc.Size)
 		}

@@ -224,7 +224,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 	// the id index now, each order index once its messages are made (what
 	// Build does after materialize reads the graph's messages)
 	for _, d := range all {
-		d.ids = nil
+		d.ids = idIndex{}
 	}
 	prefixes := map[uint32]*string{}
 	for _, d := range all {

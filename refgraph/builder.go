@@ -116,7 +116,7 @@ type dest struct {
 	topic   bool
 	nextSeq int64
 	entries orderIndex
-	ids     map[msgKey]int64
+	ids     idIndex
 	subs    []*sub // subLocations list order
 	count   int64
 	bytes   int64
@@ -596,7 +596,7 @@ func (b *Builder) destByName(t codec.DestType, name string, loc codec.Location) 
 
 func (b *Builder) newDest(t codec.DestType, name string) *dest {
 	d := &dest{typ: t, name: name, key: strconv.Itoa(int(t)) + ":" + name, topic: t.IsTopic(),
-		ids: map[msgKey]int64{}}
+		ids: newIDIndex(0)}
 	b.dests[t][name] = d
 	b.events = append(b.events, destEvent{key: d.key, create: true, loc: b.lastRecord})
 	return d
@@ -660,7 +660,7 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	} else {
 		b.ids.ref(k)
 	}
-	if prev, dup := d.ids[k]; dup {
+	if prev, dup := d.ids.get(k); dup {
 		defer b.ids.release(k)
 		if e, ok := d.entries.get(prev); ok && sameLoc(e.loc, loc) {
 			// replayed over an index that has it already (its location
@@ -677,7 +677,7 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	if supported {
 		fl |= flagPrioSupported
 	}
-	d.ids[k] = seq
+	d.ids.set(k, seq)
 	d.entries.set(seq, entry{id: k, loc: loc, prio: prio, size: size, class: class(prio, supported), flags: fl})
 	d.count++
 	d.bytes += int64(loc.Size)
@@ -697,7 +697,7 @@ func (b *Builder) updateCmd(loc codec.Location, c *codec.Command) {
 		return
 	}
 	if k, ok := b.ids.lookup(c.MessageID); ok {
-		if seq, ok := d.ids[k]; ok {
+		if seq, ok := d.ids.get(k); ok {
 			e, _ := d.entries.get(seq)
 			d.bytes += int64(loc.Size) - int64(e.loc.Size)
 			e.loc = loc
@@ -749,13 +749,13 @@ func (b *Builder) removeCmd(loc codec.Location, c *codec.Command) {
 // applyRemove is updateIndex(KahaRemoveMessageCommand).
 // s is the subscription of a durable ack (nil when unknown).
 func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, hasSub, ackEmpty bool) {
-	seq, ok := d.ids[k]
+	seq, ok := d.ids.get(k)
 	if !ok {
 		return
 	}
 	if !hasSub {
 		e, ok := d.entries.get(seq)
-		delete(d.ids, k)
+		d.ids.del(k)
 		if !ok {
 			return
 		}
@@ -784,7 +784,7 @@ func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, has
 func (b *Builder) deleteEntry(d *dest, seq int64, e entry, dropID bool) {
 	d.entries.del(seq)
 	if dropID {
-		delete(d.ids, e.id)
+		d.ids.del(e.id)
 	}
 	b.ids.release(e.id)
 	d.count--

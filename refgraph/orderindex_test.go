@@ -81,3 +81,45 @@ func popcount(b uint64) int {
 	}
 	return n
 }
+
+// TestIDIndexMatchesMap checks idIndex against a map, with keys that pack
+// and keys that do not (whole-id prefixes, large sequences and prefixes).
+func TestIDIndexMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var x idIndex
+	want := map[msgKey]int64{}
+	keys := []msgKey{{0, 0}, {0, -1}, {1<<packPrefixBits - 1, 1<<packSeqBits - 1}, {1 << packPrefixBits, 5}, {3, 1 << packSeqBits}, {7, 1<<62 + 3}}
+	for i := 0; i < 2000; i++ {
+		keys = append(keys, msgKey{uint32(rng.Intn(5)), int64(rng.Intn(500))})
+	}
+	for step := 0; step < 20000; step++ {
+		k := keys[rng.Intn(len(keys))]
+		if rng.Intn(3) == 0 {
+			x.del(k)
+			delete(want, k)
+		} else {
+			x.set(k, int64(step))
+			want[k] = int64(step)
+		}
+		if x.len() != len(want) {
+			t.Fatalf("step %d: len %d, want %d", step, x.len(), len(want))
+		}
+	}
+	for _, k := range keys {
+		got, ok := x.get(k)
+		w, wok := want[k]
+		if got != w || ok != wok {
+			t.Fatalf("get(%v) = %d, %v; want %d, %v", k, got, ok, w, wok)
+		}
+	}
+	n := 0
+	x.each(func(k msgKey, s int64) {
+		n++
+		if w, ok := want[k]; !ok || w != s {
+			t.Fatalf("each yields %v -> %d; want %d, %v", k, s, w, ok)
+		}
+	})
+	if n != len(want) {
+		t.Fatalf("each yields %d ids, want %d", n, len(want))
+	}
+}

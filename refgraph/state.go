@@ -280,7 +280,7 @@ func saveDest(w *binenc.Writer, d *dest) {
 		w.Byte(byte(e.class))
 		w.Byte(e.flags)
 		// the id map normally points back at the entry
-		if s2, ok := d.ids[e.id]; ok && s2 == s {
+		if s2, ok := d.ids.get(e.id); ok && s2 == s {
 			w.Bool(true)
 		} else {
 			w.Bool(false)
@@ -288,11 +288,11 @@ func saveDest(w *binenc.Writer, d *dest) {
 	}
 	// id map entries that do not point back at their entry
 	var extra []msgKey
-	for k, s := range d.ids {
+	d.ids.each(func(k msgKey, s int64) {
 		if e, ok := d.entries.get(s); !ok || e.id != k {
 			extra = append(extra, k)
 		}
-	}
+	})
 	sort.Slice(extra, func(i, j int) bool {
 		if extra[i].prefix != extra[j].prefix {
 			return extra[i].prefix < extra[j].prefix
@@ -303,7 +303,8 @@ func saveDest(w *binenc.Writer, d *dest) {
 	for _, k := range extra {
 		w.Uvarint(uint64(k.prefix))
 		w.Varint(k.seq)
-		w.Varint(d.ids[k])
+		s, _ := d.ids.get(k)
+		w.Varint(s)
 	}
 	w.Uvarint(uint64(len(d.subs)))
 	for _, s := range d.subs {
@@ -730,7 +731,7 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 	dd.statDelta = r.Varint()
 	n := r.Count(9)
 	dd.entries = newOrderIndex(n)
-	dd.ids = make(map[msgKey]int64, n)
+	dd.ids = newIDIndex(n)
 	seq := int64(0)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		delta := r.Varint()
@@ -742,7 +743,7 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 		e := entry{id: msgKey{prefix: uint32(min(r.Uvarint(), 1<<32-1)), seq: r.Varint()}, loc: r.Location(),
 			prio: r.Int32(), size: r.Int32(), class: int8(r.Byte()), flags: r.Byte()}
 		if r.Bool() {
-			dd.ids[e.id] = seq
+			dd.ids.set(e.id, seq)
 		}
 		dd.entries.set(seq, e)
 		*keys = append(*keys, e.id)
@@ -750,7 +751,7 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 	n = r.Count(3)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		k := msgKey{prefix: uint32(min(r.Uvarint(), 1<<32-1)), seq: r.Varint()}
-		dd.ids[k] = r.Varint()
+		dd.ids.set(k, r.Varint())
 		*keys = append(*keys, k)
 	}
 	n = r.Count(8)
