@@ -1,11 +1,9 @@
 package refgraph
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -227,26 +225,25 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 		d.ids = idIndex{}
 	}
 	prefixes := map[uint32]*string{}
+	txs := map[string]*string{} // the transactions of Message.ackedTx
 	for _, d := range all {
 		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
-		type slot struct {
-			seq   int64
-			class int8
+		// the order index's order: by class (highest first), then by
+		// sequence; off is where each class's messages start
+		var off [256]int // by uint8(class)
+		d.entries.each(func(_ int64, e entry) { off[uint8(e.class)]++ })
+		at := 0
+		for c := math.MaxInt8; c >= math.MinInt8; c-- {
+			n := off[uint8(c)]
+			off[uint8(c)] = at
+			at += n
 		}
-		seqs := make([]slot, 0, d.entries.len())
-		d.entries.each(func(s int64, e entry) { seqs = append(seqs, slot{s, e.class}) })
-		slices.SortFunc(seqs, func(a, b slot) int {
-			if a.class != b.class {
-				return cmp.Compare(b.class, a.class)
-			}
-			return cmp.Compare(a.seq, b.seq)
-		})
 		acked := pa[d.key]
-		gd.Messages = make([]Message, len(seqs))
+		gd.Messages = make([]Message, d.entries.len())
 		files := map[int32]bool{}
-		for i, sl := range seqs {
-			s := sl.seq
-			e, _ := d.entries.get(s)
+		d.entries.ascending(func(s int64, e entry) {
+			i := off[uint8(e.class)]
+			off[uint8(e.class)]++
 			m := Message{id: b.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
 				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
 				Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
@@ -254,14 +251,17 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 				id := m.ID()
 				for _, ids := range acked {
 					if tx, ok := ids[id]; ok {
-						m.AckedInPreparedTx = tx
+						m.ackedTx = txs[tx]
+						if m.ackedTx == nil && tx != "" {
+							m.ackedTx = &tx
+							txs[tx] = m.ackedTx
+						}
 					}
 				}
 			}
 			gd.Messages[i] = m
 			files[e.loc.File] = true
-		}
-		seqs = nil
+		})
 		d.entries = orderIndex{}
 		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes, Count: d.count}
 		for f := range files {

@@ -37,9 +37,9 @@ func (g *Graph) Dump() string {
 	for _, d := range g.Destinations() {
 		p("dest %d %q key=%q next=%d stats=%+v", d.Type, d.Name, d.Key, d.NextSeq, d.Stats)
 		for _, m := range d.Messages {
-			id := m.ID()
-			m.id = msgID{} // a pointer: not stable
-			p("  msg id=%s %+v", id, m)
+			id, tx := m.ID(), m.AckedInPreparedTx()
+			m.id, m.ackedTx = msgID{}, nil // pointers: not stable
+			p("  msg id=%s ackedInPreparedTx=%q %+v", id, tx, m)
 		}
 		for _, m := range d.Pending() {
 			p("  deliver %s %v", m.ID(), m.Seq)

@@ -166,7 +166,7 @@ type Destination struct {
 	// sequence within a class): for a queue its messages, for a topic
 	// every message still needed by at least one durable subscription.
 	// Messages acked only inside a prepared transaction are included
-	// (AckedInPreparedTx set): they keep their files. What a restarted
+	// (AckedInPreparedTx not ""): they keep their files. What a restarted
 	// broker delivers is Pending (queues) and Subscription.Pending.
 	Messages []Message
 	// Stats are what the broker keeps in its index for the destination
@@ -262,9 +262,18 @@ type Message struct {
 	Unreadable bool
 	// Seq is the broker's sequence id in the destination's order index.
 	Seq int64
-	// AckedInPreparedTx is the prepared transaction that acks the message
-	// ("" if none); the broker keeps the message until its outcome.
-	AckedInPreparedTx string
+	// ackedTx: the prepared transaction that acks the message (nil if
+	// none; see AckedInPreparedTx)
+	ackedTx *string
+}
+
+// AckedInPreparedTx is the prepared transaction that acks the message ("" if
+// none); the broker keeps the message until its outcome.
+func (m *Message) AckedInPreparedTx() string {
+	if m.ackedTx == nil {
+		return ""
+	}
+	return *m.ackedTx
 }
 
 // ID returns the message id (the producer's message id as the journal

@@ -1,6 +1,9 @@
 package refgraph
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // orderIndex is a destination's order index: its entries by sequence.
 // A broker numbers a destination's messages one after the other, so the
@@ -105,6 +108,24 @@ func (x *orderIndex) each(fn func(seq int64, e entry)) {
 		for b != 0 {
 			j := bits.TrailingZeros64(b)
 			fn(k<<pageShift+int64(j), p.es[i])
+			b &= b - 1
+			i++
+		}
+	}
+}
+
+// ascending calls fn for every entry, by sequence; fn must not change x.
+func (x *orderIndex) ascending(fn func(seq int64, e entry)) {
+	keys := make([]int64, 0, len(x.pages))
+	for k := range x.pages {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		p := x.pages[k]
+		b, i := p.bits, 0
+		for b != 0 {
+			fn(k<<pageShift+int64(bits.TrailingZeros64(b)), p.es[i])
 			b &= b - 1
 			i++
 		}

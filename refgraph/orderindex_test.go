@@ -58,6 +58,16 @@ func TestOrderIndexMatchesMap(t *testing.T) {
 		}
 		seqs := x.seqs()
 		slices.Sort(seqs)
+		var asc []int64
+		x.ascending(func(s int64, e entry) {
+			if want[s] != e {
+				t.Fatalf("seed %d: ascending yields %d -> %v, want %v", seed, s, e, want[s])
+			}
+			asc = append(asc, s)
+		})
+		if !slices.Equal(asc, seqs) {
+			t.Fatalf("seed %d: ascending yields %d sequences out of order", seed, len(asc))
+		}
 		for i := 1; i < len(seqs); i++ {
 			if seqs[i] == seqs[i-1] {
 				t.Fatalf("seed %d: seqs repeats %d", seed, seqs[i])

@@ -140,8 +140,8 @@ func (in *info) describe(where, id string, m *refgraph.Message) string {
 	var parts []string
 	if m != nil {
 		parts = append(parts, fmt.Sprintf("prio %d", m.Priority))
-		if m.AckedInPreparedTx != "" {
-			parts = append(parts, "acked in prepared "+m.AckedInPreparedTx)
+		if tx := m.AckedInPreparedTx(); tx != "" {
+			parts = append(parts, "acked in prepared "+tx)
 		}
 	} else if s, ok := in.sent[id]; ok {
 		parts = append(parts, fmt.Sprintf("prio %d", s.Prio))

@@ -545,7 +545,7 @@ func hasHidden(g *refgraph.Graph, queue string) bool {
 		return false
 	}
 	for _, m := range d.Messages {
-		if m.AckedInPreparedTx != "" {
+		if m.AckedInPreparedTx() != "" {
 			return true
 		}
 	}
