@@ -218,7 +218,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 				if !opts.Force {
 					return nil, ErrDamaged
 				}
-				rep.Dropped = append(rep.Dropped, fmt.Sprintf("%s: message %s at %s: the index holds it, its record cannot be read", d, m.ID, m.Loc))
+				rep.Dropped = append(rep.Dropped, fmt.Sprintf("%s: message %s at %s: the index holds it, its record cannot be read", d, m.ID(), m.Loc))
 			}
 		}
 	}

@@ -267,7 +267,7 @@ func TestCompactNoRedelivery(t *testing.T) {
 	again := map[string][]string{}
 	for _, s := range og.Subscriptions() {
 		for _, m := range s.DeliveredAgain() {
-			again[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName] = append(again[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName], m.ID)
+			again[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName] = append(again[s.Destination.String()+"|"+s.ClientID+":"+s.SubscriptionName], m.ID())
 		}
 	}
 	require.NotEmpty(t, again, "the fixture has a subscription delivered acked messages again")

@@ -217,7 +217,7 @@ func quirks(g *refgraph.Graph, noRedelivery bool) []string {
 				sel = " (of those, the broker delivers the ones its selector matches)"
 			}
 			out = append(out, fmt.Sprintf("%s %s: a restarted broker hands it %d message(s) it had acknowledged again (%s …), its acks having been processed out of order%s; %s",
-				d, s.Key, len(again), again[0].ID, sel, what))
+				d, s.Key, len(again), again[0].ID(), sel, what))
 		}
 		if d.IsTopic() {
 			var msgs []*refgraph.Message
@@ -241,7 +241,7 @@ func walkTopic(d *refgraph.Destination, tl *topicLayout, fn func(it *item, est i
 	}
 	slotID := func(sl slot) string {
 		if sl.msg != nil {
-			return sl.msg.ID
+			return sl.msg.ID()
 		}
 		return placeholderID(sl.seq)
 	}

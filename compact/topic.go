@@ -169,7 +169,7 @@ func layoutTopic(d *refgraph.Destination, msgs []*refgraph.Message, noRedelivery
 		if !held {
 			k := keeper(tl, m)
 			k.extra = append(k.extra, m.Seq)
-			tl.deviations = append(tl.deviations, fmt.Sprintf("%s: message %s is in no subscription's ack-position set; kept for %s (its count is one more)", d, m.ID, k.sub.Key))
+			tl.deviations = append(tl.deviations, fmt.Sprintf("%s: message %s is in no subscription's ack-position set; kept for %s (its count is one more)", d, m.ID(), k.sub.Key))
 		}
 	}
 

@@ -106,7 +106,7 @@ func messageIDs(ms []*refgraph.Message) []string {
 	ids := make([]string, 0, len(ms))
 	for _, m := range ms {
 		if !m.Unreadable {
-			ids = append(ids, m.ID)
+			ids = append(ids, m.ID())
 		}
 	}
 	return ids
@@ -249,10 +249,10 @@ func sameBodies(og *refgraph.Graph, before map[codec.Location]bodySum, ng *refgr
 			m, n := &d.Messages[i], &nd.Messages[i]
 			b, ok := before[m.Loc]
 			if !ok {
-				return fmt.Errorf("destination %s: message %s was not written", d, m.ID)
+				return fmt.Errorf("destination %s: message %s was not written", d, m.ID())
 			}
-			if a, ok := after[n.Loc]; !ok || m.ID != n.ID || a != b {
-				return fmt.Errorf("destination %s: message %s differs after compaction", d, m.ID)
+			if a, ok := after[n.Loc]; !ok || !m.HasID(n.ID()) || a != b {
+				return fmt.Errorf("destination %s: message %s differs after compaction", d, m.ID())
 			}
 		}
 	}

@@ -104,13 +104,13 @@ func matching(sub *refgraph.Subscription, read Reader, wireVersion int) (deliver
 	for _, m := range cands {
 		if rerr := read(m.Loc, &c); rerr != nil {
 			delivered = append(delivered, m)
-			errs = append(errs, fmt.Errorf("%s at %s: %w", m.ID, m.Loc, rerr))
+			errs = append(errs, fmt.Errorf("%s at %s: %w", m.ID(), m.Loc, rerr))
 			continue
 		}
 		om, derr := dec.Decode(c.Message)
 		if om == nil {
 			delivered = append(delivered, m)
-			errs = append(errs, fmt.Errorf("%s at %s: %w", m.ID, m.Loc, derr))
+			errs = append(errs, fmt.Errorf("%s at %s: %w", m.ID(), m.Loc, derr))
 			continue
 		}
 		ok, merr := sel.Match(selector.FromOpenWire(om))
@@ -127,7 +127,7 @@ func matching(sub *refgraph.Subscription, read Reader, wireVersion int) (deliver
 			// an exception the broker does not catch, or what this
 			// evaluator does not support: said, and kept
 			delivered = append(delivered, m)
-			errs = append(errs, fmt.Errorf("%s: %w", m.ID, merr))
+			errs = append(errs, fmt.Errorf("%s: %w", m.ID(), merr))
 		}
 	}
 	if len(errs) > 0 {

@@ -53,10 +53,10 @@ func TestSelectorSubscription(t *testing.T) {
 		return v.Str
 	}
 	for _, m := range got {
-		assert.Equal(t, "even", parity(m), m.ID)
+		assert.Equal(t, "even", parity(m), m.ID())
 	}
 	for _, s := range skipped {
-		assert.Equal(t, "odd", parity(s.Message), s.Message.ID)
+		assert.Equal(t, "odd", parity(s.Message), s.Message.ID())
 		assert.NotEmpty(t, s.Why)
 	}
 

@@ -46,7 +46,7 @@ func (s *Snapshot) FindMessage(id string, opts FindOptions) ([]string, error) {
 	walkMessageLists(s.rootEntry(), nameByDestination, func(dir string, l *messageList) {
 		for i := 0; i < l.n; i++ {
 			m := l.msg(i)
-			if m.ID != id {
+			if !m.HasID(id) {
 				continue
 			}
 			dests = append(dests, path.Join(dir, l.at(2*i).name), path.Join(dir, l.at(2*i+1).name))
@@ -181,7 +181,7 @@ func (s *Snapshot) findInTransactions(id string, cmds map[codec.Location]codec.E
 			if l, err := tab.members[j].sub(); err == nil {
 				ml := l.(*messageList)
 				for i := 0; i < ml.n; i++ {
-					if ml.msg(i).ID == id {
+					if ml.msg(i).HasID(id) {
 						d := path.Join(dir, nameInDoubt)
 						out = append(out, path.Join(d, ml.at(2*i).name), path.Join(d, ml.at(2*i+1).name))
 					}
@@ -206,7 +206,7 @@ func holdsCommand(t *refgraph.Transaction, cmds map[codec.Location]codec.EntryTy
 
 func inDoubt(t *refgraph.Transaction, id string) bool {
 	for _, m := range t.InDoubt {
-		if m.ID == id {
+		if m.HasID(id) {
 			return true
 		}
 	}

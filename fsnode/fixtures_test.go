@@ -333,7 +333,7 @@ func selectorFiltered(t *testing.T, fx brokertest.Fixture, key string, ids []str
 		require.NoError(t, err)
 		drop := map[string]bool{}
 		for _, k := range skipped {
-			drop[k.Message.ID] = true
+			drop[k.Message.ID()] = true
 		}
 		out := []string{}
 		for _, id := range ids {

@@ -238,7 +238,7 @@ func BenchmarkFindMessage(b *testing.B) {
 	var id string
 	for _, d := range s.Graph().Destinations() {
 		if len(d.Messages) > 0 {
-			id = d.Messages[len(d.Messages)/2].ID
+			id = d.Messages[len(d.Messages)/2].ID()
 		}
 	}
 	require.NotEmpty(b, id)

@@ -308,7 +308,7 @@ func (l *messageList) len() int { return 2 * l.n }
 
 func (l *messageList) at(i int) entry {
 	m, body := l.msg(i/2), i%2 == 1
-	return commandOf(pendingName(i/2, m.ID, body), m.Loc, body)
+	return commandOf(pendingName(i/2, m.ID(), body), m.Loc, body)
 }
 
 var _ dirLister = (*messageList)(nil)

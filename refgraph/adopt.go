@@ -64,10 +64,10 @@ func (b *Builder) adoptIndex() error {
 	subSize := map[[2]int32]int32{} // sizes of subscription commands (the index keeps none)
 	for _, m := range b.dests {
 		for _, d := range m {
-			for _, e := range d.entries {
+			d.entries.each(func(_ int64, e entry) {
 				known[[2]int32{e.loc.File, e.loc.Offset}] = e
 				b.ids.release(e.id)
-			}
+			})
 			for _, s := range d.subs {
 				subSize[[2]int32{s.loc.File, s.loc.Offset}] = s.loc.Size
 			}
@@ -86,10 +86,10 @@ func (b *Builder) adoptIndex() error {
 		}
 		name := b.names.get([]byte(xd.Name))
 		d := &dest{typ: xd.Type, name: name, key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
-			nextSeq: xd.NextSeq, entries: make(map[int64]entry, len(xd.Messages)), ids: make(map[msgKey]int64, len(xd.Messages))}
+			nextSeq: xd.NextSeq, entries: newOrderIndex(len(xd.Messages)), ids: newIDIndex(len(xd.Messages))}
 		for _, m := range xd.Messages {
 			k := b.ids.intern([]byte(m.ID))
-			if _, dup := d.ids[k]; dup {
+			if _, dup := d.ids.get(k); dup {
 				b.ids.release(k)
 				continue
 			}
@@ -108,8 +108,8 @@ func (b *Builder) adoptIndex() error {
 					e.flags |= flagPrioSupported
 				}
 			}
-			d.entries[m.Seq] = e
-			d.ids[k] = m.Seq
+			d.entries.set(m.Seq, e)
+			d.ids.set(k, m.Seq)
 			d.count++
 			d.bytes += int64(m.Loc.Size)
 		}
@@ -234,7 +234,7 @@ func (b *Builder) indexDiffs(ix *kahaindex.Index) []IndexDiff {
 		q := d.typ.Scheme() + "://" + d.name
 		xd := inIndex[k]
 		if xd == nil {
-			out = append(out, IndexDiff{Kind: "destination", Destination: q, Count: len(d.entries)})
+			out = append(out, IndexDiff{Kind: "destination", Destination: q, Count: d.entries.len()})
 			continue
 		}
 		have := make(map[string]bool, len(xd.Messages))
@@ -243,13 +243,13 @@ func (b *Builder) indexDiffs(ix *kahaindex.Index) []IndexDiff {
 		}
 		var extra []string
 		journal := map[string]bool{}
-		for _, e := range d.entries {
+		d.entries.each(func(_ int64, e entry) {
 			id := b.ids.String(e.id)
 			journal[id] = true
 			if !have[id] {
 				extra = append(extra, id)
 			}
-		}
+		})
 		if len(extra) > 0 {
 			sort.Strings(extra)
 			out = append(out, IndexDiff{Kind: "messages", Destination: q, Count: len(extra), MessageIDs: extra[:min(len(extra), maxDiffIDs)]})

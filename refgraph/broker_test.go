@@ -35,7 +35,7 @@ func fixtureMaxFile(fx brokertest.Fixture) int64 {
 func storeOrder(d *Destination) []*Message {
 	var out []*Message
 	for i := range d.Messages {
-		if m := &d.Messages[i]; m.AckedInPreparedTx == "" {
+		if m := &d.Messages[i]; m.AckedInPreparedTx() == "" {
 			out = append(out, m)
 		}
 	}
@@ -91,7 +91,7 @@ func compareWithBroker(t *testing.T, g *Graph, v *brokertest.Inspection) {
 		// BrokerView (TestPriorityFixtureBrokerView)
 		var gotIDs []string
 		for _, m := range storeOrder(d) {
-			gotIDs = append(gotIDs, m.ID)
+			gotIDs = append(gotIDs, m.ID())
 		}
 		if ids == nil {
 			ids = []string{}
@@ -123,7 +123,7 @@ func compareWithBroker(t *testing.T, g *Graph, v *brokertest.Inspection) {
 		}
 		gotIDs := []string{}
 		for i := 0; i < s.NumPending(); i++ {
-			gotIDs = append(gotIDs, s.PendingAt(i).ID)
+			gotIDs = append(gotIDs, s.PendingAt(i).ID())
 		}
 		want := bs.Pending
 		if want == nil {
@@ -180,7 +180,7 @@ func TestFixturesAgainstBroker(t *testing.T) {
 					require.True(t, ok, name)
 					var got []string
 					for _, m := range d.Pending() {
-						got = append(got, m.ID)
+						got = append(got, m.ID())
 					}
 					assert.Equal(t, q.Consumed, got, "queue %s: what a broker delivers, in order", name)
 					assert.Equal(t, q.Count, d.Stats.Count, "queue %s: the count a broker reports", name)
@@ -434,7 +434,7 @@ func TestEmptiedFileTheIndexNeeds(t *testing.T) {
 	var in3 []string
 	for _, m := range q.Messages {
 		if m.Loc.File == 3 {
-			in3 = append(in3, m.ID)
+			in3 = append(in3, m.ID())
 		}
 	}
 	require.NotEmpty(t, in3)

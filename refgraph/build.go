@@ -218,35 +218,51 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 		}
 	}
 	pa := b.preparedAcks(open)
+	// the builder's per-message maps go as the graph takes their place:
+	// the id index now, each order index once its messages are made (what
+	// Build does after materialize reads the graph's messages)
+	for _, d := range all {
+		d.ids = idIndex{}
+	}
+	prefixes := map[uint32]*string{}
+	txs := map[string]*string{} // the transactions of Message.ackedTx
 	for _, d := range all {
 		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
-		seqs := make([]int64, 0, len(d.entries))
-		for s := range d.entries {
-			seqs = append(seqs, s)
+		// the order index's order: by class (highest first), then by
+		// sequence; off is where each class's messages start
+		var off [256]int // by uint8(class)
+		d.entries.each(func(_ int64, e entry) { off[uint8(e.class)]++ })
+		at := 0
+		for c := math.MaxInt8; c >= math.MinInt8; c-- {
+			n := off[uint8(c)]
+			off[uint8(c)] = at
+			at += n
 		}
-		sort.Slice(seqs, func(i, j int) bool {
-			ei, ej := d.entries[seqs[i]], d.entries[seqs[j]]
-			if ei.class != ej.class {
-				return ei.class > ej.class
-			}
-			return seqs[i] < seqs[j]
-		})
 		acked := pa[d.key]
-		gd.Messages = make([]Message, len(seqs))
+		gd.Messages = make([]Message, d.entries.len())
 		files := map[int32]bool{}
-		for i, s := range seqs {
-			e := d.entries[s]
-			m := Message{ID: b.ids.String(e.id), Loc: e.loc, Priority: e.prio,
+		d.entries.ascending(func(s int64, e entry) {
+			i := off[uint8(e.class)]
+			off[uint8(e.class)]++
+			m := Message{id: b.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
 				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
 				Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
-			for _, ids := range acked {
-				if tx, ok := ids[m.ID]; ok {
-					m.AckedInPreparedTx = tx
+			if len(acked) > 0 {
+				id := m.ID()
+				for _, ids := range acked {
+					if tx, ok := ids[id]; ok {
+						m.ackedTx = txs[tx]
+						if m.ackedTx == nil && tx != "" {
+							m.ackedTx = &tx
+							txs[tx] = m.ackedTx
+						}
+					}
 				}
 			}
 			gd.Messages[i] = m
 			files[e.loc.File] = true
-		}
+		})
+		d.entries = orderIndex{}
 		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes, Count: d.count}
 		for f := range files {
 			gd.Stats.Files = append(gd.Stats.Files, f)
@@ -266,7 +282,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 				// (the last in store order: a prioritized queue's cursor
 				// recovers the order index's classes, then dispatches)
 				b.warnf("%s: the broker's stored count is %d but it holds %d message(s) to deliver; its store cursor stops at its count, so it does not deliver the last %d (%s …) until the count is right again (KahaDB 5.17.2 subtracts the messages acked in a prepared transaction from the stored count once more at every restart while the transaction stays prepared)",
-					gd, gd.Stats.Count, len(gd.delivery), int64(len(gd.delivery))-n, gd.Messages[gd.delivery[n]].ID)
+					gd, gd.Stats.Count, len(gd.delivery), int64(len(gd.delivery))-n, gd.Messages[gd.delivery[n]].ID())
 				gd.undelivered = gd.delivery[n:]
 				gd.delivery = gd.delivery[:n]
 			}
@@ -331,6 +347,19 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 	}
 }
 
+// graphID is the graph's form of the id k: the producer part is shared by
+// the graph's messages through prefixes (by prefix index; the id table
+// reuses the indexes of prefixes no longer used, never during Build).
+func (b *Builder) graphID(k msgKey, prefixes map[uint32]*string) msgID {
+	p := prefixes[k.prefix]
+	if p == nil {
+		p = new(string)
+		*p = b.ids.names[k.prefix]
+		prefixes[k.prefix] = p
+	}
+	return msgID{prefix: p, seq: k.seq}
+}
+
 // dispatchOrder reorders a queue's delivery (store order) as a broker
 // dispatches a prioritized queue to a consumer with the default prefetch
 // (dispatch.go). A queue is prioritized when its messages were stored
@@ -374,7 +403,7 @@ func holdBack(ms []Message, ix []int32, held map[string]string) (keep, out []int
 	}
 	keep = ix[:0:0]
 	for _, i := range ix {
-		if _, ok := held[ms[i].ID]; ok {
+		if _, ok := held[ms[i].ID()]; ok {
 			out = append(out, i)
 		} else {
 			keep = append(keep, i)
@@ -618,8 +647,8 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 			break
 		}
 		d := b.destByKey(key)
-		for _, e := range d.entries {
-			cand.remove(e.loc.File)
+		for _, f := range g.destByK[key].Stats.Files {
+			cand.remove(f)
 		}
 		for _, s := range d.subs {
 			f := s.loc.File
@@ -772,10 +801,10 @@ func (b *Builder) checkLostMessages(g *Graph) {
 	perFile := map[int32]map[string]*lost{}
 	for _, m := range b.dests {
 		for _, d := range m {
-			for _, e := range d.entries {
+			d.entries.each(func(_ int64, e entry) {
 				f := b.fileIx[e.loc.File]
 				if f != nil && f.End >= int64(e.loc.Offset)+int64(e.loc.Size) {
-					continue
+					return
 				}
 				byDest := perFile[e.loc.File]
 				if byDest == nil {
@@ -788,7 +817,7 @@ func (b *Builder) checkLostMessages(g *Graph) {
 					byDest[d.key] = l
 				}
 				l.ids = append(l.ids, b.ids.String(e.id))
-			}
+			})
 		}
 	}
 	files := make([]int32, 0, len(perFile))
@@ -834,7 +863,7 @@ func (g *Graph) message(dk, id string) *Message {
 		return nil
 	}
 	for i := range d.Messages {
-		if d.Messages[i].ID == id {
+		if d.Messages[i].id.is(id) {
 			return &d.Messages[i]
 		}
 	}

@@ -115,8 +115,8 @@ type dest struct {
 	key     string
 	topic   bool
 	nextSeq int64
-	entries map[int64]entry
-	ids     map[msgKey]int64
+	entries orderIndex
+	ids     idIndex
 	subs    []*sub // subLocations list order
 	count   int64
 	bytes   int64
@@ -596,16 +596,14 @@ func (b *Builder) destByName(t codec.DestType, name string, loc codec.Location) 
 
 func (b *Builder) newDest(t codec.DestType, name string) *dest {
 	d := &dest{typ: t, name: name, key: strconv.Itoa(int(t)) + ":" + name, topic: t.IsTopic(),
-		entries: map[int64]entry{}, ids: map[msgKey]int64{}}
+		ids: newIDIndex(0)}
 	b.dests[t][name] = d
 	b.events = append(b.events, destEvent{key: d.key, create: true, loc: b.lastRecord})
 	return d
 }
 
 func (b *Builder) removeDest(d *dest) {
-	for _, e := range d.entries {
-		b.ids.release(e.id)
-	}
+	d.entries.each(func(_ int64, e entry) { b.ids.release(e.id) })
 	delete(b.dests[d.typ], d.name)
 	if slot := &b.destCache[destSlot(d.typ, []byte(d.name))]; *slot == d {
 		*slot = nil
@@ -662,9 +660,9 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	} else {
 		b.ids.ref(k)
 	}
-	if prev, dup := d.ids[k]; dup {
+	if prev, dup := d.ids.get(k); dup {
 		defer b.ids.release(k)
-		if e, ok := d.entries[prev]; ok && sameLoc(e.loc, loc) {
+		if e, ok := d.entries.get(prev); ok && sameLoc(e.loc, loc) {
 			// replayed over an index that has it already (its location
 			// is indexed): the broker keeps the id and gives the
 			// sequence back
@@ -679,8 +677,8 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	if supported {
 		fl |= flagPrioSupported
 	}
-	d.ids[k] = seq
-	d.entries[seq] = entry{id: k, loc: loc, prio: prio, size: size, class: class(prio, supported), flags: fl}
+	d.ids.set(k, seq)
+	d.entries.set(seq, entry{id: k, loc: loc, prio: prio, size: size, class: class(prio, supported), flags: fl})
 	d.count++
 	d.bytes += int64(loc.Size)
 	b.addAfterAudit = true
@@ -699,8 +697,8 @@ func (b *Builder) updateCmd(loc codec.Location, c *codec.Command) {
 		return
 	}
 	if k, ok := b.ids.lookup(c.MessageID); ok {
-		if seq, ok := d.ids[k]; ok {
-			e := d.entries[seq]
+		if seq, ok := d.ids.get(k); ok {
+			e, _ := d.entries.get(seq)
 			d.bytes += int64(loc.Size) - int64(e.loc.Size)
 			e.loc = loc
 			e.prio = c.Priority
@@ -713,7 +711,7 @@ func (b *Builder) updateCmd(loc codec.Location, c *codec.Command) {
 				b.warnf("%s: update moves %s to another priority class; the broker may keep the old entry too", loc, b.ids.String(k))
 				e.class = nc
 			}
-			d.entries[seq] = e
+			d.entries.set(seq, e)
 			b.setLastUpdate(loc)
 			return
 		}
@@ -751,13 +749,13 @@ func (b *Builder) removeCmd(loc codec.Location, c *codec.Command) {
 // applyRemove is updateIndex(KahaRemoveMessageCommand).
 // s is the subscription of a durable ack (nil when unknown).
 func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, hasSub, ackEmpty bool) {
-	seq, ok := d.ids[k]
+	seq, ok := d.ids.get(k)
 	if !ok {
 		return
 	}
 	if !hasSub {
-		e, ok := d.entries[seq]
-		delete(d.ids, k)
+		e, ok := d.entries.get(seq)
+		d.ids.del(k)
 		if !ok {
 			return
 		}
@@ -775,7 +773,7 @@ func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, has
 	if s != nil && (b.phaseB || !ackEmpty) {
 		s.lastAck = seq
 	}
-	e, ok := d.entries[seq]
+	e, ok := d.entries.get(seq)
 	if ok {
 		b.ackRef(loc.File, e.loc.File)
 	}
@@ -784,9 +782,9 @@ func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, has
 }
 
 func (b *Builder) deleteEntry(d *dest, seq int64, e entry, dropID bool) {
-	delete(d.entries, seq)
+	d.entries.del(seq)
 	if dropID {
-		delete(d.ids, e.id)
+		d.ids.del(e.id)
 	}
 	b.ids.release(e.id)
 	d.count--
@@ -804,7 +802,7 @@ func (b *Builder) removeAckLocation(d *dest, s *sub, seq int64) {
 	if referenced(d, seq) {
 		return
 	}
-	if e, ok := d.entries[seq]; ok {
+	if e, ok := d.entries.get(seq); ok {
 		b.deleteEntry(d, seq, e, true)
 	}
 }
@@ -868,13 +866,13 @@ func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
 			// stored messages, not the set's ranges (which may be wide:
 			// a sequence counter reset, a damaged index)
 			var unref []int64
-			for seq := range d.entries {
+			d.entries.each(func(seq int64, _ entry) {
 				if s.pos.contains(seq) && !referenced(d, seq) {
 					unref = append(unref, seq)
 				}
-			}
+			})
 			for _, seq := range unref {
-				if e, ok := d.entries[seq]; ok {
+				if e, ok := d.entries.get(seq); ok {
 					b.deleteEntry(d, seq, e, true)
 				}
 			}

@@ -37,22 +37,24 @@ func (g *Graph) Dump() string {
 	for _, d := range g.Destinations() {
 		p("dest %d %q key=%q next=%d stats=%+v", d.Type, d.Name, d.Key, d.NextSeq, d.Stats)
 		for _, m := range d.Messages {
-			p("  msg %+v", m)
+			id, tx := m.ID(), m.AckedInPreparedTx()
+			m.id, m.ackedTx = msgID{}, nil // pointers: not stable
+			p("  msg id=%s ackedInPreparedTx=%q %+v", id, tx, m)
 		}
 		for _, m := range d.Pending() {
-			p("  deliver %s %v", m.ID, m.Seq)
+			p("  deliver %s %v", m.ID(), m.Seq)
 		}
 		for _, m := range d.InDoubt() {
-			p("  in-doubt %s %v", m.ID, m.Seq)
+			p("  in-doubt %s %v", m.ID(), m.Seq)
 		}
 		for _, s := range d.Subscriptions {
 			p("  sub key=%q client=%q name=%q sel=%q/%v nolocal=%v retro=%v loc=%v count=%d lastAck=%d positions=%v",
 				s.Key, s.ClientID, s.SubscriptionName, s.Selector, s.HasSelector, s.NoLocal, s.Retroactive, s.Loc, s.Count, s.LastAck, s.AckPositions)
 			for i := 0; i < s.NumPending(); i++ {
-				p("    pending %s %v", s.PendingAt(i).ID, s.PendingAt(i).Seq)
+				p("    pending %s %v", s.PendingAt(i).ID(), s.PendingAt(i).Seq)
 			}
 			for _, m := range s.InDoubt() {
-				p("    in-doubt %s %v", m.ID, m.Seq)
+				p("    in-doubt %s %v", m.ID(), m.Seq)
 			}
 		}
 	}
@@ -61,7 +63,7 @@ func (g *Graph) Dump() string {
 		t.InDoubt = nil
 		p("tx %+v", t)
 		for _, m := range tx.InDoubt {
-			p("  in-doubt %s %v", m.ID, m.Seq)
+			p("  in-doubt %s %v", m.ID(), m.Seq)
 		}
 	}
 	for _, d := range g.IndexDiffs() {

@@ -119,14 +119,14 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 			m := &gd.Messages[i]
 			a := per[m.Loc.File]
 			if a == nil {
-				a = &fileAgg{first: m.ID}
+				a = &fileAgg{first: m.id}
 				per[m.Loc.File] = a
 				order = append(order, m.Loc.File)
 			}
 			a.n++
 			a.bytes += int64(m.Loc.Size)
-			a.last = m.ID
-			if m.AckedInPreparedTx != "" {
+			a.last = m.id
+			if m.ackedTx != nil {
 				a.prepared++
 			}
 		}
@@ -135,20 +135,9 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 				if !s.hasPos {
 					continue
 				}
-				for _, rg := range s.pos.r {
-					if rg.last-rg.first > int64(len(d.entries)) {
-						// wide range: walk the entries instead
-						for seq, e := range d.entries {
-							if seq >= rg.first && seq <= rg.last {
-								markSub(per, e.loc.File, s.key)
-							}
-						}
-						continue
-					}
-					for seq := rg.first; seq <= rg.last; seq++ {
-						if e, ok := d.entries[seq]; ok {
-							markSub(per, e.loc.File, s.key)
-						}
+				for i := range gd.Messages {
+					if m := &gd.Messages[i]; s.pos.contains(m.Seq) {
+						markSub(per, m.Loc.File, s.key)
 					}
 				}
 			}
@@ -156,16 +145,17 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 		sortInt32(order)
 		for _, id := range order {
 			a := per[id]
+			first, last := a.first.String(), a.last.String()
 			r := Reason{Kind: KindPendingMessages, Destination: gd.String(), Messages: a.n, Bytes: a.bytes,
-				FirstMessageID: a.first, LastMessageID: a.last}
+				FirstMessageID: first, LastMessageID: last}
 			noun := "pending message"
 			if a.n != 1 {
 				noun += "s"
 			}
 			if a.n == 1 {
-				r.Text = fmt.Sprintf("holds 1 %s of %s (%s)", noun, gd, a.first)
+				r.Text = fmt.Sprintf("holds 1 %s of %s (%s)", noun, gd, first)
 			} else {
-				r.Text = fmt.Sprintf("holds %d %s of %s (%s … %s)", a.n, noun, gd, a.first, a.last)
+				r.Text = fmt.Sprintf("holds %d %s of %s (%s … %s)", a.n, noun, gd, first, last)
 			}
 			if d.topic {
 				for k := range a.subs {
@@ -275,7 +265,7 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 type fileAgg struct {
 	n, prepared int
 	bytes       int64
-	first, last string
+	first, last msgID // ids of the first and last message
 	subs        map[string]bool
 }
 

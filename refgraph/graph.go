@@ -3,6 +3,7 @@ package refgraph
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/kahafs/kahafs/codec"
@@ -165,7 +166,7 @@ type Destination struct {
 	// sequence within a class): for a queue its messages, for a topic
 	// every message still needed by at least one durable subscription.
 	// Messages acked only inside a prepared transaction are included
-	// (AckedInPreparedTx set): they keep their files. What a restarted
+	// (AckedInPreparedTx not ""): they keep their files. What a restarted
 	// broker delivers is Pending (queues) and Subscription.Pending.
 	Messages []Message
 	// Stats are what the broker keeps in its index for the destination
@@ -243,28 +244,78 @@ type DestStats struct {
 // Message is a message held by the store. Its body is not kept: read the
 // record at Loc to get it.
 type Message struct {
-	ID string
+	// id is the message id as the replay keeps it (see ID)
+	id msgID
 	// Loc is the record holding the message: the ADD or its latest UPDATE.
 	Loc codec.Location
 	// Priority is the JMS priority of that record; PrioritySupported its
 	// prioritySupported flag (false puts every message in class DEF).
-	Priority          int32
-	PrioritySupported bool
+	Priority int32
 	// Size is the size of the OpenWire message (KahaAddMessageCommand.message).
-	Size int32
-	// Seq is the broker's sequence id in the destination's order index.
-	Seq int64
+	Size              int32
+	PrioritySupported bool
 	// Updated: Loc is a KAHA_UPDATE_MESSAGE_COMMAND.
 	Updated bool
-	// Tx is the transaction the message was committed in, "" if none.
-	Tx string
-	// AckedInPreparedTx is the prepared transaction that acks the message
-	// ("" if none); the broker keeps the message until its outcome.
-	AckedInPreparedTx string
 	// Unreadable: the index holds the message, but its record could not
 	// be read (damage, a file cut short): the broker fails to deliver it,
 	// and a compaction cannot carry it (the warnings say why).
 	Unreadable bool
+	// Seq is the broker's sequence id in the destination's order index.
+	Seq int64
+	// ackedTx: the prepared transaction that acks the message (nil if
+	// none; see AckedInPreparedTx)
+	ackedTx *string
+}
+
+// AckedInPreparedTx is the prepared transaction that acks the message ("" if
+// none); the broker keeps the message until its outcome.
+func (m *Message) AckedInPreparedTx() string {
+	if m.ackedTx == nil {
+		return ""
+	}
+	return *m.ackedTx
+}
+
+// ID returns the message id (the producer's message id as the journal
+// holds it). It is made on each call: a graph of many messages keeps only
+// the producer part of their ids.
+func (m *Message) ID() string { return m.id.String() }
+
+// HasID reports whether the message's id is id (without making it).
+func (m *Message) HasID(id string) bool { return m.id.is(id) }
+
+// msgID is a message id held as the producer key (shared by the messages
+// of a producer) and the producer sequence: "<prefix>:<seq>", or the
+// prefix alone when seq < 0 (see msgKey).
+type msgID struct {
+	prefix *string
+	seq    int64
+}
+
+func (k msgID) String() string {
+	if k.prefix == nil {
+		return ""
+	}
+	if k.seq < 0 {
+		return *k.prefix
+	}
+	return *k.prefix + ":" + strconv.FormatInt(k.seq, 10)
+}
+
+// is reports whether the id is s, without making the id.
+func (k msgID) is(s string) bool {
+	if k.prefix == nil {
+		return s == ""
+	}
+	p := *k.prefix
+	if k.seq < 0 {
+		return s == p
+	}
+	if len(s) <= len(p)+1 || s[:len(p)] != p || s[len(p)] != ':' {
+		return false
+	}
+	var buf [20]byte
+	return s[len(p)+1:] == string(strconv.AppendInt(buf[:0], k.seq, 10))
 }
 
 // Subscription is a durable topic subscription.

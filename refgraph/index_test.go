@@ -119,7 +119,7 @@ func TestJavaAckMapBlobParses(t *testing.T) {
 func pendingIDs(s *Subscription) []string {
 	ids := []string{}
 	for _, m := range s.Pending() {
-		ids = append(ids, m.ID)
+		ids = append(ids, m.ID())
 	}
 	return ids
 }
@@ -215,7 +215,7 @@ func TestCompactionCopiesAtRuntime(t *testing.T) {
 	q, _ = runtime.Destination("0:Q.C")
 	require.NotNil(t, q)
 	require.Len(t, q.Messages, 1, "the running broker never processed the copies")
-	assert.Equal(t, prodA.key(2), q.Messages[0].ID)
+	assert.Equal(t, prodA.key(2), q.Messages[0].ID())
 	f3, _ := runtime.File(3)
 	assert.True(t, f3.Compaction)
 	assert.Equal(t, 2, f3.Skipped)

@@ -125,7 +125,7 @@ func scenarios(t *testing.T) []scenario {
 			assert.Equal(t, int64(3), c.Count)
 			var ids []string
 			for _, m := range c.Pending() {
-				ids = append(ids, m.ID)
+				ids = append(ids, m.ID())
 			}
 			// lastAck is the last processed ack (message 1), below every
 			// pending sequence: every indexed message after it is delivered,
@@ -179,7 +179,7 @@ func scenarios(t *testing.T) []scenario {
 			prio, _ := g.Destination("0:Q.PRIO")
 			require.NotNil(t, prio)
 			require.Len(t, prio.Messages, 1)
-			assert.Equal(t, prodA.key(3), prio.Messages[0].ID)
+			assert.Equal(t, prodA.key(3), prio.Messages[0].ID())
 			assert.Contains(t, g.GCCandidates(), int32(1))
 		}},
 		{name: "transactions", maxFile: 4096, build: func(j *journal) {
@@ -270,7 +270,7 @@ func scenarios(t *testing.T) []scenario {
 			q, _ := g.Destination("0:Q.C")
 			require.NotNil(t, q)
 			require.Len(t, q.Messages, 1)
-			assert.Equal(t, prodA.key(2), q.Messages[0].ID)
+			assert.Equal(t, prodA.key(2), q.Messages[0].ID())
 			f5, _ := g.File(5)
 			assert.True(t, f5.Compaction)
 			assert.Equal(t, 2, f5.Skipped)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -263,15 +264,12 @@ func saveDest(w *binenc.Writer, d *dest) {
 	w.Varint(d.count)
 	w.Varint(d.bytes)
 	w.Varint(d.statDelta)
-	seqs := make([]int64, 0, len(d.entries))
-	for s := range d.entries {
-		seqs = append(seqs, s)
-	}
-	sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
+	seqs := d.entries.seqs()
+	slices.Sort(seqs)
 	w.Uvarint(uint64(len(seqs)))
 	prev := int64(0)
 	for _, s := range seqs {
-		e := d.entries[s]
+		e, _ := d.entries.get(s)
 		w.Varint(s - prev) // ascending: small deltas
 		prev = s
 		w.Uvarint(uint64(e.id.prefix))
@@ -282,7 +280,7 @@ func saveDest(w *binenc.Writer, d *dest) {
 		w.Byte(byte(e.class))
 		w.Byte(e.flags)
 		// the id map normally points back at the entry
-		if s2, ok := d.ids[e.id]; ok && s2 == s {
+		if s2, ok := d.ids.get(e.id); ok && s2 == s {
 			w.Bool(true)
 		} else {
 			w.Bool(false)
@@ -290,11 +288,11 @@ func saveDest(w *binenc.Writer, d *dest) {
 	}
 	// id map entries that do not point back at their entry
 	var extra []msgKey
-	for k, s := range d.ids {
-		if e, ok := d.entries[s]; !ok || e.id != k {
+	d.ids.each(func(k msgKey, s int64) {
+		if e, ok := d.entries.get(s); !ok || e.id != k {
 			extra = append(extra, k)
 		}
-	}
+	})
 	sort.Slice(extra, func(i, j int) bool {
 		if extra[i].prefix != extra[j].prefix {
 			return extra[i].prefix < extra[j].prefix
@@ -305,7 +303,8 @@ func saveDest(w *binenc.Writer, d *dest) {
 	for _, k := range extra {
 		w.Uvarint(uint64(k.prefix))
 		w.Varint(k.seq)
-		w.Varint(d.ids[k])
+		s, _ := d.ids.get(k)
+		w.Varint(s)
 	}
 	w.Uvarint(uint64(len(d.subs)))
 	for _, s := range d.subs {
@@ -731,8 +730,8 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 	dd.bytes = r.Varint()
 	dd.statDelta = r.Varint()
 	n := r.Count(9)
-	dd.entries = make(map[int64]entry, n)
-	dd.ids = make(map[msgKey]int64, n)
+	dd.entries = newOrderIndex(n)
+	dd.ids = newIDIndex(n)
 	seq := int64(0)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		delta := r.Varint()
@@ -744,15 +743,15 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 		e := entry{id: msgKey{prefix: uint32(min(r.Uvarint(), 1<<32-1)), seq: r.Varint()}, loc: r.Location(),
 			prio: r.Int32(), size: r.Int32(), class: int8(r.Byte()), flags: r.Byte()}
 		if r.Bool() {
-			dd.ids[e.id] = seq
+			dd.ids.set(e.id, seq)
 		}
-		dd.entries[seq] = e
+		dd.entries.set(seq, e)
 		*keys = append(*keys, e.id)
 	}
 	n = r.Count(3)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		k := msgKey{prefix: uint32(min(r.Uvarint(), 1<<32-1)), seq: r.Varint()}
-		dd.ids[k] = r.Varint()
+		dd.ids.set(k, r.Varint())
 		*keys = append(*keys, k)
 	}
 	n = r.Count(8)

@@ -140,8 +140,8 @@ func (in *info) describe(where, id string, m *refgraph.Message) string {
 	var parts []string
 	if m != nil {
 		parts = append(parts, fmt.Sprintf("prio %d", m.Priority))
-		if m.AckedInPreparedTx != "" {
-			parts = append(parts, "acked in prepared "+m.AckedInPreparedTx)
+		if tx := m.AckedInPreparedTx(); tx != "" {
+			parts = append(parts, "acked in prepared "+tx)
 		}
 	} else if s, ok := in.sent[id]; ok {
 		parts = append(parts, fmt.Sprintf("prio %d", s.Prio))
@@ -461,7 +461,7 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 		}
 		byID := map[string]*refgraph.Message{}
 		for i := range d.Messages {
-			byID[d.Messages[i].ID] = &d.Messages[i]
+			byID[d.Messages[i].ID()] = &d.Messages[i]
 		}
 
 		// count
@@ -482,12 +482,12 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 		deliverable := map[string]bool{}
 		var expired int
 		for _, m := range d.Pending() {
-			deliverable[m.ID] = true
-			if in.expired(where, m.ID, v.StartedAt) {
+			deliverable[m.ID()] = true
+			if in.expired(where, m.ID(), v.StartedAt) {
 				expired++
 				continue
 			}
-			kids = append(kids, m.ID)
+			kids = append(kids, m.ID())
 		}
 		if equalStrings(kids, vq.Consumed) {
 			continue
@@ -506,11 +506,11 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 			var ps []Paged
 			var pids []string
 			for _, m := range d.Messages {
-				if !deliverable[m.ID] {
+				if !deliverable[m.ID()] {
 					continue
 				}
-				ps = append(ps, Paged{Priority: int(m.Priority), Expired: in.expired(where, m.ID, v.StartedAt)})
-				pids = append(pids, m.ID)
+				ps = append(ps, Paged{Priority: int(m.Priority), Expired: in.expired(where, m.ID(), v.StartedAt)})
+				pids = append(pids, m.ID())
 			}
 			var sim []string
 			for _, p := range DispatchOrder(ps, MaxPageSize, DefaultQueuePrefetch) {
@@ -590,12 +590,12 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 			listed = in.delivered(s)
 		}
 		for _, m := range listed {
-			byID[m.ID] = m
-			if in.expired(s.Destination.String(), m.ID, v.StartedAt) {
+			byID[m.ID()] = m
+			if in.expired(s.Destination.String(), m.ID(), v.StartedAt) {
 				expired++
 				continue
 			}
-			kids = append(kids, m.ID)
+			kids = append(kids, m.ID())
 		}
 		if equalStrings(kids, vs.Delivered) {
 			continue

@@ -236,16 +236,16 @@ func viewFromGraph(g *refgraph.Graph, storeOrder map[string]bool) *View {
 		if storeOrder[d.Name] {
 			held := map[string]bool{}
 			for _, m := range d.InDoubt() {
-				held[m.ID] = true
+				held[m.ID()] = true
 			}
 			for _, m := range d.Messages {
-				if !held[m.ID] {
-					q.Consumed = append(q.Consumed, m.ID)
+				if !held[m.ID()] {
+					q.Consumed = append(q.Consumed, m.ID())
 				}
 			}
 		} else {
 			for _, m := range d.Pending() {
-				q.Consumed = append(q.Consumed, m.ID)
+				q.Consumed = append(q.Consumed, m.ID())
 			}
 		}
 		v.Queues[d.Name] = q
@@ -257,7 +257,7 @@ func viewFromGraph(g *refgraph.Graph, storeOrder map[string]bool) *View {
 			vs.Selector = &sel
 		}
 		for _, m := range s.Pending() {
-			vs.Delivered = append(vs.Delivered, m.ID)
+			vs.Delivered = append(vs.Delivered, m.ID())
 		}
 		v.Subscriptions[subKey(s)] = vs
 	}
@@ -354,14 +354,14 @@ func TestQueueFindings(t *testing.T) {
 	for _, d := range g.Destinations() {
 		if ms := d.InDoubt(); len(ms) > 0 && v.Queues[d.Name] != nil {
 			held = ms[0]
-			v.Queues[d.Name].Consumed = append(v.Queues[d.Name].Consumed, held.ID)
+			v.Queues[d.Name].Consumed = append(v.Queues[d.Name].Consumed, held.ID())
 			break
 		}
 	}
 	require.NotNil(t, held, "the tx fixture acks a queue message inside its prepared transaction")
 	fs = compareTree(ViewIndex, g, v, nil, in)
 	require.Len(t, fs, 1)
-	assert.Contains(t, strings.Join(fs[0].Detail, "\n"), held.ID+" (prio 4, acked in prepared XID:")
+	assert.Contains(t, strings.Join(fs[0].Detail, "\n"), held.ID()+" (prio 4, acked in prepared XID:")
 }
 
 func TestCompareViews(t *testing.T) {
@@ -534,7 +534,7 @@ func hasHidden(g *refgraph.Graph, queue string) bool {
 		return false
 	}
 	for _, m := range d.Messages {
-		if m.AckedInPreparedTx != "" {
+		if m.AckedInPreparedTx() != "" {
 			return true
 		}
 	}

@@ -1,0 +1,140 @@
+package refgraph
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// orderIndex is a destination's order index: its entries by sequence.
+// A broker numbers a destination's messages one after the other, so the
+// entries are kept in pages of pageSeqs consecutive sequences, each
+// holding only the entries present (in sequence order) and a bitmap of
+// which they are. A dense page costs about the entries' own bytes, a
+// map[int64]entry about twice as much; a page with one entry left costs
+// little more than that entry, so sparse indexes (one old message stuck
+// in a busy queue) stay small too.
+type orderIndex struct {
+	pages map[int64]*page // by seq >> pageShift
+	n     int
+}
+
+const (
+	pageShift = 6
+	pageSeqs  = 1 << pageShift
+)
+
+// page holds the entries of sequences [key<<pageShift, (key+1)<<pageShift).
+type page struct {
+	bits uint64  // bit i: sequence key<<pageShift + i is present
+	es   []entry // the present entries, ascending sequence
+}
+
+func newOrderIndex(hint int) orderIndex {
+	return orderIndex{pages: make(map[int64]*page, (hint+pageSeqs-1)/pageSeqs)}
+}
+
+// slot returns the page key and the bit of seq (an arithmetic shift: the
+// pages of negative sequences work alike).
+func slot(seq int64) (int64, uint64) { return seq >> pageShift, 1 << uint64(seq&(pageSeqs-1)) }
+
+// rank is the index in p.es of the entry at bit.
+func (p *page) rank(bit uint64) int { return bits.OnesCount64(p.bits & (bit - 1)) }
+
+func (x *orderIndex) len() int { return x.n }
+
+func (x *orderIndex) get(seq int64) (entry, bool) {
+	k, bit := slot(seq)
+	p := x.pages[k]
+	if p == nil || p.bits&bit == 0 {
+		return entry{}, false
+	}
+	return p.es[p.rank(bit)], true
+}
+
+func (x *orderIndex) has(seq int64) bool {
+	k, bit := slot(seq)
+	p := x.pages[k]
+	return p != nil && p.bits&bit != 0
+}
+
+// set adds or replaces the entry of seq.
+func (x *orderIndex) set(seq int64, e entry) {
+	if x.pages == nil {
+		x.pages = map[int64]*page{}
+	}
+	k, bit := slot(seq)
+	p := x.pages[k]
+	if p == nil {
+		p = &page{}
+		x.pages[k] = p
+	}
+	i := p.rank(bit)
+	if p.bits&bit != 0 {
+		p.es[i] = e
+		return
+	}
+	p.bits |= bit
+	p.es = append(p.es, entry{})
+	copy(p.es[i+1:], p.es[i:])
+	p.es[i] = e
+	x.n++
+}
+
+// del removes the entry of seq, if any.
+func (x *orderIndex) del(seq int64) {
+	k, bit := slot(seq)
+	p := x.pages[k]
+	if p == nil || p.bits&bit == 0 {
+		return
+	}
+	i := p.rank(bit)
+	p.bits &^= bit
+	x.n--
+	if p.bits == 0 {
+		delete(x.pages, k)
+		return
+	}
+	p.es = append(p.es[:i], p.es[i+1:]...)
+	if n := len(p.es); n <= cap(p.es)/4 {
+		p.es = append(make([]entry, 0, 2*n), p.es...) // give back what acks freed
+	}
+}
+
+// each calls fn for every entry, in no particular order; fn must not
+// change x.
+func (x *orderIndex) each(fn func(seq int64, e entry)) {
+	for k, p := range x.pages {
+		b, i := p.bits, 0
+		for b != 0 {
+			j := bits.TrailingZeros64(b)
+			fn(k<<pageShift+int64(j), p.es[i])
+			b &= b - 1
+			i++
+		}
+	}
+}
+
+// ascending calls fn for every entry, by sequence; fn must not change x.
+func (x *orderIndex) ascending(fn func(seq int64, e entry)) {
+	keys := make([]int64, 0, len(x.pages))
+	for k := range x.pages {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		p := x.pages[k]
+		b, i := p.bits, 0
+		for b != 0 {
+			fn(k<<pageShift+int64(bits.TrailingZeros64(b)), p.es[i])
+			b &= b - 1
+			i++
+		}
+	}
+}
+
+// seqs returns the sequences present, in no particular order.
+func (x *orderIndex) seqs() []int64 {
+	out := make([]int64, 0, x.n)
+	x.each(func(seq int64, _ entry) { out = append(out, seq) })
+	return out
+}

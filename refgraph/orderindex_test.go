@@ -1,0 +1,135 @@
+package refgraph
+
+import (
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+// TestOrderIndexMatchesMap runs seeded random adds, updates and deletes
+// (dense runs, sparse leftovers, negative sequences) against a map.
+func TestOrderIndexMatchesMap(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		var x orderIndex
+		want := map[int64]entry{}
+		next := int64(-100)
+		for step := 0; step < 5000; step++ {
+			switch r := rng.Intn(10); {
+			case r < 5: // append, as a broker numbers messages
+				e := entry{id: msgKey{uint32(rng.Intn(3)), next}, size: int32(step)}
+				x.set(next, e)
+				want[next] = e
+				next += 1 + int64(rng.Intn(2))*int64(rng.Intn(200))
+			case r < 6: // anywhere (an adopted index, a restored state)
+				s := next - int64(rng.Intn(1000))
+				e := entry{size: int32(-step)}
+				x.set(s, e)
+				want[s] = e
+			default: // acks, mostly the oldest
+				s := next - int64(rng.Intn(300))
+				if rng.Intn(2) == 0 {
+					for k := range want {
+						s = k
+						break
+					}
+				}
+				x.del(s)
+				delete(want, s)
+			}
+			if x.len() != len(want) {
+				t.Fatalf("seed %d step %d: len %d, want %d", seed, step, x.len(), len(want))
+			}
+		}
+		for s, e := range want {
+			if got, ok := x.get(s); !ok || got != e || !x.has(s) {
+				t.Fatalf("seed %d: get(%d) = %v, %v; want %v", seed, s, got, ok, e)
+			}
+		}
+		got := map[int64]entry{}
+		x.each(func(s int64, e entry) {
+			if _, dup := got[s]; dup {
+				t.Fatalf("seed %d: each yields %d twice", seed, s)
+			}
+			got[s] = e
+		})
+		if len(got) != len(want) {
+			t.Fatalf("seed %d: each yields %d entries, want %d", seed, len(got), len(want))
+		}
+		seqs := x.seqs()
+		slices.Sort(seqs)
+		var asc []int64
+		x.ascending(func(s int64, e entry) {
+			if want[s] != e {
+				t.Fatalf("seed %d: ascending yields %d -> %v, want %v", seed, s, e, want[s])
+			}
+			asc = append(asc, s)
+		})
+		if !slices.Equal(asc, seqs) {
+			t.Fatalf("seed %d: ascending yields %d sequences out of order", seed, len(asc))
+		}
+		for i := 1; i < len(seqs); i++ {
+			if seqs[i] == seqs[i-1] {
+				t.Fatalf("seed %d: seqs repeats %d", seed, seqs[i])
+			}
+		}
+		for k, p := range x.pages {
+			if p.bits == 0 || len(p.es) != popcount(p.bits) {
+				t.Fatalf("seed %d: page %d: bits %b with %d entries", seed, k, p.bits, len(p.es))
+			}
+		}
+		if _, ok := x.get(next + 1000); ok {
+			t.Fatalf("seed %d: get of an absent sequence succeeds", seed)
+		}
+	}
+}
+
+func popcount(b uint64) int {
+	n := 0
+	for ; b != 0; b &= b - 1 {
+		n++
+	}
+	return n
+}
+
+// TestIDIndexMatchesMap checks idIndex against a map, with keys that pack
+// and keys that do not (whole-id prefixes, large sequences and prefixes).
+func TestIDIndexMatchesMap(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var x idIndex
+	want := map[msgKey]int64{}
+	keys := []msgKey{{0, 0}, {0, -1}, {1<<packPrefixBits - 1, 1<<packSeqBits - 1}, {1 << packPrefixBits, 5}, {3, 1 << packSeqBits}, {7, 1<<62 + 3}}
+	for i := 0; i < 2000; i++ {
+		keys = append(keys, msgKey{uint32(rng.Intn(5)), int64(rng.Intn(500))})
+	}
+	for step := 0; step < 20000; step++ {
+		k := keys[rng.Intn(len(keys))]
+		if rng.Intn(3) == 0 {
+			x.del(k)
+			delete(want, k)
+		} else {
+			x.set(k, int64(step))
+			want[k] = int64(step)
+		}
+		if x.len() != len(want) {
+			t.Fatalf("step %d: len %d, want %d", step, x.len(), len(want))
+		}
+	}
+	for _, k := range keys {
+		got, ok := x.get(k)
+		w, wok := want[k]
+		if got != w || ok != wok {
+			t.Fatalf("get(%v) = %d, %v; want %d, %v", k, got, ok, w, wok)
+		}
+	}
+	n := 0
+	x.each(func(k msgKey, s int64) {
+		n++
+		if w, ok := want[k]; !ok || w != s {
+			t.Fatalf("each yields %v -> %d; want %d, %v", k, s, w, ok)
+		}
+	})
+	if n != len(want) {
+		t.Fatalf("each yields %d ids, want %d", n, len(want))
+	}
+}
