@@ -90,10 +90,8 @@ func TestListingRendersNothing(t *testing.T) {
 func bigList(n int) *messageList {
 	ms := make([]*refgraph.Message, n)
 	for i := range ms {
-		ms[i] = &refgraph.Message{
-			ID:  fmt.Sprintf("ID:broker-host-40123-1764590000000-1:1:1:1:%d", i+1),
-			Loc: codec.Location{File: 1 + int32(i/10000), Offset: int32(i%10000) * 1000},
-		}
+		ms[i] = refgraph.NewMessage(fmt.Sprintf("ID:broker-host-40123-1764590000000-1:1:1:1:%d", i+1),
+			codec.Location{File: 1 + int32(i/10000), Offset: int32(i%10000) * 1000})
 	}
 	return messagesOf(ms)
 }

@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"sort"
+	"unsafe"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
@@ -319,7 +320,21 @@ func (l *messageList) listAt(dst []byte, i int) ([]byte, uint64, bool) {
 	if body {
 		k = kindBody
 	}
-	return appendPendingName(dst, i/2, m.ID, body), inoLoc(k, m.Loc), false
+	// The id is made at the end of dst (no string per entry), the name
+	// after it, and the name then moved over the id. The id's bytes stay
+	// valid while appendPendingName reads them: appending after them does
+	// not touch them, and a reallocation copies them and leaves the old
+	// array (which the string keeps alive) as it was.
+	start := len(dst)
+	dst = m.AppendID(dst)
+	idEnd := len(dst)
+	var id string
+	if idEnd > start {
+		id = unsafe.String(&dst[start], idEnd-start)
+	}
+	dst = appendPendingName(dst, i/2, id, body)
+	n := copy(dst[start:], dst[idEnd:])
+	return dst[:start+n], inoLoc(k, m.Loc), false
 }
 
 func (l *messageList) find(name string) (int, bool) {

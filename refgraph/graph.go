@@ -281,6 +281,25 @@ func (m *Message) AckedInPreparedTx() string {
 // the producer part of their ids.
 func (m *Message) ID() string { return m.id.String() }
 
+// AppendID appends the message id to dst (without making a string).
+func (m *Message) AppendID(dst []byte) []byte {
+	k := m.id
+	if k.prefix == nil {
+		return dst
+	}
+	dst = append(dst, *k.prefix...)
+	if k.seq < 0 {
+		return dst
+	}
+	return strconv.AppendInt(append(dst, ':'), k.seq, 10)
+}
+
+// NewMessage is a message with the given id at loc, for tools and tests
+// that make messages without a replay.
+func NewMessage(id string, loc codec.Location) *Message {
+	return &Message{id: msgID{prefix: &id, seq: -1}, Loc: loc}
+}
+
 // HasID reports whether the message's id is id (without making it).
 func (m *Message) HasID(id string) bool { return m.id.is(id) }
 
