@@ -54,8 +54,10 @@ const (
 	inoByFile
 	inoByDestination
 	inoByTransaction
-	inoDestTypeBase // + codec.DestType
-	inoControl      = inoDestTypeBase + 16
+	inoDestTypeBase      // + codec.DestType
+	inoControl           = inoDestTypeBase + 16
+	inoByMessageID       = inoControl + 1
+	inoByMessageIDReadme = inoControl + 2
 )
 
 // Members of a data file directory (kindDataMember).

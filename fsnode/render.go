@@ -83,6 +83,11 @@ by-transaction/ID/            every transaction of the journal, ID as the broker
                               bodies of its messages)
   in-doubt/                   (prepared) the stored messages it acknowledges
 
+by-message-id/ID/             a message looked up by its id (the listing
+                              shows only a README): cd by-message-id/ID
+  paths                       every path of the tree that shows the message
+  message.json, message.body  its record and body, when the store holds it
+
 A command has one inode number wherever it appears: under by-file/, in a
 pending/ directory and in by-transaction/ (find -samefile finds all its
 names), and so has a message's body. Its link count is 1: the tree does

@@ -92,14 +92,29 @@ type dirLister interface {
 	listAt(dst []byte, i int) (name []byte, ino uint64, dir bool)
 }
 
+// hiddenFinder is a table with entries it does not list: names looked up
+// on demand (by-message-id/ID).
+type hiddenFinder interface {
+	findHidden(name string) (entry, bool)
+}
+
 // lookupEntry returns the entry of t called name.
 func lookupEntry(t dirTable, name string) (entry, bool) {
 	i, ok := t.find(name)
 	if !ok || i < 0 || i >= t.len() {
+		if h, ok := t.(hiddenFinder); ok {
+			return h.findHidden(name)
+		}
 		return entry{}, false
 	}
 	e := t.at(i)
-	return e, e.name == name
+	if e.name != name {
+		if h, ok := t.(hiddenFinder); ok {
+			return h.findHidden(name)
+		}
+		return entry{}, false
+	}
+	return e, true
 }
 
 // fixed is a directory of a few entries declared in a list.
@@ -126,6 +141,7 @@ const (
 	nameByFile        = "by-file"
 	nameByDestination = "by-destination"
 	nameByTransaction = "by-transaction"
+	nameByMessageID   = "by-message-id"
 )
 
 // rootTable is the top of the tree (a --rw mount adds its control file:
@@ -141,6 +157,7 @@ func (s *Snapshot) rootTable() fixed {
 		dirOf(nameByTransaction, inoByTransaction, func() (dirTable, error) {
 			return txsTable{s: s, names: s.txIndex(), txs: s.graph.Transactions()}, nil
 		}),
+		dirOf(nameByMessageID, inoByMessageID, func() (dirTable, error) { return byMessageIDTable{s}, nil }),
 	}
 }
 
