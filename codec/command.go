@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/hex"
 	"strconv"
+	"strings"
 )
 
 // EntryType is the KahaEntryType byte that starts every user record payload.
@@ -111,6 +112,17 @@ type Destination struct {
 
 // String is the qualified name, e.g. queue://ORDERS.
 func (d Destination) String() string { return d.Type.Scheme() + "://" + string(d.Name) }
+
+// ParseDestination reads a qualified name as String writes it
+// ("topic://T.1"); false for an unknown scheme.
+func ParseDestination(s string) (Destination, bool) {
+	for _, t := range []DestType{Queue, Topic, TempQueue, TempTopic} {
+		if name, ok := strings.CutPrefix(s, t.Scheme()+"://"); ok {
+			return NewDestination(t, []byte(name)), true
+		}
+	}
+	return Destination{}, false
+}
 
 // Key is the broker's index key "<type>:<name>", e.g. 0:ORDERS.
 func (d Destination) Key() string { return strconv.Itoa(int(d.Type)) + ":" + string(d.Name) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
@@ -176,22 +175,12 @@ func removedByTransactions(g *refgraph.Graph) []codec.Destination {
 				continue
 			}
 			live[op.Destination] = true
-			if d, ok := parseDestination(op.Destination); ok {
+			if d, ok := codec.ParseDestination(op.Destination); ok {
 				out = append(out, d)
 			}
 		}
 	}
 	return out
-}
-
-// parseDestination reads a qualified name ("topic://T.1").
-func parseDestination(s string) (codec.Destination, bool) {
-	for _, t := range []codec.DestType{codec.Queue, codec.Topic, codec.TempQueue, codec.TempTopic} {
-		if name, ok := strings.CutPrefix(s, t.Scheme()+"://"); ok {
-			return codec.NewDestination(t, []byte(name)), true
-		}
-	}
-	return codec.Destination{}, false
 }
 
 // quirks lists what a restarted broker does on g that the compacted store

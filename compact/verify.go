@@ -31,7 +31,7 @@ func stateOf(g *refgraph.Graph) liveState {
 			// a stored count that drifted stops the broker's cursor early
 			// (Destination.Undelivered); the compacted store, whose index
 			// the broker rebuilds, counts right and delivers them all
-			s.queues[d.String()] = messageIDs(deliverable(d))
+			s.queues[d.String()] = messageIDs(d.DeliveredIfCounted())
 			s.queues[d.String()+" in doubt"] = messageIDs(d.InDoubt())
 			n := d.Stats.Count - d.Stats.CountDrift // less what a forced compaction drops
 			for _, m := range append(d.Pending(), d.Undelivered()...) {
@@ -62,42 +62,6 @@ func stateOf(g *refgraph.Graph) liveState {
 		s.prepared[t.ID] = ops
 	}
 	return s
-}
-
-// deliverable is what a broker whose count is right delivers of queue d,
-// in order: d.Pending, or, when a drifted stored count stops the broker
-// early (d.Undelivered), every message not held back by a prepared
-// transaction, in store order and, for a prioritized queue, in its
-// dispatch order (refgraph.DispatchOrder) — what a broker delivers from
-// the compacted store, whose index it rebuilds.
-func deliverable(d *refgraph.Destination) []*refgraph.Message {
-	if len(d.Undelivered()) == 0 {
-		return d.Pending()
-	}
-	held := map[*refgraph.Message]bool{}
-	for _, m := range d.InDoubt() {
-		held[m] = true
-	}
-	var ms []*refgraph.Message
-	prioritized := false
-	for i := range d.Messages {
-		if m := &d.Messages[i]; !held[m] {
-			ms = append(ms, m)
-			prioritized = prioritized || m.PrioritySupported
-		}
-	}
-	if !prioritized {
-		return ms
-	}
-	prios := make([]int32, len(ms))
-	for i, m := range ms {
-		prios[i] = m.Priority
-	}
-	out := make([]*refgraph.Message, 0, len(ms))
-	for _, i := range refgraph.DispatchOrder(prios, refgraph.MaxPageSize, refgraph.DefaultQueuePrefetch, nil) {
-		out = append(out, ms[i])
-	}
-	return out
 }
 
 // messageIDs lists the ids of ms, leaving out the messages whose record

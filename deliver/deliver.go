@@ -26,6 +26,7 @@ package deliver
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/openwire"
@@ -80,11 +81,10 @@ func cursorLimit(count int64) int {
 	if count <= 0 {
 		return 0
 	}
-	batches := (count + MaxBatch - 1) / MaxBatch
-	if batches > int64(^uint(0)>>1)/MaxBatch {
-		return int(^uint(0) >> 1)
+	if count > math.MaxInt-MaxBatch {
+		return math.MaxInt
 	}
-	return int(batches) * MaxBatch
+	return int((count + MaxBatch - 1) / MaxBatch * MaxBatch)
 }
 
 // matching returns the candidates of sub its selector matches, in order,

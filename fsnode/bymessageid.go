@@ -51,20 +51,29 @@ func (t byMessageIDTable) findHidden(name string) (entry, bool) {
 	if err != nil || !full || id == "" {
 		return entry{}, false
 	}
-	paths, err := t.s.FindMessage(id, FindOptions{})
+	paths, held, err := t.s.findMessage(id, FindOptions{})
 	if err != nil || len(paths) == 0 {
 		return entry{}, false
 	}
 	ino := inoPath(nameByMessageID, id)
-	return dirOf(name, ino, func() (dirTable, error) { return t.s.messageIDDir(id, paths), nil }), true
+	return dirOf(name, ino, func() (dirTable, error) { return t.s.messageIDDir(id, paths, held), nil }), true
 }
 
 // messageIDDir is by-message-id/ID: its paths, and the record and body
 // of the message when the store holds it.
-func (s *Snapshot) messageIDDir(id string, paths []string) fixed {
+// held is its record as a pending/ or in-doubt/ entry shows it, if one
+// does (FindMessage found it there); else the graph is searched (a message
+// a drifted count keeps from delivery is in no list).
+func (s *Snapshot) messageIDDir(id string, paths []string, held *codec.Location) fixed {
 	list := []byte(strings.Join(paths, "\n") + "\n")
 	d := fixed{textOf(nameMessagePaths, inoPath(nameByMessageID, id, nameMessagePaths), func() ([]byte, error) { return list, nil })}
-	if loc, ok := s.heldAt(id); ok {
+	loc, ok := codec.Location{}, held != nil
+	if ok {
+		loc = *held
+	} else {
+		loc, ok = s.heldAt(id)
+	}
+	if ok {
 		d = append(d, commandOf(nameMessageJSON, loc, false), commandOf(nameMessageBody, loc, true))
 	}
 	return d

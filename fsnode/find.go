@@ -40,14 +40,25 @@ type FindOptions struct {
 // evaluated as its pending/ is), and the transactions through their
 // command locations. ErrNoMessage when nothing shows it.
 func (s *Snapshot) FindMessage(id string, opts FindOptions) ([]string, error) {
+	paths, _, err := s.findMessage(id, opts)
+	return paths, err
+}
+
+// findMessage is FindMessage, and the record of the message as a pending/
+// or in-doubt/ entry shows it (nil if none does).
+func (s *Snapshot) findMessage(id string, opts FindOptions) ([]string, *codec.Location, error) {
 	// The commands that name the message, and their types.
 	cmds := map[codec.Location]codec.EntryType{}
 	var dests []string
+	var held *codec.Location
 	walkMessageLists(s.rootEntry(), nameByDestination, func(dir string, l *messageList) {
 		for i := 0; i < l.n; i++ {
 			m := l.msg(i)
 			if !m.HasID(id) {
 				continue
+			}
+			if held == nil {
+				held = &m.Loc
 			}
 			dests = append(dests, path.Join(dir, l.at(2*i).name), path.Join(dir, l.at(2*i+1).name))
 			typ := codec.AddMessageCommand
@@ -70,7 +81,7 @@ func (s *Snapshot) FindMessage(id string, opts FindOptions) ([]string, error) {
 	}
 	if opts.Scan {
 		if err := s.scanMessage(id, cmds); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	locs := make([]codec.Location, 0, len(cmds))
@@ -95,13 +106,13 @@ func (s *Snapshot) FindMessage(id string, opts FindOptions) ([]string, error) {
 	out = append(out, dests...)
 	txs, err := s.findInTransactions(id, cmds)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out = append(out, txs...)
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no path of the tree shows %s", ErrNoMessage, id)
+		return nil, nil, fmt.Errorf("%w: no path of the tree shows %s", ErrNoMessage, id)
 	}
-	return out, nil
+	return out, held, nil
 }
 
 // locKey is loc without its size (the graph's and the journal's

@@ -239,6 +239,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			at += n
 		}
 		acked := pa[d.key]
+		ackedBySeq := ackedBySequence(acked)
 		gd.Messages = make([]Message, d.entries.len())
 		files := map[int32]bool{}
 		d.entries.ascending(func(s int64, e entry) {
@@ -247,15 +248,13 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 			m := Message{id: b.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
 				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
 				Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
-			if len(acked) > 0 {
-				id := m.ID()
-				for _, ids := range acked {
-					if tx, ok := ids[id]; ok {
-						m.ackedTx = txs[tx]
-						if m.ackedTx == nil && tx != "" {
-							m.ackedTx = &tx
-							txs[tx] = m.ackedTx
-						}
+			for _, a := range ackedBySeq[m.id.seq] {
+				if m.id.is(a.id) {
+					tx := a.tx
+					m.ackedTx = txs[tx]
+					if m.ackedTx == nil && tx != "" {
+						m.ackedTx = &tx
+						txs[tx] = m.ackedTx
 					}
 				}
 			}
@@ -350,6 +349,27 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 // graphID is the graph's form of the id k: the producer part is shared by
 // the graph's messages through prefixes (by prefix index; the id table
 // reuses the indexes of prefixes no longer used, never during Build).
+// ackedID is a message id a prepared transaction acks, and the transaction.
+type ackedID struct{ id, tx string }
+
+// ackedBySequence indexes the ids of acked (the prepared transactions'
+// acks of one destination, by subscription) by their producer sequence, as
+// split keeps it in msgID.seq: a message is checked against the few ids of
+// its sequence without making its id.
+func ackedBySequence(acked map[string]map[string]string) map[int64][]ackedID {
+	if len(acked) == 0 {
+		return nil
+	}
+	out := map[int64][]ackedID{}
+	for _, ids := range acked {
+		for id, tx := range ids {
+			_, seq := split([]byte(id))
+			out[seq] = append(out[seq], ackedID{id, tx})
+		}
+	}
+	return out
+}
+
 func (b *Builder) graphID(k msgKey, prefixes map[uint32]*string) msgID {
 	p := prefixes[k.prefix]
 	if p == nil {

@@ -192,6 +192,28 @@ type Destination struct {
 // Graph.Warnings).
 func (d *Destination) Undelivered() []*Message { return pick(d.Messages, d.undelivered) }
 
+// DeliveredIfCounted returns what a broker whose stored count is right
+// delivers of the queue, in order: Pending, and where a drifted count
+// stops the broker early (Undelivered), every message not held back, in
+// store order and then dispatch order — what a broker that rebuilds the
+// index (a compacted store) delivers.
+func (d *Destination) DeliveredIfCounted() []*Message {
+	if len(d.undelivered) == 0 {
+		return d.Pending()
+	}
+	held := make(map[int32]bool, len(d.inDoubt))
+	for _, i := range d.inDoubt {
+		held[i] = true
+	}
+	ix := make([]int32, 0, len(d.Messages)-len(d.inDoubt))
+	for i := range d.Messages {
+		if !held[int32(i)] {
+			ix = append(ix, int32(i))
+		}
+	}
+	return pick(d.Messages, dispatchOrder(d.Messages, ix))
+}
+
 // NumPending is the number of messages a restarted broker delivers from a
 // queue (0 for a topic: see its subscriptions).
 func (d *Destination) NumPending() int { return len(d.delivery) }

@@ -1,8 +1,10 @@
 package difftest
 
+import "github.com/kahafs/kahafs/refgraph"
+
 // MaxPageSize is PolicyEntry.maxPageSize's default in 5.17.2: how many
 // messages a queue pages in from its store cursor at a time.
-const MaxPageSize = 200
+const MaxPageSize = refgraph.MaxPageSize
 
 // MaxBrowsePageSize is PolicyEntry.maxBrowsePageSize's default: a
 // QueueBrowser sees at most this many messages.
@@ -10,7 +12,7 @@ const MaxBrowsePageSize = 400
 
 // DefaultQueuePrefetch is ActiveMQPrefetchPolicy's default queue prefetch,
 // the one BrokerView's consumer uses.
-const DefaultQueuePrefetch = 1000
+const DefaultQueuePrefetch = refgraph.DefaultQueuePrefetch
 
 // Paged is a message of a prioritized queue as the dispatch rule needs it:
 // its JMS priority and whether it had expired when the broker paged it in.
@@ -47,69 +49,12 @@ type Paged struct {
 // With prefetch 1 the delivery follows priority over a window that slides
 // page by page; with a prefetch of at least pageSize each page is sorted
 // on its own and the pages follow each other (what a QueueBrowser shows,
-// cut at MaxBrowsePageSize).
+// cut at MaxBrowsePageSize). It is refgraph.DispatchOrder, the rule the
+// tree uses, with the broker's expiry at its start.
 func DispatchOrder(msgs []Paged, pageSize, prefetch int) []int {
-	if pageSize <= 0 {
-		pageSize = MaxPageSize
+	prios := make([]int32, len(msgs))
+	for i, m := range msgs {
+		prios[i] = int32(m.Priority)
 	}
-	if prefetch <= 0 {
-		prefetch = 1
-	}
-	var batch, pending queue
-	next, left := 0, len(msgs) // next store position; messages still in the cursor
-	out := make([]int, 0, len(msgs))
-	for left > 0 || pending.n > 0 {
-		if pending.n < pageSize && left > 0 {
-			toPageIn := min(pageSize, left)
-			for count := 0; count < toPageIn; {
-				if batch.n == 0 {
-					if next >= len(msgs) {
-						break
-					}
-					end := min(next+toPageIn, len(msgs))
-					for i := next; i < end; i++ {
-						batch.push(i, msgs[i].Priority)
-					}
-					next = end
-				}
-				i := batch.pop()
-				left--
-				if msgs[i].Expired {
-					continue
-				}
-				pending.push(i, msgs[i].Priority)
-				count++
-			}
-		}
-		for k := 0; k < prefetch && pending.n > 0; k++ {
-			out = append(out, pending.pop())
-		}
-	}
-	return out
-}
-
-// queue is a list ordered by JMS priority (9 first), first in first out
-// within a priority (PrioritizedPendingList).
-type queue struct {
-	byPrio [10][]int
-	n      int
-}
-
-func (q *queue) push(i, prio int) {
-	p := min(max(prio, 0), 9)
-	q.byPrio[p] = append(q.byPrio[p], i)
-	q.n++
-}
-
-// pop removes the head; -1 when the list is empty (callers check n).
-func (q *queue) pop() int {
-	for p := 9; p >= 0; p-- {
-		if len(q.byPrio[p]) > 0 {
-			i := q.byPrio[p][0]
-			q.byPrio[p] = q.byPrio[p][1:]
-			q.n--
-			return i
-		}
-	}
-	return -1
+	return refgraph.DispatchOrder(prios, pageSize, prefetch, func(i int) bool { return msgs[i].Expired })
 }
