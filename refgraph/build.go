@@ -49,8 +49,25 @@ func (b *Builder) Build() (*Graph, error) {
 	cl := b.cleanupPoint(open)
 	b.materialize(g, open)
 	g.order = b.destOrder()
-	b.emulateGC(g, cl, open)
-	b.explain(g, cl, open)
+	inprog := inProgress(open, b.opts.Running)
+	plan := planCleanup(&b.model, g, cl, inprog)
+	g.gc = append([]int32{}, plan.deleted.ids...)
+	g.gcLog = plan.log
+	for _, f := range b.files {
+		f.Pinned = !plan.deleted.has(f.ID)
+	}
+	held := explain(&b.model, g, cl, plan, inprog, b.opts.Running)
+	for _, f := range b.files {
+		f.Reasons, f.Notes = held.reasons[f.ID], held.notes[f.ID]
+		if f.Pinned && len(f.Reasons) == 0 {
+			// The emulation kept the file for a reason the explanation
+			// does not name: say so rather than leave it unexplained.
+			b.warnf("%s is kept by the emulated cleanup without a named holder", f.Name)
+		}
+		if !f.Pinned {
+			f.Reasons = nil
+		}
+	}
 	b.listTransactions(g, open)
 
 	g.files = b.files
@@ -158,13 +175,13 @@ func (b *Builder) cleanupPoint(open []*txState) cleanup {
 
 // inProgress lists the transactions whose operations the cleanup's
 // transaction range covers.
-func (b *Builder) inProgress(open []*txState) []*txState {
+func inProgress(open []*txState, running bool) []*txState {
 	var out []*txState
 	for _, t := range open {
 		if len(t.ops) == 0 {
 			continue
 		}
-		if b.opts.Running || t.prepared {
+		if running || t.prepared {
 			out = append(out, t)
 		}
 	}
@@ -525,10 +542,10 @@ func (b *Builder) liveKey(k string) bool {
 	return ok
 }
 
-func (b *Builder) destByKey(k string) *dest {
+func (m *model) destByKey(k string) *dest {
 	t, name, _ := strings.Cut(k, ":")
 	n, _ := strconv.Atoi(t)
-	return b.dests[n][name]
+	return m.dests[n][name]
 }
 
 // ---- cleanup emulation (§6.2) ----
@@ -564,7 +581,7 @@ func javaList(ids []int32) string {
 }
 
 // ackMap is the ack-message-file map the cleanup sees.
-func (b *Builder) ackMap() map[int32][]int32 {
+func (m *model) ackMap() map[int32][]int32 {
 	out := map[int32][]int32{}
 	add := func(m map[int32][]int32) {
 		for k, v := range m {
@@ -584,16 +601,19 @@ func (b *Builder) ackMap() map[int32][]int32 {
 			out[k] = cur
 		}
 	}
-	if b.ackLoadOK {
-		add(b.ackLoaded)
+	if m.ackLoadOK {
+		add(m.ackLoaded)
 	}
-	add(b.ackB)
+	add(m.ackB)
 	return out
 }
 
-// gcState carries what the emulation decided, for the explanations.
-type gcState struct {
-	all        idSet
+// cleanupPlan is what the emulated cleanup decides: the files it deletes,
+// its log, and what explain needs to say why it keeps the others.
+type cleanupPlan struct {
+	deleted    idSet    // the files the cleanup deletes
+	log        []string // what the broker logs (Graph.GCLog)
+	all        idSet    // every file, and the one a restart creates
 	rewritten  map[*sub]bool
 	ackDropped map[int32]bool
 	acks       map[int32][]int32
@@ -602,10 +622,12 @@ type gcState struct {
 	auditFirst bool // the audit's file was the smallest candidate
 }
 
-func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
-	st := &gcState{rewritten: map[*sub]bool{}, ackDropped: map[int32]bool{}, acks: b.ackMap()}
-	b.gcs = st
-	for _, f := range b.files {
+// planCleanup emulates the broker's cleanup (§6.2) of the files of m from
+// the state cl, over the materialized destinations of g in the broker's
+// order and the transactions in progress inprog.
+func planCleanup(m *model, g *Graph, cl cleanup, inprog []*txState) *cleanupPlan {
+	st := &cleanupPlan{rewritten: map[*sub]bool{}, ackDropped: map[int32]bool{}, acks: m.ackMap()}
+	for _, f := range m.files {
 		st.all.ids = append(st.all.ids, f.ID)
 	}
 	if cl.newFile != 0 && !st.all.has(cl.newFile) {
@@ -640,7 +662,7 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 		cand.remove(cl.ackMap.File)
 		logf("gc candidates after ackMessageFileMapLocation:%s, %s", cl.ackMap, &cand)
 	}
-	for _, t := range b.inProgress(open) {
+	for _, t := range inprog {
 		first, last := t.ops[0].loc, t.ops[len(t.ops)-1].loc
 		if !st.hasRange || !st.txRange[0].Less(first) {
 			st.txRange[0] = first
@@ -666,7 +688,7 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 		if len(cand.ids) == 0 {
 			break
 		}
-		d := b.destByKey(key)
+		d := m.destByKey(key)
 		for _, f := range g.destByK[key].Stats.Files {
 			cand.remove(f)
 		}
@@ -689,7 +711,7 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 	// What a file that could not be read holds is unknown: its deletion
 	// is never predicted (explain says why), and the files whose acks
 	// refer to it are kept with it.
-	for _, f := range b.files {
+	for _, f := range m.files {
 		if unreadable(f) != nil {
 			cand.remove(f.ID)
 		}
@@ -722,11 +744,8 @@ func (b *Builder) emulateGC(g *Graph, cl cleanup, open []*txState) {
 		logf("Cleanup removing the data files: %s", &cand)
 	}
 
-	g.gc = append([]int32{}, cand.ids...)
-	g.gcLog = log
-	for _, f := range b.files {
-		f.Pinned = !cand.has(f.ID)
-	}
+	st.deleted, st.log = cand, log
+	return st
 }
 
 // unreadable returns the damage that kept f from being read, nil when it

@@ -179,60 +179,42 @@ type txState struct {
 // Builder replays commands into a Graph. It implements codec.Visitor:
 // hand it to codec.ReadStore, then call Build. A Builder is not safe for
 // concurrent use and is spent by Build.
+//
+// What the replay builds is its model (the broker's index state, the only
+// thing a saved state holds: model.go); the rest of a Builder derives from
+// its Options and files, or is scratch.
 type Builder struct {
 	opts    Options
 	present map[int32]bool
 	maxID   int32
-
-	files   []*File
 	fileIx  map[int32]*File
-	curFile *File
 
 	// recovery position of a restarted broker over its index
 	recovery    codec.Location
 	hasRecovery bool
 	afterLast   bool // recovery = first record after Index.LastUpdate
 
-	// position: where the replay is and the scalars it keeps (saved
-	// field by field: see position)
-	position
+	model
 
-	dests [4]map[string]*dest
 	// destCache: destinations getDest found, by destSlot, checked
 	// against the name (cheaper than hashing every name into the map)
 	destCache [64]*dest
-	events    []destEvent
 	names     strTable
-	ids       *idTable
-
-	txs  map[string]*txState
-	done []*Transaction // ring of completed transactions
-	lazy *lazyTxs       // keep < 0: every completed transaction, encoded (state.go)
-	keep int
-
-	ackB      map[int32][]int32 // entries made by replayed commands
-	ackLoaded map[int32][]int32 // from the index's ack-map record
+	keep      int
 
 	// indexAhead: the adopted index holds messages whose records could not
 	// be read; such a state is not saved (AppendState)
 	indexAhead bool
-	// indexKeys: the adopted index's destination keys (adopt.go)
-	indexKeys []string
-	// diffs: where the index and the journal alone differ (at adoption)
-	diffs []IndexDiff
 
 	// ack-compaction files whose source is gone, by source id, still to
-	// be met; earlyDone: the compaction files met so far
-	early     []codec.CompactionHead
-	earlyDone []int32
+	// be met (model.earlyDone: the ones met so far)
+	early []codec.CompactionHead
 
 	buf      []byte
 	rbBuf    []byte   // scratch: a rollback command, for its size
 	spareOps [][]txOp // operation lists of finished transactions, for reuse
 	spareTx  *txState // a finished transaction's state, for reuse
-	warnings []string
 	built    bool
-	gcs      *gcState
 }
 
 // Defaults of Options (see WithDefaults).
@@ -269,12 +251,7 @@ func NewBuilder(opts Options) *Builder {
 		present: map[int32]bool{},
 		fileIx:  map[int32]*File{},
 		names:   strTable{},
-		ids:     newIDTable(),
-		txs:     map[string]*txState{},
-		ackB:    map[int32][]int32{},
-	}
-	for i := range b.dests {
-		b.dests[i] = map[string]*dest{}
+		model:   newModel(),
 	}
 	b.keep = opts.KeepCompleted
 	for _, fi := range opts.Files {

@@ -8,108 +8,170 @@ import (
 	"github.com/kahafs/kahafs/codec"
 )
 
-// explain attaches to every file the holders that keep it, in the order of
-// the broker's cleanup steps, and the notes. All holders are listed, not
-// only the one that decided: a file pinned by the write position and by
-// pending messages says both.
-func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
-	st := b.gcs
-	reasons := map[int32][]Reason{}
-	notes := map[int32][]Reason{}
-	exists := func(id int32) bool { _, ok := b.fileIx[id]; return ok }
-	add := func(id int32, r Reason) {
-		if exists(id) {
-			reasons[id] = append(reasons[id], r)
-		}
-	}
-	note := func(id int32, r Reason) {
-		if exists(id) {
-			notes[id] = append(notes[id], r)
-		}
-	}
+// holders are the reasons that keep each file and the notes about it.
+type holders struct {
+	reasons, notes map[int32][]Reason
+}
 
-	// 0. files that could not be read
-	for _, f := range b.files {
+// held is a reason (or, note set, a note) about one file.
+type held struct {
+	file int32
+	r    Reason
+	note bool
+}
+
+// explain names, for every file of m, the holders that keep it, in the
+// order of the broker's cleanup steps, and the notes: the cleanup started
+// from cl and decided plan over the materialized destinations of g with
+// the transactions in progress inprog. All holders are listed, not only
+// the one that decided: a file pinned by the write position and by
+// pending messages says both. Each kind of reason has its function.
+func explain(m *model, g *Graph, cl cleanup, plan *cleanupPlan, inprog []*txState, running bool) holders {
+	var all []held
+	for _, hs := range [][]held{
+		unreadableReasons(m.files),              // 0. files that could not be read
+		lastUpdateReasons(m.files, cl, running), // 1. last update
+		producerAuditReasons(cl, plan),          // 2. producer audit, ack map
+		ackMapReasons(cl),
+		transactionRangeReasons(m.files, plan, inprog), // 3. transaction range
+		pendingReasons(m, g),                           // 4. pending messages, per destination
+		subscriptionReasons(m, g, plan),                // 5. subscriptions
+		ackReasons(plan, g),                            // 6. acks referring to kept files
+		compactionSkippedNotes(m.files),                // compaction files skipped on replay
+	} {
+		all = append(all, hs...)
+	}
+	exists := make(map[int32]bool, len(m.files))
+	for _, f := range m.files {
+		exists[f.ID] = true
+	}
+	out := holders{reasons: map[int32][]Reason{}, notes: map[int32][]Reason{}}
+	for _, h := range all {
+		switch {
+		case !exists[h.file]:
+		case h.note:
+			out.notes[h.file] = append(out.notes[h.file], h.r)
+		default:
+			out.reasons[h.file] = append(out.reasons[h.file], h.r)
+		}
+	}
+	return out
+}
+
+// unreadableReasons: KindUnreadable, the files that could not be read.
+func unreadableReasons(files []*File) []held {
+	var out []held
+	for _, f := range files {
 		if d := unreadable(f); d != nil {
 			detail := d.Detail
 			if detail == "" {
 				detail = d.Err.Error()
 			}
 			loc := codec.Location{File: f.ID, Offset: int32(d.Offset)}
-			add(f.ID, Reason{Kind: KindUnreadable, Location: loc.String(), Loc: loc, Text: fmt.Sprintf("unknown: the file could not be read at offset %d (%s); what it holds is unknown, so its deletion is not predicted", d.Offset, detail)})
+			out = append(out, held{file: f.ID, r: Reason{Kind: KindUnreadable, Location: loc.String(), Loc: loc, Text: fmt.Sprintf("unknown: the file could not be read at offset %d (%s); what it holds is unknown, so its deletion is not predicted", d.Offset, detail)}})
 		}
 	}
+	return out
+}
 
-	// 1. last update
-	if cl.hasLastUpdate {
-		for _, f := range b.files {
-			if f.ID < cl.lastUpdate.File {
-				continue
-			}
-			r := Reason{Kind: KindLastUpdate, Location: cl.lastUpdate.String(), Loc: cl.lastUpdate}
-			switch {
-			case f.ID > cl.lastUpdate.File:
-				r.Text = fmt.Sprintf("newer than %s, the file of the broker's last update (%s)", codec.DataFileName(cl.lastUpdate.File), cl.lastUpdate)
-			case b.opts.Running:
-				r.Text = fmt.Sprintf("the broker's last update is in this file (%s): it is the file the broker writes to", cl.lastUpdate)
-			default:
-				r.Text = fmt.Sprintf("a restarted broker appends to this file; its last update will be its LOADED trace at %s", cl.lastUpdate)
-			}
-			add(f.ID, r)
+// lastUpdateReasons: KindLastUpdate, the file of the cleanup's last
+// update and the newer ones.
+func lastUpdateReasons(files []*File, cl cleanup, running bool) []held {
+	if !cl.hasLastUpdate {
+		return nil
+	}
+	var out []held
+	for _, f := range files {
+		if f.ID < cl.lastUpdate.File {
+			continue
 		}
-	}
-	// 2. producer audit, ack map
-	if cl.hasAudit && !cl.auditNew {
-		r := Reason{Kind: KindProducerAudit, Location: cl.audit.String(), Loc: cl.audit, Rewrite: st.auditFirst,
-			Text: fmt.Sprintf("holds the broker's latest producer audit record (%s); no message was stored since, so the broker keeps pointing at it", cl.audit)}
-		if st.auditFirst {
-			r.Text += "; it is the oldest candidate, so the broker writes a new audit and the file can go at the cleanup after"
+		r := Reason{Kind: KindLastUpdate, Location: cl.lastUpdate.String(), Loc: cl.lastUpdate}
+		switch {
+		case f.ID > cl.lastUpdate.File:
+			r.Text = fmt.Sprintf("newer than %s, the file of the broker's last update (%s)", codec.DataFileName(cl.lastUpdate.File), cl.lastUpdate)
+		case running:
+			r.Text = fmt.Sprintf("the broker's last update is in this file (%s): it is the file the broker writes to", cl.lastUpdate)
+		default:
+			r.Text = fmt.Sprintf("a restarted broker appends to this file; its last update will be its LOADED trace at %s", cl.lastUpdate)
 		}
-		add(cl.audit.File, r)
+		out = append(out, held{file: f.ID, r: r})
 	}
-	if cl.hasAckMap && !cl.ackMapNew {
-		add(cl.ackMap.File, Reason{Kind: KindAckMap, Location: cl.ackMap.String(), Loc: cl.ackMap,
-			Text: fmt.Sprintf("holds the broker's latest ack-map record (%s); no ack was recorded since, so the broker keeps pointing at it", cl.ackMap)})
+	return out
+}
+
+// producerAuditReasons: KindProducerAudit, the file of the latest
+// producer audit when the cleanup does not write a new one.
+func producerAuditReasons(cl cleanup, plan *cleanupPlan) []held {
+	if !cl.hasAudit || cl.auditNew {
+		return nil
 	}
-	// 3. transaction range
-	if st.hasRange {
-		inprog := b.inProgress(open)
-		for _, f := range b.files {
-			id := f.ID
-			if id < st.txRange[0].File || id > st.txRange[1].File {
-				continue
+	r := Reason{Kind: KindProducerAudit, Location: cl.audit.String(), Loc: cl.audit, Rewrite: plan.auditFirst,
+		Text: fmt.Sprintf("holds the broker's latest producer audit record (%s); no message was stored since, so the broker keeps pointing at it", cl.audit)}
+	if plan.auditFirst {
+		r.Text += "; it is the oldest candidate, so the broker writes a new audit and the file can go at the cleanup after"
+	}
+	return []held{{file: cl.audit.File, r: r}}
+}
+
+// ackMapReasons: KindAckMap, the file of the latest ack-map record when
+// the cleanup does not write a new one.
+func ackMapReasons(cl cleanup) []held {
+	if !cl.hasAckMap || cl.ackMapNew {
+		return nil
+	}
+	return []held{{file: cl.ackMap.File, r: Reason{Kind: KindAckMap, Location: cl.ackMap.String(), Loc: cl.ackMap,
+		Text: fmt.Sprintf("holds the broker's latest ack-map record (%s); no ack was recorded since, so the broker keeps pointing at it", cl.ackMap)}}}
+}
+
+// transactionRangeReasons: KindTransactionRange, the files between the
+// first and the last operation of the transactions in progress.
+func transactionRangeReasons(files []*File, plan *cleanupPlan, inprog []*txState) []held {
+	if !plan.hasRange {
+		return nil
+	}
+	var out []held
+	rng := plan.txRange
+	for _, f := range files {
+		id := f.ID
+		if id < rng[0].File || id > rng[1].File {
+			continue
+		}
+		var ids, states []string
+		for _, t := range inprog {
+			if t.ops[0].loc.File <= id && id <= t.ops[len(t.ops)-1].loc.File {
+				ids = append(ids, t.id)
+				states = append(states, txStateWord(t))
 			}
-			var ids, states []string
+		}
+		var text string
+		if len(ids) == 0 {
+			// between the spans of different transactions: name the
+			// ones that open and close the range
 			for _, t := range inprog {
-				if t.ops[0].loc.File <= id && id <= t.ops[len(t.ops)-1].loc.File {
+				if sameLoc(t.ops[0].loc, rng[0]) || sameLoc(t.ops[len(t.ops)-1].loc, rng[1]) {
 					ids = append(ids, t.id)
 					states = append(states, txStateWord(t))
 				}
 			}
-			var text string
-			if len(ids) == 0 {
-				// between the spans of different transactions: name the
-				// ones that open and close the range
-				for _, t := range inprog {
-					if sameLoc(t.ops[0].loc, st.txRange[0]) || sameLoc(t.ops[len(t.ops)-1].loc, st.txRange[1]) {
-						ids = append(ids, t.id)
-						states = append(states, txStateWord(t))
-					}
-				}
-				text = fmt.Sprintf("lies between the first and the last operation (%s..%s) of the transactions in progress, which the broker keeps as one range: %s",
-					st.txRange[0], st.txRange[1], txList(ids, states))
-			} else {
-				text = fmt.Sprintf("lies within the operations of %s; the broker keeps every file from the first to the last operation of the transactions in progress (%s..%s)",
-					txList(ids, states), st.txRange[0], st.txRange[1])
-			}
-			add(id, Reason{Kind: KindTransactionRange, Transactions: ids,
-				Range: []string{st.txRange[0].String(), st.txRange[1].String()}, Text: text})
+			text = fmt.Sprintf("lies between the first and the last operation (%s..%s) of the transactions in progress, which the broker keeps as one range: %s",
+				rng[0], rng[1], txList(ids, states))
+		} else {
+			text = fmt.Sprintf("lies within the operations of %s; the broker keeps every file from the first to the last operation of the transactions in progress (%s..%s)",
+				txList(ids, states), rng[0], rng[1])
 		}
+		out = append(out, held{file: id, r: Reason{Kind: KindTransactionRange, Transactions: ids,
+			Range: []string{rng[0].String(), rng[1].String()}, Text: text}})
 	}
-	// 4. pending messages, per destination (in the broker's order)
+	return out
+}
+
+// pendingReasons: KindPendingMessages, per destination (in the broker's
+// order) the files that hold its pending messages.
+func pendingReasons(m *model, g *Graph) []held {
+	var out []held
 	for _, key := range g.order {
 		gd := g.destByK[key]
-		d := b.destByKey(key)
+		d := m.destByKey(key)
 		if gd == nil || d == nil {
 			continue
 		}
@@ -144,42 +206,54 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 		}
 		sortInt32(order)
 		for _, id := range order {
-			a := per[id]
-			first, last := a.first.String(), a.last.String()
-			r := Reason{Kind: KindPendingMessages, Destination: gd.String(), Messages: a.n, Bytes: a.bytes,
-				FirstMessageID: first, LastMessageID: last}
-			noun := "pending message"
-			if a.n != 1 {
-				noun += "s"
-			}
-			if a.n == 1 {
-				r.Text = fmt.Sprintf("holds 1 %s of %s (%s)", noun, gd, first)
-			} else {
-				r.Text = fmt.Sprintf("holds %d %s of %s (%s … %s)", a.n, noun, gd, first, last)
-			}
-			if d.topic {
-				for k := range a.subs {
-					r.Subscriptions = append(r.Subscriptions, k)
-				}
-				sort.Strings(r.Subscriptions)
-				if len(r.Subscriptions) > 0 {
-					r.Text += " still needed by durable subscription"
-					if len(r.Subscriptions) > 1 {
-						r.Text += "s"
-					}
-					r.Text += " " + strings.Join(r.Subscriptions, ", ")
-				}
-			}
-			if a.prepared > 0 {
-				r.Text += fmt.Sprintf("; %d of them acked only inside a prepared transaction", a.prepared)
-			}
-			add(id, r)
+			out = append(out, held{file: id, r: pendingReason(gd, d.topic, per[id])})
 		}
 	}
-	// 5. subscriptions
+	return out
+}
+
+// pendingReason is the reason of the messages a of destination gd in one
+// file.
+func pendingReason(gd *Destination, topic bool, a *fileAgg) Reason {
+	first, last := a.first.String(), a.last.String()
+	r := Reason{Kind: KindPendingMessages, Destination: gd.String(), Messages: a.n, Bytes: a.bytes,
+		FirstMessageID: first, LastMessageID: last}
+	noun := "pending message"
+	if a.n != 1 {
+		noun += "s"
+	}
+	if a.n == 1 {
+		r.Text = fmt.Sprintf("holds 1 %s of %s (%s)", noun, gd, first)
+	} else {
+		r.Text = fmt.Sprintf("holds %d %s of %s (%s … %s)", a.n, noun, gd, first, last)
+	}
+	if topic {
+		for k := range a.subs {
+			r.Subscriptions = append(r.Subscriptions, k)
+		}
+		sort.Strings(r.Subscriptions)
+		if len(r.Subscriptions) > 0 {
+			r.Text += " still needed by durable subscription"
+			if len(r.Subscriptions) > 1 {
+				r.Text += "s"
+			}
+			r.Text += " " + strings.Join(r.Subscriptions, ", ")
+		}
+	}
+	if a.prepared > 0 {
+		r.Text += fmt.Sprintf("; %d of them acked only inside a prepared transaction", a.prepared)
+	}
+	return r
+}
+
+// subscriptionReasons: KindSubscription, the files of the durable
+// subscriptions' commands, and the notes KindSubscriptionRewrite of the
+// commands the cleanup rewrites.
+func subscriptionReasons(m *model, g *Graph, plan *cleanupPlan) []held {
+	var out []held
 	for _, key := range g.order {
 		gd := g.destByK[key]
-		d := b.destByKey(key)
+		d := m.destByKey(key)
 		if gd == nil || d == nil {
 			continue
 		}
@@ -189,11 +263,11 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 			r := Reason{Kind: KindSubscription, Destination: gd.String(), Subscription: s.key,
 				ClientID: gs.ClientID, SubscriptionName: gs.SubscriptionName,
 				Location: s.loc.String(), Loc: s.loc, Pending: &cnt}
-			if st.rewritten[s] {
+			if plan.rewritten[s] {
 				r.Kind = KindSubscriptionRewrite
 				r.Rewrite = true
 				r.Text = fmt.Sprintf("holds the command of durable subscription %s on %s, which has nothing pending: this file is the oldest candidate, so the broker appends a copy of the command to the journal and no longer needs this one", s.key, gd)
-				note(s.loc.File, r)
+				out = append(out, held{file: s.loc.File, r: r, note: true})
 				continue
 			}
 			r.Text = fmt.Sprintf("holds the command of durable subscription %s on %s (%d pending)", s.key, gd, cnt)
@@ -201,12 +275,17 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 				r.FixpointDiffers = true
 				r.Text = fmt.Sprintf("holds the command of durable subscription %s on %s, which has nothing pending; the broker rewrites the command only when this file is the oldest cleanup candidate, so it keeps the file for now", s.key, gd)
 			}
-			add(s.loc.File, r)
+			out = append(out, held{file: s.loc.File, r: r})
 		}
 	}
-	// 6. acks referring to kept files
-	keys := make([]int32, 0, len(st.acks))
-	for k := range st.acks {
+	return out
+}
+
+// ackReasons: KindAcks, the files whose acks refer to kept files, and the
+// notes KindFixpointDiffers of those the broker deletes all the same.
+func ackReasons(plan *cleanupPlan, g *Graph) []held {
+	keys := make([]int32, 0, len(plan.acks))
+	for k := range plan.acks {
 		keys = append(keys, k)
 	}
 	sortInt32(keys)
@@ -214,13 +293,11 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 	for _, id := range g.gc {
 		gcSet[id] = true
 	}
+	var out []held
 	for _, c := range keys {
-		if !exists(c) {
-			continue
-		}
 		var kept []int32
-		for _, r := range st.acks[c] {
-			if r != c && st.all.has(r) && !gcSet[r] {
+		for _, r := range plan.acks[c] {
+			if r != c && plan.all.has(r) && !gcSet[r] {
 				kept = append(kept, r)
 			}
 		}
@@ -233,32 +310,27 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 			names[i] = codec.DataFileName(r)
 		}
 		if !gcSet[c] {
-			add(c, Reason{Kind: KindAcks, Files: kept,
-				Text: fmt.Sprintf("holds acks for messages in %s, which %s kept: without them a replay would deliver those messages again", strings.Join(names, ", "), isAre(len(kept)))})
+			out = append(out, held{file: c, r: Reason{Kind: KindAcks, Files: kept,
+				Text: fmt.Sprintf("holds acks for messages in %s, which %s kept: without them a replay would deliver those messages again", strings.Join(names, ", "), isAre(len(kept)))}})
 		} else {
-			note(c, Reason{Kind: KindFixpointDiffers, Files: kept, FixpointDiffers: true,
-				Text: fmt.Sprintf("the broker deletes it although its acks refer to %s, which %s kept: its single ascending pass looked at this file while %s still a candidate", strings.Join(names, ", "), isAre(len(kept)), isAre(len(kept)))})
+			out = append(out, held{file: c, note: true, r: Reason{Kind: KindFixpointDiffers, Files: kept, FixpointDiffers: true,
+				Text: fmt.Sprintf("the broker deletes it although its acks refer to %s, which %s kept: its single ascending pass looked at this file while %s still a candidate", strings.Join(names, ", "), isAre(len(kept)), isAre(len(kept)))}})
 		}
 	}
-	// compaction files skipped on replay
-	for _, f := range b.files {
+	return out
+}
+
+// compactionSkippedNotes: the notes KindCompactionSkipped of the
+// ack-compaction files whose records the replay skipped.
+func compactionSkippedNotes(files []*File) []held {
+	var out []held
+	for _, f := range files {
 		if f.Compaction && f.Skipped > 0 {
-			note(f.ID, Reason{Kind: KindCompactionSkipped, Files: []int32{f.Source},
-				Text: fmt.Sprintf("an ack-compaction file for %s, which still exists: the broker skips its %d forwarded records on replay", codec.DataFileName(f.Source), f.Skipped)})
+			out = append(out, held{file: f.ID, note: true, r: Reason{Kind: KindCompactionSkipped, Files: []int32{f.Source},
+				Text: fmt.Sprintf("an ack-compaction file for %s, which still exists: the broker skips its %d forwarded records on replay", codec.DataFileName(f.Source), f.Skipped)}})
 		}
 	}
-	for _, f := range b.files {
-		f.Reasons = reasons[f.ID]
-		f.Notes = notes[f.ID]
-		if f.Pinned && len(f.Reasons) == 0 {
-			// The emulation kept the file for a reason the explanation
-			// does not name: say so rather than leave it unexplained.
-			b.warnf("%s is kept by the emulated cleanup without a named holder", f.Name)
-		}
-		if !f.Pinned {
-			f.Reasons = nil
-		}
-	}
+	return out
 }
 
 // fileAgg sums up a destination's messages in one file.

@@ -127,11 +127,19 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	w := &binenc.Writer{B: dst}
 	w.Uvarint(stateVersion)
 	w.Bytes(b.opts.replayKey())
-	paths := b.opts.filePaths()
+	if err := b.model.save(w, b.opts.filePaths()); err != nil {
+		return dst, err
+	}
+	return w.B, nil
+}
 
-	// files, in the order they were added
-	w.Uvarint(uint64(len(b.files)))
-	for _, f := range b.files {
+// The parts of the model (modelParts), written in this order.
+
+// files, in the order they were added
+func (s *stateWriter) files() error {
+	w := s.w
+	w.Uvarint(uint64(len(s.m.files)))
+	for _, f := range s.m.files {
 		w.Varint(int64(f.ID))
 		w.String(f.Name)
 		w.Varint(f.Size)
@@ -140,39 +148,58 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 		w.Int(f.Skipped)
 		w.Bool(f.Compaction)
 		w.Varint(int64(f.Source))
-		if err := w.DamageList(f.Damage, paths[f.ID]); err != nil {
-			return dst, err
+		if err := w.DamageList(f.Damage, s.paths[f.ID]); err != nil {
+			return err
 		}
 	}
-	w.Bool(b.curFile != nil)
-	if b.curFile != nil {
-		w.Varint(int64(b.curFile.ID))
+	return nil
+}
+
+func (s *stateWriter) curFile() error {
+	s.w.Bool(s.m.curFile != nil)
+	if s.m.curFile != nil {
+		s.w.Varint(int64(s.m.curFile.ID))
 	}
+	return nil
+}
 
-	savePosition(w, &b.position)
+func (s *stateWriter) position() error {
+	savePosition(s.w, &s.m.position)
+	return nil
+}
 
-	for t := range b.dests {
-		m := b.dests[t]
+// dests: per type, by name
+func (s *stateWriter) dests() error {
+	for t := range s.m.dests {
+		m := s.m.dests[t]
 		names := make([]string, 0, len(m))
 		for n := range m {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		w.Uvarint(uint64(len(names)))
+		s.w.Uvarint(uint64(len(names)))
 		for _, n := range names {
-			saveDest(w, m[n])
+			saveDest(s.w, m[n])
 		}
 	}
-	w.Uvarint(uint64(len(b.events)))
-	for _, e := range b.events {
+	return nil
+}
+
+func (s *stateWriter) events() error {
+	w := s.w
+	w.Uvarint(uint64(len(s.m.events)))
+	for _, e := range s.m.events {
 		w.String(e.key)
 		w.Bool(e.create)
 		w.Location(e.loc)
 	}
+	return nil
+}
 
-	// message-id prefixes: slots (freed ones empty), references, free
-	// list, and the live name -> slot map
-	ids := b.ids
+// ids: message-id prefixes: slots (freed ones empty), references, free
+// list, and the live name -> slot map
+func (s *stateWriter) ids() error {
+	w, ids := s.w, s.m.ids
 	w.Uvarint(uint64(len(ids.names)))
 	for i, n := range ids.names {
 		w.String(n)
@@ -192,14 +219,18 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 		w.String(n)
 		w.Uvarint(uint64(ids.byName[n]))
 	}
+	return nil
+}
 
-	// open transactions, in the order they were met
-	keys := make([]string, 0, len(b.txs))
-	for k := range b.txs {
+// txs: open transactions, in the order they were met
+func (s *stateWriter) txs() error {
+	w, txs := s.w, s.m.txs
+	keys := make([]string, 0, len(txs))
+	for k := range txs {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		ti, tj := b.txs[keys[i]], b.txs[keys[j]]
+		ti, tj := txs[keys[i]], txs[keys[j]]
 		if ti.order != tj.order {
 			return ti.order < tj.order
 		}
@@ -207,7 +238,7 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	})
 	w.Uvarint(uint64(len(keys)))
 	for _, k := range keys {
-		t := b.txs[k]
+		t := txs[k]
 		w.String(k)
 		w.String(t.id)
 		w.Bool(t.xa)
@@ -220,22 +251,40 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 		}
 		saveLocs(w, t.cmds)
 	}
+	return nil
+}
 
-	// finished transactions (the ring, as it is)
-	saveDone(w, b.lazy, b.done)
+// finished transactions (the ring, as it is)
+func (s *stateWriter) finished() error {
+	saveDone(s.w, s.m.lazy, s.m.done)
+	return nil
+}
 
-	saveAckMap(w, b.ackB)
-	w.Bool(b.ackLoaded != nil)
-	if b.ackLoaded != nil {
-		saveAckMap(w, b.ackLoaded)
+func (s *stateWriter) ackB() error {
+	saveAckMap(s.w, s.m.ackB)
+	return nil
+}
+
+func (s *stateWriter) ackLoaded() error {
+	s.w.Bool(s.m.ackLoaded != nil)
+	if s.m.ackLoaded != nil {
+		saveAckMap(s.w, s.m.ackLoaded)
 	}
+	return nil
+}
 
-	w.Uvarint(uint64(len(b.indexKeys)))
-	for _, k := range b.indexKeys {
-		w.String(k)
+func (s *stateWriter) indexKeys() error {
+	s.w.Uvarint(uint64(len(s.m.indexKeys)))
+	for _, k := range s.m.indexKeys {
+		s.w.String(k)
 	}
-	w.Uvarint(uint64(len(b.diffs)))
-	for _, d := range b.diffs {
+	return nil
+}
+
+func (s *stateWriter) diffs() error {
+	w := s.w
+	w.Uvarint(uint64(len(s.m.diffs)))
+	for _, d := range s.m.diffs {
 		w.String(d.Kind)
 		w.String(d.Destination)
 		w.String(d.Subscription)
@@ -245,17 +294,23 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 			w.String(id)
 		}
 	}
+	return nil
+}
 
-	w.Uvarint(uint64(len(b.earlyDone)))
-	for _, id := range b.earlyDone {
-		w.Varint(int64(id))
+func (s *stateWriter) earlyDone() error {
+	s.w.Uvarint(uint64(len(s.m.earlyDone)))
+	for _, id := range s.m.earlyDone {
+		s.w.Varint(int64(id))
 	}
+	return nil
+}
 
-	w.Uvarint(uint64(len(b.warnings)))
-	for _, s := range b.warnings {
-		w.String(s)
+func (s *stateWriter) warnings() error {
+	s.w.Uvarint(uint64(len(s.m.warnings)))
+	for _, w := range s.m.warnings {
+		s.w.String(w)
 	}
-	return w.B, nil
+	return nil
 }
 
 func saveDest(w *binenc.Writer, d *dest) {
@@ -503,6 +558,7 @@ type stateDecoder struct {
 	b     *Builder
 	paths map[int32]string
 	names strTable // shares the strings that repeat (names, keys)
+	keys  []msgKey // the message keys of the destinations, checked by ids
 }
 
 func (d *stateDecoder) str() string {
@@ -514,6 +570,23 @@ func (d *stateDecoder) str() string {
 }
 
 func (d *stateDecoder) decode() error {
+	r := d.r
+	for _, p := range modelParts {
+		p.load(d)
+	}
+	if r.Err() == nil && r.Len() != 0 {
+		r.Fail("%d bytes after the state", r.Len())
+	}
+	if r.Err() == nil {
+		d.checkCounts()
+	}
+	return r.Err()
+}
+
+// The parts of the model (modelParts), read in this order into a fresh
+// Builder.
+
+func (d *stateDecoder) files() {
 	r, b := d.r, d.b
 	n := r.Count(8)
 	for i := 0; i < n && r.Err() == nil; i++ {
@@ -534,6 +607,10 @@ func (d *stateDecoder) decode() error {
 			b.maxID = f.ID
 		}
 	}
+}
+
+func (d *stateDecoder) curFile() {
+	r, b := d.r, d.b
 	if r.Bool() {
 		id := r.Int32()
 		f, ok := b.fileIx[id]
@@ -542,16 +619,18 @@ func (d *stateDecoder) decode() error {
 		}
 		b.curFile = f
 	}
+}
 
-	loadPosition(r, &b.position)
+func (d *stateDecoder) position() { loadPosition(d.r, &d.b.position) }
 
-	// the id table comes after the destinations in the encoding, but the
-	// destinations refer to its slots: check them once it is read
-	var keys []msgKey
+// dests: the id table comes after the destinations in the encoding, but
+// the destinations refer to its slots: ids checks d.keys once it is read
+func (d *stateDecoder) dests() {
+	r, b := d.r, d.b
 	for t := range b.dests {
 		n := r.Count(4)
 		for i := 0; i < n && r.Err() == nil; i++ {
-			dd := d.dest(codec.DestType(t), &keys)
+			dd := d.dest(codec.DestType(t), &d.keys)
 			if r.Err() != nil {
 				break
 			}
@@ -562,16 +641,22 @@ func (d *stateDecoder) decode() error {
 			b.dests[t][dd.name] = dd
 		}
 	}
-	n = r.Count(3)
+}
+
+func (d *stateDecoder) events() {
+	r, b := d.r, d.b
+	n := r.Count(3)
 	if n > 0 {
 		b.events = make([]destEvent, 0, n)
 	}
 	for i := 0; i < n && r.Err() == nil; i++ {
 		b.events = append(b.events, destEvent{key: d.str(), create: r.Bool(), loc: r.Location()})
 	}
+}
 
-	ids := b.ids
-	n = r.Count(2)
+func (d *stateDecoder) ids() {
+	r, ids := d.r, d.b.ids
+	n := r.Count(2)
 	ids.names = make([]string, 0, n)
 	ids.refs = make([]int32, 0, n)
 	for i := 0; i < n && r.Err() == nil; i++ {
@@ -596,13 +681,17 @@ func (d *stateDecoder) decode() error {
 		name := r.String()
 		ids.byName[name] = slot()
 	}
-	for _, k := range keys {
+	for _, k := range d.keys {
 		if uint64(k.prefix) >= slots {
 			r.Fail("message id slot %d out of range", k.prefix)
 		}
 	}
+}
 
-	n = r.Count(8)
+func (d *stateDecoder) txs() {
+	r, b := d.r, d.b
+	slots := uint64(len(b.ids.names))
+	n := r.Count(8)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		k := r.String()
 		t := &txState{id: r.String(), xa: r.Bool(), rbSize: r.Int32(), prepared: r.Bool(), order: r.Varint()}
@@ -627,7 +716,11 @@ func (d *stateDecoder) decode() error {
 		}
 		b.txs[k] = t
 	}
+}
 
+// finished: checked against the ring's position (read before)
+func (d *stateDecoder) finished() {
+	r, b := d.r, d.b
 	if l := d.doneTxs(); b.keep < 0 {
 		// every finished transaction is kept (a mount): checked now,
 		// made when the graph's transactions are first asked for
@@ -649,42 +742,51 @@ func (d *stateDecoder) decode() error {
 			r.Fail("ring of finished transactions (%d kept, next %d, bound %d)", len(b.done), b.doneNext, b.keep)
 		}
 	}
+}
 
-	b.ackB = d.ackMap()
-	if r.Bool() {
-		b.ackLoaded = d.ackMap()
+func (d *stateDecoder) ackB() { d.b.ackB = d.ackMap() }
+
+func (d *stateDecoder) ackLoaded() {
+	if d.r.Bool() {
+		d.b.ackLoaded = d.ackMap()
 	}
+}
 
-	n = r.Count(1)
+func (d *stateDecoder) indexKeys() {
+	r, b := d.r, d.b
+	n := r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		b.indexKeys = append(b.indexKeys, r.String())
 	}
-	n = r.Count(4)
+}
+
+func (d *stateDecoder) diffs() {
+	r, b := d.r, d.b
+	n := r.Count(4)
 	for i := 0; i < n && r.Err() == nil; i++ {
-		d := IndexDiff{Kind: r.String(), Destination: r.String(), Subscription: r.String(), Count: r.Int()}
+		x := IndexDiff{Kind: r.String(), Destination: r.String(), Subscription: r.String(), Count: r.Int()}
 		m := r.Count(1)
 		for j := 0; j < m && r.Err() == nil; j++ {
-			d.MessageIDs = append(d.MessageIDs, r.String())
+			x.MessageIDs = append(x.MessageIDs, r.String())
 		}
-		b.diffs = append(b.diffs, d)
+		b.diffs = append(b.diffs, x)
 	}
+}
 
-	n = r.Count(1)
+func (d *stateDecoder) earlyDone() {
+	r, b := d.r, d.b
+	n := r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		b.earlyDone = append(b.earlyDone, r.Int32())
 	}
+}
 
-	n = r.Count(1)
+func (d *stateDecoder) warnings() {
+	r, b := d.r, d.b
+	n := r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		b.warnings = append(b.warnings, r.String())
 	}
-	if r.Err() == nil && r.Len() != 0 {
-		r.Fail("%d bytes after the state", r.Len())
-	}
-	if r.Err() == nil {
-		d.checkCounts()
-	}
-	return r.Err()
 }
 
 // checkCounts checks that the counters agree: the builder's commands are

@@ -334,19 +334,16 @@ func TestStateDamageKeepsPaths(t *testing.T) {
 var stateFields = map[reflect.Type]map[string]string{
 	reflect.TypeOf(Builder{}): {
 		"opts": "given to ResumeBuilder; the replay key checks it", "present": "derived from files", "maxID": "derived from files",
-		"files": "saved", "fileIx": "derived from files", "curFile": "saved",
+		"fileIx":   "derived from files",
 		"recovery": "derived from opts", "hasRecovery": "derived from opts", "afterLast": "derived from opts",
-		"position": "saved (every field, through position.fields: TestPositionFieldsListed)", "names": "interning only",
-		"dests": "saved", "destCache": "lookup cache, checked against the name", "events": "saved",
-		"ids": "saved",
-		"txs": "saved", "done": "saved",
-		"lazy": "saved (before done)",
-		"keep": "derived from opts",
-		"ackB": "saved", "ackLoaded": "saved",
-		"early": "derived from Options and the files (resumeEarly)", "earlyDone": "saved",
-		"indexKeys": "saved", "indexAhead": "a state with it set is not saved", "diffs": "saved",
-		"buf": "scratch", "rbBuf": "scratch", "spareOps": "scratch", "spareTx": "scratch", "warnings": "saved", "built": "a spent builder is not saved", "gcs": "made by Build",
+		"model":     "saved (every field, through modelParts: TestModelPartsListed)",
+		"destCache": "lookup cache, checked against the name", "names": "interning only",
+		"keep":       "derived from opts",
+		"indexAhead": "a state with it set is not saved",
+		"early":      "derived from Options and the files (resumeEarly)",
+		"buf":        "scratch", "rbBuf": "scratch", "spareOps": "scratch", "spareTx": "scratch", "built": "a spent builder is not saved",
 	},
+	reflect.TypeOf(finished{}): {"done": "saved", "lazy": "saved (before done)"},
 	reflect.TypeOf(File{}): {
 		"ID": "saved", "Name": "saved", "Size": "saved", "End": "saved", "Commands": "saved", "Skipped": "saved",
 		"Compaction": "saved", "Source": "saved", "Pinned": "made by Build", "Reasons": "made by Build",
@@ -411,6 +408,21 @@ func TestPositionFieldsListed(t *testing.T) {
 		want = append(want, rv.Field(i).Addr().Pointer())
 	}
 	assert.ElementsMatch(t, want, got, "every field of position must be listed once in position.fields (and stateVersion bumped)")
+}
+
+// TestModelPartsListed: modelParts, the one list the state is written and
+// read through, names every field of model once, in the order of the
+// fields.
+func TestModelPartsListed(t *testing.T) {
+	typ := reflect.TypeOf(model{})
+	var want, got []string
+	for i := 0; i < typ.NumField(); i++ {
+		want = append(want, typ.Field(i).Name)
+	}
+	for _, p := range modelParts {
+		got = append(got, p.field)
+	}
+	assert.Equal(t, want, got, "every field of model must have its entry in modelParts, in the order of the fields (and stateVersion bumped)")
 }
 
 // FuzzResumeState: a saved state that does not decode is refused, never a
