@@ -46,7 +46,7 @@ func (b *Builder) Build() (*Graph, error) {
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].order < open[j].order })
 
-	cl := b.cleanupPoint(open)
+	cl := cleanupPoint(&b.model, b.opts, open)
 	b.materialize(g, open)
 	g.order = b.destOrder()
 	inprog := inProgress(open, b.opts.Running)
@@ -112,38 +112,40 @@ type cleanup struct {
 // record per in-flight local transaction and a "LOADED <date>" trace (the
 // trace is the last update), and the stop checkpoint writes a fresh
 // producer audit and ack map before collecting (§5.3, §6.1).
-func (b *Builder) cleanupPoint(open []*txState) cleanup {
+func cleanupPoint(m *model, opts Options, open []*txState) cleanup {
 	var cl cleanup
-	if b.opts.Running {
-		cl.lastUpdate, cl.hasLastUpdate = b.lastUpdate, b.hasLastUpdate
+	if opts.Running {
+		cl.lastUpdate, cl.hasLastUpdate = m.lastUpdate, m.hasLastUpdate
 		// The checkpoint before the cleanup writes a new audit when a
 		// message was stored since the last one, and a new ack map when
 		// acks were recorded since (approximation: the broker only marks
 		// the map dirty for an ack file not in it yet).
-		if b.hasAudit && !b.addAfterAudit {
-			cl.audit, cl.hasAudit = b.lastAudit, true
+		if m.hasAudit && !m.addAfterAudit {
+			cl.audit, cl.hasAudit = m.lastAudit, true
 		} else {
 			cl.hasAudit, cl.auditNew = true, true
-			cl.audit = codec.Location{File: b.lastRecord.File}
+			cl.audit = codec.Location{File: m.lastRecord.File}
 		}
-		if b.hasAckMap && !b.ackAfterMap {
-			cl.ackMap, cl.hasAckMap = b.lastAckMap, true
+		if m.hasAckMap && !m.ackAfterMap {
+			cl.ackMap, cl.hasAckMap = m.lastAckMap, true
 		} else {
 			cl.hasAckMap, cl.ackMapNew = true, true
-			cl.ackMap = codec.Location{File: b.lastRecord.File}
+			cl.ackMap = codec.Location{File: m.lastRecord.File}
 		}
 		return cl
 	}
-	file := b.maxID
+	var file int32 // the newest file
 	var end int64
-	if f, ok := b.fileIx[file]; ok {
-		end = f.End
+	for _, f := range m.files {
+		if f.ID > file {
+			file, end = f.ID, f.End
+		}
 	}
 	if file == 0 {
 		file, end = 1, 0
 	}
 	appendRec := func(size int32) codec.Location {
-		if end > 0 && end+int64(size) >= b.opts.MaxFileLength {
+		if end > 0 && end+int64(size) >= opts.MaxFileLength {
 			file++
 			end = 0
 			cl.newFile = file
@@ -158,16 +160,16 @@ func (b *Builder) cleanupPoint(open []*txState) cleanup {
 			cl.rolledBack = append(cl.rolledBack, t)
 		}
 	}
-	cl.lastUpdate, cl.hasLastUpdate = appendRec(b.opts.RestartTraceSize), true
+	cl.lastUpdate, cl.hasLastUpdate = appendRec(opts.RestartTraceSize), true
 	// the stop checkpoint's audit and ack map come after the trace
 	auditSize := int32(375)
-	if b.hasAudit {
-		auditSize = b.lastAudit.Size
+	if m.hasAudit {
+		auditSize = m.lastAudit.Size
 	}
 	cl.audit, cl.hasAudit, cl.auditNew = appendRec(auditSize), true, true
 	ackSize := int32(91)
-	if b.hasAckMap {
-		ackSize = b.lastAckMap.Size
+	if m.hasAckMap {
+		ackSize = m.lastAckMap.Size
 	}
 	cl.ackMap, cl.hasAckMap, cl.ackMapNew = appendRec(ackSize), true, true
 	return cl
@@ -227,6 +229,10 @@ func (b *Builder) preparedAcks(open []*txState) preparedAcks {
 	return pa
 }
 
+// materialize makes the graph's destinations and subscriptions from the
+// model's, with what each delivers when a broker starts (queueDelivery,
+// subscriptionDelivery: the pending order is worked out there and only
+// there).
 func (b *Builder) materialize(g *Graph, open []*txState) {
 	var all []*dest
 	for _, m := range b.dests {
@@ -244,65 +250,15 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 	prefixes := map[uint32]*string{}
 	txs := map[string]*string{} // the transactions of Message.ackedTx
 	for _, d := range all {
-		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
-		// the order index's order: by class (highest first), then by
-		// sequence; off is where each class's messages start
-		var off [256]int // by uint8(class)
-		d.entries.each(func(_ int64, e entry) { off[uint8(e.class)]++ })
-		at := 0
-		for c := math.MaxInt8; c >= math.MinInt8; c-- {
-			n := off[uint8(c)]
-			off[uint8(c)] = at
-			at += n
-		}
 		acked := pa[d.key]
-		ackedBySeq := ackedBySequence(acked)
-		gd.Messages = make([]Message, d.entries.len())
-		files := map[int32]bool{}
-		d.entries.ascending(func(s int64, e entry) {
-			i := off[uint8(e.class)]
-			off[uint8(e.class)]++
-			m := Message{id: b.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
-				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
-				Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
-			for _, a := range ackedBySeq[m.id.seq] {
-				if m.id.is(a.id) {
-					tx := a.tx
-					m.ackedTx = txs[tx]
-					if m.ackedTx == nil && tx != "" {
-						m.ackedTx = &tx
-						txs[tx] = m.ackedTx
-					}
-				}
-			}
-			gd.Messages[i] = m
-			files[e.loc.File] = true
-		})
+		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
+		gd.Messages, gd.Stats.Files = b.messages(d, acked, prefixes, txs)
 		d.entries = orderIndex{}
-		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes, Count: d.count}
-		for f := range files {
-			gd.Stats.Files = append(gd.Stats.Files, f)
-		}
-		sortInt32(gd.Stats.Files)
+		gd.Stats.Messages, gd.Stats.Bytes, gd.Stats.Count = d.count, d.bytes, d.count
 		if !d.topic {
-			// KahaDBMessageStore.recover skips the messages a prepared
-			// transaction acked, and the recovered count leaves them out
-			gd.delivery, gd.inDoubt = holdBack(gd.Messages, indexesOf(len(gd.Messages)), acked[""])
-			gd.Stats.InDoubt = int64(len(gd.inDoubt))
-			// the count the broker starts from: its stored statistics
-			// (an adopted index's), less what prepared transactions ack
-			gd.Stats.Count += d.statDelta - int64(len(acked[""]))
-			gd.Stats.CountDrift = d.statDelta
-			if n := max(gd.Stats.Count, 0); n < int64(len(gd.delivery)) {
-				// its store cursor stops when the count runs out
-				// (the last in store order: a prioritized queue's cursor
-				// recovers the order index's classes, then dispatches)
-				b.warnf("%s: the broker's stored count is %d but it holds %d message(s) to deliver; its store cursor stops at its count, so it does not deliver the last %d (%s …) until the count is right again (KahaDB 5.17.2 subtracts the messages acked in a prepared transaction from the stored count once more at every restart while the transaction stays prepared)",
-					gd, gd.Stats.Count, len(gd.delivery), int64(len(gd.delivery))-n, gd.Messages[gd.delivery[n]].ID())
-				gd.undelivered = gd.delivery[n:]
-				gd.delivery = gd.delivery[:n]
+			if w := queueDelivery(gd, d.statDelta, acked[""]); w != "" {
+				b.warnf("%s", w)
 			}
-			gd.delivery = dispatchOrder(gd.Messages, gd.delivery)
 		}
 		for _, s := range d.subs {
 			gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}
@@ -324,24 +280,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 					gs.AckPositions[i] = SeqRange{r.first, r.last}
 				}
 			}
-			// §5.4: filtered delivery when some pending seq is below lastAck
-			var deliver []int32
-			if s.hasPos && !s.pos.empty() && s.pos.head() < s.lastAck {
-				for i, m := range gd.Messages {
-					if s.pos.contains(m.Seq) {
-						deliver = append(deliver, int32(i))
-					}
-				}
-			} else {
-				for i, m := range gd.Messages {
-					if m.Seq > s.lastAck {
-						deliver = append(deliver, int32(i))
-					}
-				}
-			}
-			// recoverSubscription skips what the subscription acked in a
-			// prepared transaction
-			gs.pending, gs.inDoubt = holdBack(gd.Messages, deliver, acked[s.key])
+			gs.pending, gs.inDoubt = subscriptionDelivery(gd.Messages, s, acked[s.key])
 			gd.Subscriptions = append(gd.Subscriptions, gs)
 		}
 		g.dests = append(g.dests, gd)
@@ -361,6 +300,99 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 		s.Messages += d.Stats.Messages
 		s.MessageBytes += d.Stats.Bytes
 	}
+}
+
+// messages makes the messages of d in the order of its order index (by
+// class, highest first, then by sequence), marking those the prepared
+// transactions ack (acked), and lists the files that hold them.
+func (b *Builder) messages(d *dest, acked map[string]map[string]string, prefixes map[uint32]*string, txs map[string]*string) ([]Message, []int32) {
+	// off is where each class's messages start
+	var off [256]int // by uint8(class)
+	d.entries.each(func(_ int64, e entry) { off[uint8(e.class)]++ })
+	at := 0
+	for c := math.MaxInt8; c >= math.MinInt8; c-- {
+		n := off[uint8(c)]
+		off[uint8(c)] = at
+		at += n
+	}
+	ackedBySeq := ackedBySequence(acked)
+	ms := make([]Message, d.entries.len())
+	files := map[int32]bool{}
+	d.entries.ascending(func(s int64, e entry) {
+		i := off[uint8(e.class)]
+		off[uint8(e.class)]++
+		m := Message{id: b.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
+			PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
+			Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
+		for _, a := range ackedBySeq[m.id.seq] {
+			if m.id.is(a.id) {
+				tx := a.tx
+				m.ackedTx = txs[tx]
+				if m.ackedTx == nil && tx != "" {
+					m.ackedTx = &tx
+					txs[tx] = m.ackedTx
+				}
+			}
+		}
+		ms[i] = m
+		files[e.loc.File] = true
+	})
+	var fs []int32
+	for f := range files {
+		fs = append(fs, f)
+	}
+	sortInt32(fs)
+	return ms, fs
+}
+
+// queueDelivery works out what the queue gd delivers when a broker starts,
+// in its dispatch order, from its stored count (statDelta: the count less
+// the messages, adopt.go) and the messages prepared transactions ack
+// (held). It returns a warning when the count keeps messages back.
+func queueDelivery(gd *Destination, statDelta int64, held map[string]string) (warning string) {
+	// KahaDBMessageStore.recover skips the messages a prepared
+	// transaction acked, and the recovered count leaves them out
+	gd.delivery, gd.inDoubt = holdBack(gd.Messages, indexesOf(len(gd.Messages)), held)
+	gd.Stats.InDoubt = int64(len(gd.inDoubt))
+	// the count the broker starts from: its stored statistics (an adopted
+	// index's), less what prepared transactions ack
+	gd.Stats.Count += statDelta - int64(len(held))
+	gd.Stats.CountDrift = statDelta
+	if n := max(gd.Stats.Count, 0); n < int64(len(gd.delivery)) {
+		// its store cursor stops when the count runs out (the last in
+		// store order: a prioritized queue's cursor recovers the order
+		// index's classes, then dispatches)
+		warning = fmt.Sprintf("%s: the broker's stored count is %d but it holds %d message(s) to deliver; its store cursor stops at its count, so it does not deliver the last %d (%s …) until the count is right again (KahaDB 5.17.2 subtracts the messages acked in a prepared transaction from the stored count once more at every restart while the transaction stays prepared)",
+			gd, gd.Stats.Count, len(gd.delivery), int64(len(gd.delivery))-n, gd.Messages[gd.delivery[n]].ID())
+		gd.undelivered = gd.delivery[n:]
+		gd.delivery = gd.delivery[:n]
+	}
+	gd.delivery = dispatchOrder(gd.Messages, gd.delivery)
+	return warning
+}
+
+// subscriptionDelivery works out what durable subscription s delivers
+// when a broker starts (pending) and what it holds back because a
+// prepared transaction acked it (inDoubt), in the order of ms.
+func subscriptionDelivery(ms []Message, s *sub, held map[string]string) (pending, inDoubt []int32) {
+	// §5.4: filtered delivery when some pending seq is below lastAck
+	var deliver []int32
+	if s.hasPos && !s.pos.empty() && s.pos.head() < s.lastAck {
+		for i, m := range ms {
+			if s.pos.contains(m.Seq) {
+				deliver = append(deliver, int32(i))
+			}
+		}
+	} else {
+		for i, m := range ms {
+			if m.Seq > s.lastAck {
+				deliver = append(deliver, int32(i))
+			}
+		}
+	}
+	// recoverSubscription skips what the subscription acked in a
+	// prepared transaction
+	return holdBack(ms, deliver, held)
 }
 
 // graphID is the graph's form of the id k: the producer part is shared by

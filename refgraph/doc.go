@@ -54,6 +54,13 @@
 // its file is the oldest candidate; finally one ascending pass over the
 // ack map. Graph.GCLog renders the steps as the broker's TRACE lines.
 //
+// Build is a pipeline over the replay's model (model.go): materialize
+// makes the graph's destinations with what each delivers; cleanupPoint
+// works out the state the cleanup starts from; planCleanup emulates the
+// cleanup and returns its plan (the files it deletes, its log, what it
+// rewrote); explain takes the plan and returns the holders of every file,
+// one function per kind of Reason.
+//
 // # Invariants (checked in tests)
 //
 //   - File.Pinned is false exactly for the ids in Graph.GCCandidates;

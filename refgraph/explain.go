@@ -178,17 +178,17 @@ func pendingReasons(m *model, g *Graph) []held {
 		per := map[int32]*fileAgg{}
 		var order []int32
 		for i := range gd.Messages {
-			m := &gd.Messages[i]
-			a := per[m.Loc.File]
+			msg := &gd.Messages[i]
+			a := per[msg.Loc.File]
 			if a == nil {
-				a = &fileAgg{first: m.id}
-				per[m.Loc.File] = a
-				order = append(order, m.Loc.File)
+				a = &fileAgg{first: msg.id}
+				per[msg.Loc.File] = a
+				order = append(order, msg.Loc.File)
 			}
 			a.n++
-			a.bytes += int64(m.Loc.Size)
-			a.last = m.id
-			if m.ackedTx != nil {
+			a.bytes += int64(msg.Loc.Size)
+			a.last = msg.id
+			if msg.ackedTx != nil {
 				a.prepared++
 			}
 		}
@@ -198,8 +198,8 @@ func pendingReasons(m *model, g *Graph) []held {
 					continue
 				}
 				for i := range gd.Messages {
-					if m := &gd.Messages[i]; s.pos.contains(m.Seq) {
-						markSub(per, m.Loc.File, s.key)
+					if msg := &gd.Messages[i]; s.pos.contains(msg.Seq) {
+						markSub(per, msg.Loc.File, s.key)
 					}
 				}
 			}

@@ -26,14 +26,16 @@ import (
 // its size follows the live messages, not the journal. Message bodies are
 // never part of it.
 //
+// The state is the Builder's model (model.go), and nothing else.
 // Encoding (internal/binenc varints), version stateVersion:
 //
-//	version | replay key | files | current file | position (the scalars:
-//	restart phase, counters, audit / ack-map / last-update locations,
-//	compaction skipping; position.fields) | destinations | destination
-//	events | message-id table | transactions | completed transactions |
-//	ack maps | index keys and differences | compaction files met early |
-//	warnings
+//	version | replay key | the parts of the model, in the order of
+//	modelParts (the order of its fields): files | current file |
+//	position (the scalars: restart phase, counters, audit / ack-map /
+//	last-update locations, compaction skipping; position.fields) |
+//	destinations | destination events | message-id table | transactions
+//	| finished transactions | ack maps | index keys and differences |
+//	compaction files met early | warnings
 //
 // Decoding checks every reference it restores, so a state that decodes
 // cannot make the Builder fail or loop later; allocations are bounded by
@@ -41,10 +43,12 @@ import (
 // bound (KeepCompleted < 0), are only checked when resumed and made when
 // the Graph's transactions are first asked for (lazyTxs).
 //
-// Every field of Builder that Command, FileDone or Build reads is in it,
-// except what derives from Options (recovery position, keep) or from the
-// files (present, maxID, fileIx): TestStateCoversBuilder fails when a
-// field is added to Builder without being handled here.
+// Every field of Builder that Command, FileDone or Build reads is in its
+// model, except what derives from Options (recovery position, keep) or
+// from the files (present, maxID, fileIx): TestStateCoversBuilder fails
+// when a field is added to Builder without being handled here, and
+// TestModelPartsListed when one is added to the model without its entry
+// in modelParts.
 
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
