@@ -203,8 +203,8 @@ func classPriority(c int8) int32 {
 
 // sortedIndexKeys are the adopted index's destination keys in the order a
 // restarted broker loads them (the B-tree's, Java String order).
-func (b *Builder) sortedIndexKeys() []string {
-	keys := append([]string(nil), b.indexKeys...)
+func (m *model) sortedIndexKeys() []string {
+	keys := append([]string(nil), m.indexKeys...)
 	sort.SliceStable(keys, func(i, j int) bool { return javaLess(keys[i], keys[j]) })
 	return keys
 }

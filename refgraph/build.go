@@ -56,18 +56,7 @@ func (b *Builder) Build() (*Graph, error) {
 	for _, f := range b.files {
 		f.Pinned = !plan.deleted.has(f.ID)
 	}
-	held := explain(&b.model, g, cl, plan, inprog, b.opts.Running)
-	for _, f := range b.files {
-		f.Reasons, f.Notes = held.reasons[f.ID], held.notes[f.ID]
-		if f.Pinned && len(f.Reasons) == 0 {
-			// The emulation kept the file for a reason the explanation
-			// does not name: say so rather than leave it unexplained.
-			b.warnf("%s is kept by the emulated cleanup without a named holder", f.Name)
-		}
-		if !f.Pinned {
-			f.Reasons = nil
-		}
-	}
+	b.label(explain(&b.model, g, cl, plan, inprog, b.opts.Running))
 	b.listTransactions(g, open)
 
 	g.files = b.files
@@ -92,6 +81,22 @@ func (b *Builder) Build() (*Graph, error) {
 	g.warnings = b.warnings
 	g.diffs = b.diffs
 	return g, nil
+}
+
+// label gives every file its holders (the reasons of a pinned file) and
+// notes.
+func (m *model) label(h holders) {
+	for _, f := range m.files {
+		f.Reasons, f.Notes = h.reasons[f.ID], h.notes[f.ID]
+		if f.Pinned && len(f.Reasons) == 0 {
+			// The emulation kept the file for a reason the explanation
+			// does not name: say so rather than leave it unexplained.
+			m.warnf("%s is kept by the emulated cleanup without a named holder", f.Name)
+		}
+		if !f.Pinned {
+			f.Reasons = nil
+		}
+	}
 }
 
 // cleanup is the state the predicted cleanup starts from.
@@ -198,7 +203,7 @@ func inProgress(open []*txState, running bool) []*txState {
 // of each durable subscription, with the transaction.
 type preparedAcks map[string]map[string]map[string]string
 
-func (b *Builder) preparedAcks(open []*txState) preparedAcks {
+func (m *model) preparedAcks(open []*txState) preparedAcks {
 	pa := preparedAcks{}
 	for _, t := range open {
 		if !t.prepared {
@@ -223,7 +228,7 @@ func (b *Builder) preparedAcks(open []*txState) preparedAcks {
 				ids = map[string]string{}
 				bySub[sub] = ids
 			}
-			ids[b.ids.String(op.id)] = t.id
+			ids[m.ids.String(op.id)] = t.id
 		}
 	}
 	return pa
@@ -233,14 +238,14 @@ func (b *Builder) preparedAcks(open []*txState) preparedAcks {
 // model's, with what each delivers when a broker starts (queueDelivery,
 // subscriptionDelivery: the pending order is worked out there and only
 // there).
-func (b *Builder) materialize(g *Graph, open []*txState) {
+func (m *model) materialize(g *Graph, open []*txState) {
 	var all []*dest
-	for _, m := range b.dests {
-		for _, d := range m {
+	for _, byName := range m.dests {
+		for _, d := range byName {
 			all = append(all, d)
 		}
 	}
-	pa := b.preparedAcks(open)
+	pa := m.preparedAcks(open)
 	// the builder's per-message maps go as the graph takes their place:
 	// the id index now, each order index once its messages are made (what
 	// Build does after materialize reads the graph's messages)
@@ -252,12 +257,12 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 	for _, d := range all {
 		acked := pa[d.key]
 		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
-		gd.Messages, gd.Stats.Files = b.messages(d, acked, prefixes, txs)
+		gd.Messages, gd.Stats.Files = m.messages(d, acked, prefixes, txs)
 		d.entries = orderIndex{}
 		gd.Stats.Messages, gd.Stats.Bytes, gd.Stats.Count = d.count, d.bytes, d.count
 		if !d.topic {
 			if w := queueDelivery(gd, d.statDelta, acked[""]); w != "" {
-				b.warnf("%s", w)
+				m.warnf("%s", w)
 			}
 		}
 		for _, s := range d.subs {
@@ -266,7 +271,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 				gs.ClientID, gs.SubscriptionName = info.ClientID, info.SubscriptionName
 				gs.Selector, gs.HasSelector, gs.NoLocal = info.Selector, info.HasSelector, info.NoLocal
 			} else {
-				b.warnf("subscription %s on %s: subscription info does not parse: %v", s.key, gd, err)
+				m.warnf("subscription %s on %s: subscription info does not parse: %v", s.key, gd, err)
 				if c, n, ok := strings.Cut(s.key, ":"); ok {
 					gs.ClientID, gs.SubscriptionName = c, n
 				}
@@ -305,7 +310,7 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 // messages makes the messages of d in the order of its order index (by
 // class, highest first, then by sequence), marking those the prepared
 // transactions ack (acked), and lists the files that hold them.
-func (b *Builder) messages(d *dest, acked map[string]map[string]string, prefixes map[uint32]*string, txs map[string]*string) ([]Message, []int32) {
+func (m *model) messages(d *dest, acked map[string]map[string]string, prefixes map[uint32]*string, txs map[string]*string) ([]Message, []int32) {
 	// off is where each class's messages start
 	var off [256]int // by uint8(class)
 	d.entries.each(func(_ int64, e entry) { off[uint8(e.class)]++ })
@@ -321,20 +326,20 @@ func (b *Builder) messages(d *dest, acked map[string]map[string]string, prefixes
 	d.entries.ascending(func(s int64, e entry) {
 		i := off[uint8(e.class)]
 		off[uint8(e.class)]++
-		m := Message{id: b.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
+		msg := Message{id: m.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
 			PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
 			Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
-		for _, a := range ackedBySeq[m.id.seq] {
-			if m.id.is(a.id) {
+		for _, a := range ackedBySeq[msg.id.seq] {
+			if msg.id.is(a.id) {
 				tx := a.tx
-				m.ackedTx = txs[tx]
-				if m.ackedTx == nil && tx != "" {
-					m.ackedTx = &tx
-					txs[tx] = m.ackedTx
+				msg.ackedTx = txs[tx]
+				if msg.ackedTx == nil && tx != "" {
+					msg.ackedTx = &tx
+					txs[tx] = msg.ackedTx
 				}
 			}
 		}
-		ms[i] = m
+		ms[i] = msg
 		files[e.loc.File] = true
 	})
 	var fs []int32
@@ -419,11 +424,11 @@ func ackedBySequence(acked map[string]map[string]string) map[int64][]ackedID {
 	return out
 }
 
-func (b *Builder) graphID(k msgKey, prefixes map[uint32]*string) msgID {
+func (m *model) graphID(k msgKey, prefixes map[uint32]*string) msgID {
 	p := prefixes[k.prefix]
 	if p == nil {
 		p = new(string)
-		*p = b.ids.names[k.prefix]
+		*p = m.ids.names[k.prefix]
 		prefixes[k.prefix] = p
 	}
 	return msgID{prefix: p, seq: k.seq}
@@ -561,16 +566,16 @@ func (b *Builder) destOrder() []string {
 	return out
 }
 
-func (b *Builder) liveKey(k string) bool {
+func (m *model) liveKey(k string) bool {
 	t, name, ok := strings.Cut(k, ":")
 	if !ok {
 		return false
 	}
 	n, err := strconv.Atoi(t)
-	if err != nil || n < 0 || n >= len(b.dests) {
+	if err != nil || n < 0 || n >= len(m.dests) {
 		return false
 	}
-	_, ok = b.dests[n][name]
+	_, ok = m.dests[n][name]
 	return ok
 }
 
@@ -643,36 +648,68 @@ func (m *model) ackMap() map[int32][]int32 {
 // cleanupPlan is what the emulated cleanup decides: the files it deletes,
 // its log, and what explain needs to say why it keeps the others.
 type cleanupPlan struct {
-	deleted    idSet    // the files the cleanup deletes
-	log        []string // what the broker logs (Graph.GCLog)
-	all        idSet    // every file, and the one a restart creates
-	rewritten  map[*sub]bool
-	ackDropped map[int32]bool
-	acks       map[int32][]int32
-	txRange    [2]codec.Location
+	deleted    idSet             // the candidates; once planned, the files the cleanup deletes
+	log        []string          // what the broker logs (Graph.GCLog)
+	all        idSet             // every file, and the one a restart creates
+	rewritten  map[*sub]bool     // subscriptions whose command the cleanup rewrites
+	acks       map[int32][]int32 // the ack map the cleanup saw
+	txRange    [2]codec.Location // of the transactions in progress (hasRange)
 	hasRange   bool
 	auditFirst bool // the audit's file was the smallest candidate
 }
 
 // planCleanup emulates the broker's cleanup (§6.2) of the files of m from
 // the state cl, over the materialized destinations of g in the broker's
-// order and the transactions in progress inprog.
+// order and the transactions in progress inprog. Its steps are those of
+// MessageDatabase.checkpointUpdate, each logged as the broker does.
 func planCleanup(m *model, g *Graph, cl cleanup, inprog []*txState) *cleanupPlan {
-	st := &cleanupPlan{rewritten: map[*sub]bool{}, ackDropped: map[int32]bool{}, acks: m.ackMap()}
+	p := &cleanupPlan{rewritten: map[*sub]bool{}, acks: m.ackMap()}
 	for _, f := range m.files {
-		st.all.ids = append(st.all.ids, f.ID)
+		p.all.ids = append(p.all.ids, f.ID)
 	}
-	if cl.newFile != 0 && !st.all.has(cl.newFile) {
-		st.all.ids = append(st.all.ids, cl.newFile)
+	if cl.newFile != 0 && !p.all.has(cl.newFile) {
+		p.all.ids = append(p.all.ids, cl.newFile)
 	}
-	cand := idSet{ids: append([]int32(nil), st.all.ids...)}
-	var log []string
-	logf := func(format string, args ...any) { log = append(log, fmt.Sprintf(format, args...)) }
+	p.deleted = idSet{ids: append([]int32(nil), p.all.ids...)}
+	p.checkpointSteps(cl)
+	p.transactionStep(inprog)
+	for _, key := range g.order {
+		if len(p.deleted.ids) == 0 {
+			break
+		}
+		p.destinationStep(key, m.destByKey(key), g.destByK[key])
+	}
+	// What a file that could not be read holds is unknown: its deletion
+	// is never predicted (explain says why), and the files whose acks
+	// refer to it are kept with it.
+	for _, f := range m.files {
+		if unreadable(f) != nil {
+			p.deleted.remove(f.ID)
+		}
+	}
+	p.logf("gc candidates: %s", &p.deleted)
+	p.ackStep()
+	// Journal.removeDataFiles never deletes the file of the last append
+	// or newer ones; the last update's file is at least as new.
+	if len(p.deleted.ids) > 0 {
+		p.logf("Cleanup removing the data files: %s", &p.deleted)
+	}
+	return p
+}
+
+func (p *cleanupPlan) logf(format string, args ...any) {
+	p.log = append(p.log, fmt.Sprintf(format, args...))
+}
+
+// checkpointSteps keep the files from the last update on, and those of
+// the producer audit and of the ack map.
+func (p *cleanupPlan) checkpointSteps(cl cleanup) {
+	cand := &p.deleted
 	lu := "null"
 	if cl.hasLastUpdate {
 		lu = cl.lastUpdate.String()
 	}
-	logf("Last update: %s, full gc candidates set: %s", lu, &cand)
+	p.logf("Last update: %s, full gc candidates set: %s", lu, cand)
 	if cl.hasLastUpdate {
 		keep := cand.ids[:0]
 		for _, id := range cand.ids {
@@ -684,100 +721,96 @@ func planCleanup(m *model, g *Graph, cl cleanup, inprog []*txState) *cleanupPlan
 	}
 	if cl.hasAudit {
 		if len(cand.ids) > 0 && cand.ids[0] == cl.audit.File {
-			st.auditFirst = true
-			logf("rewriting producerSequenceIdTracker:%s", cl.audit)
+			p.auditFirst = true
+			p.logf("rewriting producerSequenceIdTracker:%s", cl.audit)
 		}
 		cand.remove(cl.audit.File)
-		logf("gc candidates after producerSequenceIdTrackerLocation:%s, %s", cl.audit, &cand)
+		p.logf("gc candidates after producerSequenceIdTrackerLocation:%s, %s", cl.audit, cand)
 	}
 	if cl.hasAckMap {
 		cand.remove(cl.ackMap.File)
-		logf("gc candidates after ackMessageFileMapLocation:%s, %s", cl.ackMap, &cand)
+		p.logf("gc candidates after ackMessageFileMapLocation:%s, %s", cl.ackMap, cand)
 	}
+}
+
+// transactionStep keeps the files from the first to the last operation
+// of the transactions in progress.
+func (p *cleanupPlan) transactionStep(inprog []*txState) {
+	cand := &p.deleted
 	for _, t := range inprog {
 		first, last := t.ops[0].loc, t.ops[len(t.ops)-1].loc
-		if !st.hasRange || !st.txRange[0].Less(first) {
-			st.txRange[0] = first
+		if !p.hasRange || !p.txRange[0].Less(first) {
+			p.txRange[0] = first
 		}
-		if !st.hasRange || !last.Less(st.txRange[1]) {
-			st.txRange[1] = last
+		if !p.hasRange || !last.Less(p.txRange[1]) {
+			p.txRange[1] = last
 		}
-		st.hasRange = true
+		p.hasRange = true
 	}
-	if st.hasRange {
-		keep := cand.ids[:0]
-		for _, id := range cand.ids {
-			if id < st.txRange[0].File || id > st.txRange[1].File {
-				keep = append(keep, id)
-			}
-		}
-		cand.ids = keep
-		logf("gc candidates after in progress tx range:[%s, %s], %s", st.txRange[0], st.txRange[1], &cand)
-	} else {
-		logf("gc candidates after in progress tx range:[null, null], %s", &cand)
+	if !p.hasRange {
+		p.logf("gc candidates after in progress tx range:[null, null], %s", cand)
+		return
 	}
-	for _, key := range g.order {
-		if len(cand.ids) == 0 {
-			break
-		}
-		d := m.destByKey(key)
-		for _, f := range g.destByK[key].Stats.Files {
-			cand.remove(f)
-		}
-		for _, s := range d.subs {
-			f := s.loc.File
-			if len(cand.ids) > 0 && cand.ids[0] == f && noPending(s) {
-				st.rewritten[s] = true
-				logf("Found candidate for rewrite: sub %s on %s from file %d", s.key, key, f)
-				continue
-			}
-			pc := int64(-1)
-			if s.hasPos {
-				pc = s.pos.count() - 1
-			}
-			logf("sub %s on %s in dataFile %d has pendingCount %d", s.key, key, f, pc)
-			cand.remove(f)
-		}
-		logf("gc candidates after dest:%s, %s", key, &cand)
-	}
-	// What a file that could not be read holds is unknown: its deletion
-	// is never predicted (explain says why), and the files whose acks
-	// refer to it are kept with it.
-	for _, f := range m.files {
-		if unreadable(f) != nil {
-			cand.remove(f.ID)
+	keep := cand.ids[:0]
+	for _, id := range cand.ids {
+		if id < p.txRange[0].File || id > p.txRange[1].File {
+			keep = append(keep, id)
 		}
 	}
-	logf("gc candidates: %s", &cand)
-	logf("ackMessageFileMap: %s", javaAckMap(st.acks))
+	cand.ids = keep
+	p.logf("gc candidates after in progress tx range:[%s, %s], %s", p.txRange[0], p.txRange[1], cand)
+}
+
+// destinationStep keeps the files of the messages of destination d (gd,
+// materialized) and of its subscriptions' commands, unless the command
+// of a subscription with nothing pending is in the oldest candidate: the
+// broker rewrites it.
+func (p *cleanupPlan) destinationStep(key string, d *dest, gd *Destination) {
+	cand := &p.deleted
+	for _, f := range gd.Stats.Files {
+		cand.remove(f)
+	}
+	for _, s := range d.subs {
+		f := s.loc.File
+		if len(cand.ids) > 0 && cand.ids[0] == f && noPending(s) {
+			p.rewritten[s] = true
+			p.logf("Found candidate for rewrite: sub %s on %s from file %d", s.key, key, f)
+			continue
+		}
+		pc := int64(-1)
+		if s.hasPos {
+			pc = s.pos.count() - 1
+		}
+		p.logf("sub %s on %s in dataFile %d has pendingCount %d", s.key, key, f, pc)
+		cand.remove(f)
+	}
+	p.logf("gc candidates after dest:%s, %s", key, cand)
+}
+
+// ackStep is the one ascending pass over the ack map: a candidate whose
+// acks refer to a kept file is kept.
+func (p *cleanupPlan) ackStep() {
+	cand := &p.deleted
+	p.logf("ackMessageFileMap: %s", javaAckMap(p.acks))
 	for i := 0; i < len(cand.ids); {
 		c := cand.ids[i]
-		refs, ok := st.acks[c]
+		refs, ok := p.acks[c]
 		if ok {
 			drop := false
 			for _, r := range refs {
-				if st.all.has(r) && !cand.has(r) {
+				if p.all.has(r) && !cand.has(r) {
 					drop = true
 					break
 				}
 			}
 			if drop {
-				st.ackDropped[c] = true
-				logf("not removing data file: %d as contained ack(s) refer to referenced file: %s", c, javaList(refs))
+				p.logf("not removing data file: %d as contained ack(s) refer to referenced file: %s", c, javaList(refs))
 				cand.ids = append(cand.ids[:i], cand.ids[i+1:]...)
 				continue
 			}
 		}
 		i++
 	}
-	// Journal.removeDataFiles never deletes the file of the last append
-	// or newer ones; the last update's file is at least as new.
-	if len(cand.ids) > 0 {
-		logf("Cleanup removing the data files: %s", &cand)
-	}
-
-	st.deleted, st.log = cand, log
-	return st
 }
 
 // unreadable returns the damage that kept f from being read, nil when it
@@ -819,7 +852,7 @@ func javaAckMap(m map[int32][]int32) string {
 
 // ---- transactions ----
 
-func (b *Builder) listTransactions(g *Graph, open []*txState) {
+func (m *model) listTransactions(g *Graph, open []*txState) {
 	for _, t := range open {
 		tr := &Transaction{ID: t.id, Kind: LocalTx, State: InFlight, Commands: t.cmds}
 		if t.xa {
@@ -832,25 +865,25 @@ func (b *Builder) listTransactions(g *Graph, open []*txState) {
 			g.summary.InFlight++
 		}
 		for _, op := range t.ops {
-			o := TxOp{Add: op.add, Destination: op.typ.Scheme() + "://" + op.name, MessageID: b.ids.String(op.id),
+			o := TxOp{Add: op.add, Destination: op.typ.Scheme() + "://" + op.name, MessageID: m.ids.String(op.id),
 				Subscription: op.subKey, Loc: op.loc}
 			tr.Ops = append(tr.Ops, o)
 			if t.prepared && !op.add {
-				if m := g.message(strconv.Itoa(int(op.typ))+":"+op.name, o.MessageID); m != nil {
-					tr.InDoubt = append(tr.InDoubt, m)
+				if msg := g.message(strconv.Itoa(int(op.typ))+":"+op.name, o.MessageID); msg != nil {
+					tr.InDoubt = append(tr.InDoubt, msg)
 				}
 			}
 		}
 		g.txs = append(g.txs, tr)
 	}
-	done := b.done
-	if b.doneFull {
-		done = append(append([]*Transaction{}, b.done[b.doneNext:]...), b.done[:b.doneNext]...)
+	done := m.done
+	if m.doneFull {
+		done = append(append([]*Transaction{}, m.done[m.doneNext:]...), m.done[:m.doneNext]...)
 	}
-	if b.lazy != nil {
+	if m.lazy != nil {
 		// made when first asked for (Graph.Transactions)
-		g.lazy, g.lazyTail = b.lazy, done
-		g.summary.CompletedTransactionsKept = b.lazy.n + len(done)
+		g.lazy, g.lazyTail = m.lazy, done
+		g.summary.CompletedTransactionsKept = m.lazy.n + len(done)
 		return
 	}
 	g.txs = append(g.txs, done...)

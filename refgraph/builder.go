@@ -340,9 +340,9 @@ func (b *Builder) addFile(fi codec.FileInfo) *File {
 	return f
 }
 
-func (b *Builder) warnf(format string, args ...any) {
-	if len(b.warnings) < 100 {
-		b.warnings = append(b.warnings, fmt.Sprintf(format, args...))
+func (m *model) warnf(format string, args ...any) {
+	if len(m.warnings) < 100 {
+		m.warnings = append(m.warnings, fmt.Sprintf(format, args...))
 	}
 }
 
