@@ -11,9 +11,9 @@ import "github.com/kahafs/kahafs/internal/binenc"
 // prediction, explain) read it.
 //
 // It is the only thing a saved state holds: every field is written and
-// read back through one list, modelParts, in the order of the fields. A
+// read back through one list, model.fields, in the order of the fields. A
 // field added here is saved once it has its entry there
-// (TestModelPartsListed fails until it does), and stateVersion is bumped.
+// (TestModelFieldsListed fails until it does), and stateVersion is bumped.
 type model struct {
 	files   []*File // in the order they were added (sorted by Build)
 	curFile *File   // the file of the last record
@@ -62,46 +62,48 @@ type finished struct {
 	lazy *lazyTxs
 }
 
-// part is how one field of the model is saved and loaded.
-type part struct {
-	field string // the model's field (TestModelPartsListed)
-	save  func(*stateWriter) error
-	load  func(*stateDecoder)
+// modelFields visits every field of a model, in the order of the saved
+// state: one method per kind of field. A field of a kind listed here is
+// saved by one line in model.fields; a field of a new kind needs its
+// method here, in stateWriter and in stateDecoder (state.go).
+type modelFields interface {
+	files(*[]*File)
+	curFile(**File)
+	position(*position)
+	dests(*[4]map[string]*dest)
+	events(*[]destEvent)
+	ids(**idTable)
+	txs(*map[string]*txState)
+	finished(*finished)
+	ackMap(*map[int32][]int32)
+	optAckMap(*map[int32][]int32) // nil kept apart from empty
+	strings(*[]string)
+	diffs(*[]IndexDiff)
+	int32s(*[]int32)
 }
 
-// modelParts lists every field of model, in the order of the fields and
-// of the saved state. It is the only list of them.
-var modelParts = []part{
-	{"files", (*stateWriter).files, (*stateDecoder).files},
-	{"curFile", (*stateWriter).curFile, (*stateDecoder).curFile},
-	{"position", (*stateWriter).position, (*stateDecoder).position},
-	{"dests", (*stateWriter).dests, (*stateDecoder).dests},
-	{"events", (*stateWriter).events, (*stateDecoder).events},
-	{"ids", (*stateWriter).ids, (*stateDecoder).ids},
-	{"txs", (*stateWriter).txs, (*stateDecoder).txs},
-	{"finished", (*stateWriter).finished, (*stateDecoder).finished},
-	{"ackB", (*stateWriter).ackB, (*stateDecoder).ackB},
-	{"ackLoaded", (*stateWriter).ackLoaded, (*stateDecoder).ackLoaded},
-	{"indexKeys", (*stateWriter).indexKeys, (*stateDecoder).indexKeys},
-	{"diffs", (*stateWriter).diffs, (*stateDecoder).diffs},
-	{"earlyDone", (*stateWriter).earlyDone, (*stateDecoder).earlyDone},
-	{"warnings", (*stateWriter).warnings, (*stateDecoder).warnings},
+// fields hands every field of m to v, in the order of the fields and of
+// the saved state. It is the only list of them (TestModelFieldsListed).
+func (m *model) fields(v modelFields) {
+	v.files(&m.files)
+	v.curFile(&m.curFile)
+	v.position(&m.position)
+	v.dests(&m.dests)
+	v.events(&m.events)
+	v.ids(&m.ids)
+	v.txs(&m.txs)
+	v.finished(&m.finished)
+	v.ackMap(&m.ackB)
+	v.optAckMap(&m.ackLoaded)
+	v.strings(&m.indexKeys)
+	v.diffs(&m.diffs)
+	v.int32s(&m.earlyDone)
+	v.strings(&m.warnings)
 }
 
-// stateWriter writes the parts of a model.
-type stateWriter struct {
-	w     *binenc.Writer
-	m     *model
-	paths map[int32]string // Options.filePaths
-}
-
-// save writes every part of m.
+// save writes every field of m.
 func (m *model) save(w *binenc.Writer, paths map[int32]string) error {
-	sw := &stateWriter{w: w, m: m, paths: paths}
-	for _, p := range modelParts {
-		if err := p.save(sw); err != nil {
-			return err
-		}
-	}
-	return nil
+	sw := &stateWriter{w: w, paths: paths}
+	m.fields(sw)
+	return sw.err
 }

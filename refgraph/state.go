@@ -29,8 +29,8 @@ import (
 // The state is the Builder's model (model.go), and nothing else.
 // Encoding (internal/binenc varints), version stateVersion:
 //
-//	version | replay key | the parts of the model, in the order of
-//	modelParts (the order of its fields): files | current file |
+//	version | replay key | the fields of the model, in the order of
+//	model.fields (the order of its fields): files | current file |
 //	position (the scalars: restart phase, counters, audit / ack-map /
 //	last-update locations, compaction skipping; position.fields) |
 //	destinations | destination events | message-id table | transactions
@@ -47,8 +47,8 @@ import (
 // model, except what derives from Options (recovery position, keep) or
 // from the files (present, maxID, fileIx): TestStateCoversBuilder fails
 // when a field is added to Builder without being handled here, and
-// TestModelPartsListed when one is added to the model without its entry
-// in modelParts.
+// TestModelFieldsListed when one is added to the model without its line
+// in model.fields.
 
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
@@ -137,13 +137,18 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	return w.B, nil
 }
 
-// The parts of the model (modelParts), written in this order.
+// stateWriter writes the fields of a model (model.fields).
+type stateWriter struct {
+	w     *binenc.Writer
+	paths map[int32]string // Options.filePaths
+	err   error            // the first error
+}
 
 // files, in the order they were added
-func (s *stateWriter) files() error {
+func (s *stateWriter) files(files *[]*File) {
 	w := s.w
-	w.Uvarint(uint64(len(s.m.files)))
-	for _, f := range s.m.files {
+	w.Uvarint(uint64(len(*files)))
+	for _, f := range *files {
 		w.Varint(int64(f.ID))
 		w.String(f.Name)
 		w.Varint(f.Size)
@@ -152,30 +157,25 @@ func (s *stateWriter) files() error {
 		w.Int(f.Skipped)
 		w.Bool(f.Compaction)
 		w.Varint(int64(f.Source))
-		if err := w.DamageList(f.Damage, s.paths[f.ID]); err != nil {
-			return err
+		if err := w.DamageList(f.Damage, s.paths[f.ID]); err != nil && s.err == nil {
+			s.err = err
 		}
 	}
-	return nil
 }
 
-func (s *stateWriter) curFile() error {
-	s.w.Bool(s.m.curFile != nil)
-	if s.m.curFile != nil {
-		s.w.Varint(int64(s.m.curFile.ID))
+// curFile: by id
+func (s *stateWriter) curFile(f **File) {
+	s.w.Bool(*f != nil)
+	if *f != nil {
+		s.w.Varint(int64((*f).ID))
 	}
-	return nil
 }
 
-func (s *stateWriter) position() error {
-	savePosition(s.w, &s.m.position)
-	return nil
-}
+func (s *stateWriter) position(p *position) { savePosition(s.w, p) }
 
 // dests: per type, by name
-func (s *stateWriter) dests() error {
-	for t := range s.m.dests {
-		m := s.m.dests[t]
+func (s *stateWriter) dests(dests *[4]map[string]*dest) {
+	for _, m := range dests {
 		names := make([]string, 0, len(m))
 		for n := range m {
 			names = append(names, n)
@@ -186,24 +186,22 @@ func (s *stateWriter) dests() error {
 			saveDest(s.w, m[n])
 		}
 	}
-	return nil
 }
 
-func (s *stateWriter) events() error {
+func (s *stateWriter) events(events *[]destEvent) {
 	w := s.w
-	w.Uvarint(uint64(len(s.m.events)))
-	for _, e := range s.m.events {
+	w.Uvarint(uint64(len(*events)))
+	for _, e := range *events {
 		w.String(e.key)
 		w.Bool(e.create)
 		w.Location(e.loc)
 	}
-	return nil
 }
 
 // ids: message-id prefixes: slots (freed ones empty), references, free
 // list, and the live name -> slot map
-func (s *stateWriter) ids() error {
-	w, ids := s.w, s.m.ids
+func (s *stateWriter) ids(t **idTable) {
+	w, ids := s.w, *t
 	w.Uvarint(uint64(len(ids.names)))
 	for i, n := range ids.names {
 		w.String(n)
@@ -223,12 +221,11 @@ func (s *stateWriter) ids() error {
 		w.String(n)
 		w.Uvarint(uint64(ids.byName[n]))
 	}
-	return nil
 }
 
 // txs: open transactions, in the order they were met
-func (s *stateWriter) txs() error {
-	w, txs := s.w, s.m.txs
+func (s *stateWriter) txs(m *map[string]*txState) {
+	w, txs := s.w, *m
 	keys := make([]string, 0, len(txs))
 	for k := range txs {
 		keys = append(keys, k)
@@ -255,40 +252,31 @@ func (s *stateWriter) txs() error {
 		}
 		saveLocs(w, t.cmds)
 	}
-	return nil
 }
 
 // finished transactions (the ring, as it is)
-func (s *stateWriter) finished() error {
-	saveDone(s.w, s.m.lazy, s.m.done)
-	return nil
-}
+func (s *stateWriter) finished(f *finished) { saveDone(s.w, f.lazy, f.done) }
 
-func (s *stateWriter) ackB() error {
-	saveAckMap(s.w, s.m.ackB)
-	return nil
-}
+func (s *stateWriter) ackMap(m *map[int32][]int32) { saveAckMap(s.w, *m) }
 
-func (s *stateWriter) ackLoaded() error {
-	s.w.Bool(s.m.ackLoaded != nil)
-	if s.m.ackLoaded != nil {
-		saveAckMap(s.w, s.m.ackLoaded)
+func (s *stateWriter) optAckMap(m *map[int32][]int32) {
+	s.w.Bool(*m != nil)
+	if *m != nil {
+		saveAckMap(s.w, *m)
 	}
-	return nil
 }
 
-func (s *stateWriter) indexKeys() error {
-	s.w.Uvarint(uint64(len(s.m.indexKeys)))
-	for _, k := range s.m.indexKeys {
-		s.w.String(k)
+func (s *stateWriter) strings(l *[]string) {
+	s.w.Uvarint(uint64(len(*l)))
+	for _, x := range *l {
+		s.w.String(x)
 	}
-	return nil
 }
 
-func (s *stateWriter) diffs() error {
+func (s *stateWriter) diffs(l *[]IndexDiff) {
 	w := s.w
-	w.Uvarint(uint64(len(s.m.diffs)))
-	for _, d := range s.m.diffs {
+	w.Uvarint(uint64(len(*l)))
+	for _, d := range *l {
 		w.String(d.Kind)
 		w.String(d.Destination)
 		w.String(d.Subscription)
@@ -298,23 +286,13 @@ func (s *stateWriter) diffs() error {
 			w.String(id)
 		}
 	}
-	return nil
 }
 
-func (s *stateWriter) earlyDone() error {
-	s.w.Uvarint(uint64(len(s.m.earlyDone)))
-	for _, id := range s.m.earlyDone {
-		s.w.Varint(int64(id))
+func (s *stateWriter) int32s(l *[]int32) {
+	s.w.Uvarint(uint64(len(*l)))
+	for _, x := range *l {
+		s.w.Varint(int64(x))
 	}
-	return nil
-}
-
-func (s *stateWriter) warnings() error {
-	s.w.Uvarint(uint64(len(s.m.warnings)))
-	for _, w := range s.m.warnings {
-		s.w.String(w)
-	}
-	return nil
 }
 
 func saveDest(w *binenc.Writer, d *dest) {
@@ -575,9 +553,7 @@ func (d *stateDecoder) str() string {
 
 func (d *stateDecoder) decode() error {
 	r := d.r
-	for _, p := range modelParts {
-		p.load(d)
-	}
+	d.b.model.fields(d)
 	if r.Err() == nil && r.Len() != 0 {
 		r.Fail("%d bytes after the state", r.Len())
 	}
@@ -587,10 +563,10 @@ func (d *stateDecoder) decode() error {
 	return r.Err()
 }
 
-// The parts of the model (modelParts), read in this order into a fresh
-// Builder.
+// The fields of the model (model.fields), read in this order into a
+// fresh Builder.
 
-func (d *stateDecoder) files() {
+func (d *stateDecoder) files(files *[]*File) {
 	r, b := d.r, d.b
 	n := r.Count(8)
 	for i := 0; i < n && r.Err() == nil; i++ {
@@ -604,7 +580,7 @@ func (d *stateDecoder) files() {
 			r.Fail("file %d twice", f.ID)
 			break
 		}
-		b.files = append(b.files, f)
+		*files = append(*files, f)
 		b.fileIx[f.ID] = f
 		b.present[f.ID] = true
 		if f.ID > b.maxID {
@@ -613,53 +589,54 @@ func (d *stateDecoder) files() {
 	}
 }
 
-func (d *stateDecoder) curFile() {
-	r, b := d.r, d.b
+// curFile: one of the files read before
+func (d *stateDecoder) curFile(f **File) {
+	r := d.r
 	if r.Bool() {
 		id := r.Int32()
-		f, ok := b.fileIx[id]
+		cur, ok := d.b.fileIx[id]
 		if !ok && r.Err() == nil {
 			r.Fail("current file %d unknown", id)
 		}
-		b.curFile = f
+		*f = cur
 	}
 }
 
-func (d *stateDecoder) position() { loadPosition(d.r, &d.b.position) }
+func (d *stateDecoder) position(p *position) { loadPosition(d.r, p) }
 
 // dests: the id table comes after the destinations in the encoding, but
 // the destinations refer to its slots: ids checks d.keys once it is read
-func (d *stateDecoder) dests() {
-	r, b := d.r, d.b
-	for t := range b.dests {
+func (d *stateDecoder) dests(dests *[4]map[string]*dest) {
+	r := d.r
+	for t := range dests {
 		n := r.Count(4)
 		for i := 0; i < n && r.Err() == nil; i++ {
 			dd := d.dest(codec.DestType(t), &d.keys)
 			if r.Err() != nil {
 				break
 			}
-			if _, dup := b.dests[t][dd.name]; dup {
+			if _, dup := dests[t][dd.name]; dup {
 				r.Fail("destination %s twice", dd.key)
 				break
 			}
-			b.dests[t][dd.name] = dd
+			dests[t][dd.name] = dd
 		}
 	}
 }
 
-func (d *stateDecoder) events() {
-	r, b := d.r, d.b
+func (d *stateDecoder) events(events *[]destEvent) {
+	r := d.r
 	n := r.Count(3)
 	if n > 0 {
-		b.events = make([]destEvent, 0, n)
+		*events = make([]destEvent, 0, n)
 	}
 	for i := 0; i < n && r.Err() == nil; i++ {
-		b.events = append(b.events, destEvent{key: d.str(), create: r.Bool(), loc: r.Location()})
+		*events = append(*events, destEvent{key: d.str(), create: r.Bool(), loc: r.Location()})
 	}
 }
 
-func (d *stateDecoder) ids() {
-	r, ids := d.r, d.b.ids
+func (d *stateDecoder) ids(t **idTable) {
+	r, ids := d.r, *t
 	n := r.Count(2)
 	ids.names = make([]string, 0, n)
 	ids.refs = make([]int32, 0, n)
@@ -692,9 +669,10 @@ func (d *stateDecoder) ids() {
 	}
 }
 
-func (d *stateDecoder) txs() {
-	r, b := d.r, d.b
-	slots := uint64(len(b.ids.names))
+// txs: their operations refer to the slots of the id table, read before
+func (d *stateDecoder) txs(txs *map[string]*txState) {
+	r := d.r
+	slots := uint64(len(d.b.ids.names))
 	n := r.Count(8)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		k := r.String()
@@ -714,58 +692,59 @@ func (d *stateDecoder) txs() {
 		if r.Err() != nil {
 			break
 		}
-		if _, dup := b.txs[k]; dup {
+		if _, dup := (*txs)[k]; dup {
 			r.Fail("transaction %q twice", k)
 			break
 		}
-		b.txs[k] = t
+		(*txs)[k] = t
 	}
 }
 
-// finished: checked against the ring's position (read before)
-func (d *stateDecoder) finished() {
-	r, b := d.r, d.b
-	if l := d.doneTxs(); b.keep < 0 {
+// finished: checked against the ring's position (read before) and the
+// bound
+func (d *stateDecoder) finished(f *finished) {
+	r, p, keep := d.r, &d.b.position, d.b.keep
+	if l := d.doneTxs(); keep < 0 {
 		// every finished transaction is kept (a mount): checked now,
 		// made when the graph's transactions are first asked for
 		if l.n > 0 && r.Err() == nil {
-			b.lazy = l
+			f.lazy = l
 		}
 	} else if r.Err() == nil {
-		b.done = l.decode()
+		f.done = l.decode()
 	}
 	if r.Err() == nil {
-		ok := b.doneNext >= 0 && b.doneNext <= len(b.done) && (b.keep < 0 || len(b.done) <= b.keep)
-		if b.keep > 0 && len(b.done) == b.keep && b.doneNext >= len(b.done) {
+		ok := p.doneNext >= 0 && p.doneNext <= len(f.done) && (keep < 0 || len(f.done) <= keep)
+		if keep > 0 && len(f.done) == keep && p.doneNext >= len(f.done) {
 			ok = false
 		}
-		if b.keep == 0 && len(b.done) > 0 {
+		if keep == 0 && len(f.done) > 0 {
 			ok = false
 		}
 		if !ok {
-			r.Fail("ring of finished transactions (%d kept, next %d, bound %d)", len(b.done), b.doneNext, b.keep)
+			r.Fail("ring of finished transactions (%d kept, next %d, bound %d)", len(f.done), p.doneNext, keep)
 		}
 	}
 }
 
-func (d *stateDecoder) ackB() { d.b.ackB = d.ackMap() }
+func (d *stateDecoder) ackMap(m *map[int32][]int32) { *m = d.readAckMap() }
 
-func (d *stateDecoder) ackLoaded() {
+func (d *stateDecoder) optAckMap(m *map[int32][]int32) {
 	if d.r.Bool() {
-		d.b.ackLoaded = d.ackMap()
+		*m = d.readAckMap()
 	}
 }
 
-func (d *stateDecoder) indexKeys() {
-	r, b := d.r, d.b
+func (d *stateDecoder) strings(l *[]string) {
+	r := d.r
 	n := r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
-		b.indexKeys = append(b.indexKeys, r.String())
+		*l = append(*l, r.String())
 	}
 }
 
-func (d *stateDecoder) diffs() {
-	r, b := d.r, d.b
+func (d *stateDecoder) diffs(l *[]IndexDiff) {
+	r := d.r
 	n := r.Count(4)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		x := IndexDiff{Kind: r.String(), Destination: r.String(), Subscription: r.String(), Count: r.Int()}
@@ -773,23 +752,15 @@ func (d *stateDecoder) diffs() {
 		for j := 0; j < m && r.Err() == nil; j++ {
 			x.MessageIDs = append(x.MessageIDs, r.String())
 		}
-		b.diffs = append(b.diffs, x)
+		*l = append(*l, x)
 	}
 }
 
-func (d *stateDecoder) earlyDone() {
-	r, b := d.r, d.b
+func (d *stateDecoder) int32s(l *[]int32) {
+	r := d.r
 	n := r.Count(1)
 	for i := 0; i < n && r.Err() == nil; i++ {
-		b.earlyDone = append(b.earlyDone, r.Int32())
-	}
-}
-
-func (d *stateDecoder) warnings() {
-	r, b := d.r, d.b
-	n := r.Count(1)
-	for i := 0; i < n && r.Err() == nil; i++ {
-		b.warnings = append(b.warnings, r.String())
+		*l = append(*l, r.Int32())
 	}
 }
 
@@ -1121,7 +1092,7 @@ func (m *txMaker) end(d *stateDecoder) {
 	}
 }
 
-func (d *stateDecoder) ackMap() map[int32][]int32 {
+func (d *stateDecoder) readAckMap() map[int32][]int32 {
 	r := d.r
 	n := r.Count(3)
 	m := make(map[int32][]int32, n)

@@ -336,7 +336,7 @@ var stateFields = map[reflect.Type]map[string]string{
 		"opts": "given to ResumeBuilder; the replay key checks it", "present": "derived from files", "maxID": "derived from files",
 		"fileIx":   "derived from files",
 		"recovery": "derived from opts", "hasRecovery": "derived from opts", "afterLast": "derived from opts",
-		"model":     "saved (every field, through modelParts: TestModelPartsListed)",
+		"model":     "saved (every field, through model.fields: TestModelFieldsListed)",
 		"destCache": "lookup cache, checked against the name", "names": "interning only",
 		"keep":       "derived from opts",
 		"indexAhead": "a state with it set is not saved",
@@ -410,19 +410,33 @@ func TestPositionFieldsListed(t *testing.T) {
 	assert.ElementsMatch(t, want, got, "every field of position must be listed once in position.fields (and stateVersion bumped)")
 }
 
-// TestModelPartsListed: modelParts, the one list the state is written and
-// read through, names every field of model once, in the order of the
-// fields.
-func TestModelPartsListed(t *testing.T) {
-	typ := reflect.TypeOf(model{})
-	var want, got []string
-	for i := 0; i < typ.NumField(); i++ {
-		want = append(want, typ.Field(i).Name)
+func (f *fieldAddrs) files(v *[]*File)               { f.add(v) }
+func (f *fieldAddrs) curFile(v **File)               { f.add(v) }
+func (f *fieldAddrs) position(v *position)           { f.add(v) }
+func (f *fieldAddrs) dests(v *[4]map[string]*dest)   { f.add(v) }
+func (f *fieldAddrs) events(v *[]destEvent)          { f.add(v) }
+func (f *fieldAddrs) ids(v **idTable)                { f.add(v) }
+func (f *fieldAddrs) txs(v *map[string]*txState)     { f.add(v) }
+func (f *fieldAddrs) finished(v *finished)           { f.add(v) }
+func (f *fieldAddrs) ackMap(v *map[int32][]int32)    { f.add(v) }
+func (f *fieldAddrs) optAckMap(v *map[int32][]int32) { f.add(v) }
+func (f *fieldAddrs) strings(v *[]string)            { f.add(v) }
+func (f *fieldAddrs) diffs(v *[]IndexDiff)           { f.add(v) }
+func (f *fieldAddrs) int32s(v *[]int32)              { f.add(v) }
+
+// TestModelFieldsListed: model.fields, the one list the state is written
+// and read through, visits every field of model exactly once, in the
+// order of the fields.
+func TestModelFieldsListed(t *testing.T) {
+	var m model
+	var got fieldAddrs
+	m.fields(&got)
+	rv := reflect.ValueOf(&m).Elem()
+	var want []uintptr
+	for i := 0; i < rv.NumField(); i++ {
+		want = append(want, rv.Field(i).Addr().Pointer())
 	}
-	for _, p := range modelParts {
-		got = append(got, p.field)
-	}
-	assert.Equal(t, want, got, "every field of model must have its entry in modelParts, in the order of the fields (and stateVersion bumped)")
+	assert.Equal(t, want, []uintptr(got), "every field of model must be listed once in model.fields, in the order of the fields (and stateVersion bumped)")
 }
 
 // FuzzResumeState: a saved state that does not decode is refused, never a
