@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/openwire"
 )
 
@@ -48,7 +49,7 @@ func (b *Builder) Build() (*Graph, error) {
 
 	cl := cleanupPoint(&b.model, b.opts, open)
 	b.materialize(g, open)
-	g.order = b.destOrder()
+	g.order = b.destOrder(b.opts.Index, b.hasRecovery)
 	inprog := inProgress(open, b.opts.Running)
 	plan := planCleanup(&b.model, g, cl, inprog)
 	g.gc = append([]int32{}, plan.deleted.ids...)
@@ -488,28 +489,22 @@ func holdBack(ms []Message, ix []int32, held map[string]string) (keep, out []int
 
 // destOrder emulates the broker's storedDestinations HashMap: a restarted
 // broker first loads the index's destinations in ascending key order, then
-// replay creates and removes destinations (§6.5).
-func (b *Builder) destOrder() []string {
-	m := newJavaHashMap()
-	events := b.events
-	if b.adoptedIndex {
+// replay creates and removes destinations (§6.5). index and hasRecovery
+// are the Builder's: the index's head, and whether the broker restarts
+// from a recovery position in it.
+func (m *model) destOrder(index *kahaindex.Head, hasRecovery bool) []string {
+	hm := newJavaHashMap()
+	events := m.events
+	if m.adoptedIndex {
 		// the index's destinations, in its key order, then what the
 		// replay from the recovery position changed
-		for _, k := range b.sortedIndexKeys() {
-			m.put(k)
+		for _, k := range m.sortedIndexKeys() {
+			hm.put(k)
 		}
-		j := 0
-		if b.seenPhaseB {
-			for j < len(events) && events[j].loc.Less(b.phaseBStart) {
-				j++
-			}
-		} else {
-			j = len(events)
-		}
-		events = events[j:]
-	} else if b.hasRecovery {
+		events = m.replayedEvents()
+	} else if hasRecovery {
 		live := map[string]bool{}
-		lu := b.opts.Index.LastUpdate
+		lu := index.LastUpdate
 		i := 0
 		for ; i < len(events); i++ {
 			e := events[i]
@@ -528,30 +523,22 @@ func (b *Builder) destOrder() []string {
 		}
 		sort.Slice(keys, func(i, j int) bool { return javaLess(keys[i], keys[j]) })
 		for _, k := range keys {
-			m.put(k)
+			hm.put(k)
 		}
-		j := 0
-		if b.seenPhaseB {
-			for j < len(events) && events[j].loc.Less(b.phaseBStart) {
-				j++
-			}
-		} else {
-			j = len(events)
-		}
-		events = events[j:]
+		events = m.replayedEvents()
 	}
 	for _, e := range events {
 		if e.create {
-			m.put(e.key)
+			hm.put(e.key)
 		} else {
-			m.remove(e.key)
+			hm.remove(e.key)
 		}
 	}
 	// a key the emulation lost track of (should not happen) goes last
-	order := m.keys()
-	for _, mm := range b.dests {
-		for _, d := range mm {
-			if !m.has(d.key) {
+	order := hm.keys()
+	for _, byName := range m.dests {
+		for _, d := range byName {
+			if !hm.has(d.key) {
 				order = append(order, d.key)
 			}
 		}
@@ -559,11 +546,24 @@ func (b *Builder) destOrder() []string {
 	// keep only live destinations
 	out := order[:0]
 	for _, k := range order {
-		if b.liveKey(k) {
+		if m.liveKey(k) {
 			out = append(out, k)
 		}
 	}
 	return out
+}
+
+// replayedEvents are the destination events the broker replays: those
+// from the recovery position on (none when the replay never reached it).
+func (m *model) replayedEvents() []destEvent {
+	if !m.seenPhaseB {
+		return nil
+	}
+	j := 0
+	for j < len(m.events) && m.events[j].loc.Less(m.phaseBStart) {
+		j++
+	}
+	return m.events[j:]
 }
 
 func (m *model) liveKey(k string) bool {
