@@ -59,9 +59,29 @@ func (b *Builder) adoptIndex() error {
 		return nil
 	}
 	b.diffs = b.indexDiffs(ix)
-	// what the emulation knows of each record, by location
-	known := map[[2]int32]entry{}
-	subSize := map[[2]int32]int32{} // sizes of subscription commands (the index keeps none)
+	known, subSize := b.dropReplayed()
+	b.indexKeys = b.indexKeys[:0]
+	var c codec.Command
+	for _, xd := range ix.Destinations {
+		if xd.Type < 0 || int(xd.Type) >= len(b.dests) {
+			b.warnf("index: destination %q has an unknown type", xd.Key)
+			continue
+		}
+		d := b.adoptDest(xd, known, subSize, &c)
+		b.dests[d.typ][d.name] = d
+		b.indexKeys = append(b.indexKeys, d.key)
+	}
+	b.adoptedIndex = true
+	return nil
+}
+
+// dropReplayed empties the destinations the replay made before the
+// recovery position, returning what it knew of their records, by
+// location: the messages (known) and the sizes of the subscription
+// commands (subSize; the index keeps none).
+func (b *Builder) dropReplayed() (known map[[2]int32]entry, subSize map[[2]int32]int32) {
+	known = map[[2]int32]entry{}
+	subSize = map[[2]int32]int32{}
 	for _, m := range b.dests {
 		for _, d := range m {
 			d.entries.each(func(_ int64, e entry) {
@@ -77,76 +97,72 @@ func (b *Builder) adoptIndex() error {
 		b.dests[i] = map[string]*dest{}
 	}
 	clear(b.destCache[:])
-	b.indexKeys = b.indexKeys[:0]
-	var c codec.Command
-	for _, xd := range ix.Destinations {
-		if xd.Type < 0 || int(xd.Type) >= len(b.dests) {
-			b.warnf("index: destination %q has an unknown type", xd.Key)
+	return known, subSize
+}
+
+// adoptDest makes the destination xd of the index, with the details of
+// its messages the replay knew (known) or read from their records (c:
+// scratch), and its durable subscriptions.
+func (b *Builder) adoptDest(xd *kahaindex.Destination, known map[[2]int32]entry, subSize map[[2]int32]int32, c *codec.Command) *dest {
+	name := b.names.get([]byte(xd.Name))
+	d := &dest{typ: xd.Type, name: name, key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
+		nextSeq: xd.NextSeq, entries: newOrderIndex(len(xd.Messages)), ids: newIDIndex(len(xd.Messages))}
+	for _, m := range xd.Messages {
+		k := b.ids.intern([]byte(m.ID))
+		if _, dup := d.ids.get(k); dup {
+			b.ids.release(k)
 			continue
 		}
-		name := b.names.get([]byte(xd.Name))
-		d := &dest{typ: xd.Type, name: name, key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
-			nextSeq: xd.NextSeq, entries: newOrderIndex(len(xd.Messages)), ids: newIDIndex(len(xd.Messages))}
-		for _, m := range xd.Messages {
-			k := b.ids.intern([]byte(m.ID))
-			if _, dup := d.ids.get(k); dup {
-				b.ids.release(k)
-				continue
+		e := entry{id: k, loc: m.Loc, class: int8(m.Class)}
+		if o, ok := known[[2]int32{m.Loc.File, m.Loc.Offset}]; ok {
+			e.prio, e.size, e.flags = o.prio, o.size, o.flags
+		} else if err := b.recordDetails(&e, c); err != nil {
+			// the broker reads the record when it delivers the
+			// message: say so, keep what the index tells (and do not
+			// save this state: the journal may yet grow to hold it)
+			b.warnf("index: %s of %s at %s: %v", m.ID, xd.Key, m.Loc, err)
+			b.indexAhead = true
+			e.flags |= flagUnreadable
+			e.prio = classPriority(e.class)
+			if e.class != classDEF {
+				e.flags |= flagPrioSupported
 			}
-			e := entry{id: k, loc: m.Loc, class: int8(m.Class)}
-			if o, ok := known[[2]int32{m.Loc.File, m.Loc.Offset}]; ok {
-				e.prio, e.size, e.flags = o.prio, o.size, o.flags
-			} else if err := b.recordDetails(&e, &c); err != nil {
-				// the broker reads the record when it delivers the
-				// message: say so, keep what the index tells (and do not
-				// save this state: the journal may yet grow to hold it)
-				b.warnf("index: %s of %s at %s: %v", m.ID, xd.Key, m.Loc, err)
-				b.indexAhead = true
-				e.flags |= flagUnreadable
-				e.prio = classPriority(e.class)
-				if e.class != classDEF {
-					e.flags |= flagPrioSupported
-				}
-			}
-			d.entries.set(m.Seq, e)
-			d.ids.set(k, m.Seq)
-			d.count++
-			d.bytes += int64(m.Loc.Size)
 		}
-		if xd.Stats != nil {
-			d.statDelta = xd.Stats.Count - d.count
-		}
-		for _, xs := range xd.Subscriptions {
-			if !xs.HasCommand {
-				continue // not a subscription for the broker (only in the other structures)
-			}
-			if err := xs.DecodeCommand(&c); err != nil {
-				b.warnf("index: subscription %s of %s: %v", xs.Key, xd.Key, err)
-				continue
-			}
-			s := &sub{key: b.names.get([]byte(xs.Key)), info: append([]byte(nil), c.SubscriptionInfo...), retro: c.Retroactive, lastAck: -1}
-			if xs.HasLoc {
-				s.loc = xs.Loc
-				if s.loc.Size == 0 {
-					s.loc.Size = b.recordSize(s.loc, subSize)
-				}
-			}
-			if xs.HasLastAck {
-				s.lastAck = xs.LastAck
-			}
-			if xs.HasAckPositions {
-				for _, r := range xs.AckPositions {
-					s.pos.addRange(r.First, r.Last)
-				}
-				s.hasPos = !s.pos.empty()
-			}
-			d.subs = append(d.subs, s)
-		}
-		b.dests[d.typ][d.name] = d
-		b.indexKeys = append(b.indexKeys, d.key)
+		d.entries.set(m.Seq, e)
+		d.ids.set(k, m.Seq)
+		d.count++
+		d.bytes += int64(m.Loc.Size)
 	}
-	b.adoptedIndex = true
-	return nil
+	if xd.Stats != nil {
+		d.statDelta = xd.Stats.Count - d.count
+	}
+	for _, xs := range xd.Subscriptions {
+		if !xs.HasCommand {
+			continue // not a subscription for the broker (only in the other structures)
+		}
+		if err := xs.DecodeCommand(c); err != nil {
+			b.warnf("index: subscription %s of %s: %v", xs.Key, xd.Key, err)
+			continue
+		}
+		s := &sub{key: b.names.get([]byte(xs.Key)), info: append([]byte(nil), c.SubscriptionInfo...), retro: c.Retroactive, lastAck: -1}
+		if xs.HasLoc {
+			s.loc = xs.Loc
+			if s.loc.Size == 0 {
+				s.loc.Size = b.recordSize(s.loc, subSize)
+			}
+		}
+		if xs.HasLastAck {
+			s.lastAck = xs.LastAck
+		}
+		if xs.HasAckPositions {
+			for _, r := range xs.AckPositions {
+				s.pos.addRange(r.First, r.Last)
+			}
+			s.hasPos = !s.pos.empty()
+		}
+		d.subs = append(d.subs, s)
+	}
+	return d
 }
 
 // recordSize is the size of the record at loc: known from the replay, or
