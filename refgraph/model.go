@@ -12,7 +12,7 @@ import "github.com/kahafs/kahafs/internal/binenc"
 //
 // It is the only thing a saved state holds: every field is written and
 // read back through one list, model.fields, in the order of the fields. A
-// field added here is saved once it has its entry there
+// field added here is saved once it has its line there
 // (TestModelFieldsListed fails until it does), and stateVersion is bumped.
 type model struct {
 	files   []*File // in the order they were added (sorted by Build)
@@ -65,7 +65,8 @@ type finished struct {
 // modelFields visits every field of a model, in the order of the saved
 // state: one method per kind of field. A field of a kind listed here is
 // saved by one line in model.fields; a field of a new kind needs its
-// method here, in stateWriter and in stateDecoder (state.go).
+// method here, in stateWriter and in stateDecoder (state.go), and in the
+// test's fieldAddrs.
 type modelFields interface {
 	files(*[]*File)
 	curFile(**File)
