@@ -11,13 +11,21 @@ import (
 // holders are the reasons that keep each file and the notes about it.
 type holders struct {
 	reasons, notes map[int32][]Reason
+	exists         map[int32]bool // the files of the store
 }
 
-// held is a reason (or, note set, a note) about one file.
-type held struct {
-	file int32
-	r    Reason
-	note bool
+// add gives file the reason r (when the file exists).
+func (h *holders) add(file int32, r Reason) {
+	if h.exists[file] {
+		h.reasons[file] = append(h.reasons[file], r)
+	}
+}
+
+// note gives file the note r (when the file exists).
+func (h *holders) note(file int32, r Reason) {
+	if h.exists[file] {
+		h.notes[file] = append(h.notes[file], r)
+	}
 }
 
 // explain names, for every file of m, the holders that keep it, in the
@@ -27,40 +35,24 @@ type held struct {
 // the one that decided: a file pinned by the write position and by
 // pending messages says both. Each kind of reason has its function.
 func explain(m *model, g *Graph, cl cleanup, plan *cleanupPlan, inprog []*txState, running bool) holders {
-	var all []held
-	for _, hs := range [][]held{
-		unreadableReasons(m.files),              // 0. files that could not be read
-		lastUpdateReasons(m.files, cl, running), // 1. last update
-		producerAuditReasons(cl, plan),          // 2. producer audit, ack map
-		ackMapReasons(cl),
-		transactionRangeReasons(m.files, plan, inprog), // 3. transaction range
-		pendingReasons(m, g),                           // 4. pending messages, per destination
-		subscriptionReasons(m, g, plan),                // 5. subscriptions
-		ackReasons(plan, g),                            // 6. acks referring to kept files
-		compactionSkippedNotes(m.files),                // compaction files skipped on replay
-	} {
-		all = append(all, hs...)
-	}
-	exists := make(map[int32]bool, len(m.files))
+	h := &holders{reasons: map[int32][]Reason{}, notes: map[int32][]Reason{}, exists: make(map[int32]bool, len(m.files))}
 	for _, f := range m.files {
-		exists[f.ID] = true
+		h.exists[f.ID] = true
 	}
-	out := holders{reasons: map[int32][]Reason{}, notes: map[int32][]Reason{}}
-	for _, h := range all {
-		switch {
-		case !exists[h.file]:
-		case h.note:
-			out.notes[h.file] = append(out.notes[h.file], h.r)
-		default:
-			out.reasons[h.file] = append(out.reasons[h.file], h.r)
-		}
-	}
-	return out
+	unreadableReasons(h, m.files)                     // 0. files that could not be read
+	lastUpdateReasons(h, m.files, cl, running)        // 1. last update
+	producerAuditReasons(h, cl, plan)                 // 2. producer audit,
+	ackMapReasons(h, cl)                              //    ack map
+	transactionRangeReasons(h, m.files, plan, inprog) // 3. transaction range
+	pendingReasons(h, m, g)                           // 4. pending messages, per destination
+	subscriptionReasons(h, m, g, plan)                // 5. subscriptions
+	ackReasons(h, plan, g)                            // 6. acks referring to kept files
+	compactionSkippedNotes(h, m.files)                // compaction files skipped on replay
+	return *h
 }
 
 // unreadableReasons: KindUnreadable, the files that could not be read.
-func unreadableReasons(files []*File) []held {
-	var out []held
+func unreadableReasons(h *holders, files []*File) {
 	for _, f := range files {
 		if d := unreadable(f); d != nil {
 			detail := d.Detail
@@ -68,19 +60,17 @@ func unreadableReasons(files []*File) []held {
 				detail = d.Err.Error()
 			}
 			loc := codec.Location{File: f.ID, Offset: int32(d.Offset)}
-			out = append(out, held{file: f.ID, r: Reason{Kind: KindUnreadable, Location: loc.String(), Loc: loc, Text: fmt.Sprintf("unknown: the file could not be read at offset %d (%s); what it holds is unknown, so its deletion is not predicted", d.Offset, detail)}})
+			h.add(f.ID, Reason{Kind: KindUnreadable, Location: loc.String(), Loc: loc, Text: fmt.Sprintf("unknown: the file could not be read at offset %d (%s); what it holds is unknown, so its deletion is not predicted", d.Offset, detail)})
 		}
 	}
-	return out
 }
 
 // lastUpdateReasons: KindLastUpdate, the file of the cleanup's last
 // update and the newer ones.
-func lastUpdateReasons(files []*File, cl cleanup, running bool) []held {
+func lastUpdateReasons(h *holders, files []*File, cl cleanup, running bool) {
 	if !cl.hasLastUpdate {
-		return nil
+		return
 	}
-	var out []held
 	for _, f := range files {
 		if f.ID < cl.lastUpdate.File {
 			continue
@@ -94,42 +84,40 @@ func lastUpdateReasons(files []*File, cl cleanup, running bool) []held {
 		default:
 			r.Text = fmt.Sprintf("a restarted broker appends to this file; its last update will be its LOADED trace at %s", cl.lastUpdate)
 		}
-		out = append(out, held{file: f.ID, r: r})
+		h.add(f.ID, r)
 	}
-	return out
 }
 
 // producerAuditReasons: KindProducerAudit, the file of the latest
 // producer audit when the cleanup does not write a new one.
-func producerAuditReasons(cl cleanup, plan *cleanupPlan) []held {
+func producerAuditReasons(h *holders, cl cleanup, plan *cleanupPlan) {
 	if !cl.hasAudit || cl.auditNew {
-		return nil
+		return
 	}
 	r := Reason{Kind: KindProducerAudit, Location: cl.audit.String(), Loc: cl.audit, Rewrite: plan.auditFirst,
 		Text: fmt.Sprintf("holds the broker's latest producer audit record (%s); no message was stored since, so the broker keeps pointing at it", cl.audit)}
 	if plan.auditFirst {
 		r.Text += "; it is the oldest candidate, so the broker writes a new audit and the file can go at the cleanup after"
 	}
-	return []held{{file: cl.audit.File, r: r}}
+	h.add(cl.audit.File, r)
 }
 
 // ackMapReasons: KindAckMap, the file of the latest ack-map record when
 // the cleanup does not write a new one.
-func ackMapReasons(cl cleanup) []held {
+func ackMapReasons(h *holders, cl cleanup) {
 	if !cl.hasAckMap || cl.ackMapNew {
-		return nil
+		return
 	}
-	return []held{{file: cl.ackMap.File, r: Reason{Kind: KindAckMap, Location: cl.ackMap.String(), Loc: cl.ackMap,
-		Text: fmt.Sprintf("holds the broker's latest ack-map record (%s); no ack was recorded since, so the broker keeps pointing at it", cl.ackMap)}}}
+	h.add(cl.ackMap.File, Reason{Kind: KindAckMap, Location: cl.ackMap.String(), Loc: cl.ackMap,
+		Text: fmt.Sprintf("holds the broker's latest ack-map record (%s); no ack was recorded since, so the broker keeps pointing at it", cl.ackMap)})
 }
 
 // transactionRangeReasons: KindTransactionRange, the files between the
 // first and the last operation of the transactions in progress.
-func transactionRangeReasons(files []*File, plan *cleanupPlan, inprog []*txState) []held {
+func transactionRangeReasons(h *holders, files []*File, plan *cleanupPlan, inprog []*txState) {
 	if !plan.hasRange {
-		return nil
+		return
 	}
-	var out []held
 	rng := plan.txRange
 	for _, f := range files {
 		id := f.ID
@@ -159,16 +147,14 @@ func transactionRangeReasons(files []*File, plan *cleanupPlan, inprog []*txState
 			text = fmt.Sprintf("lies within the operations of %s; the broker keeps every file from the first to the last operation of the transactions in progress (%s..%s)",
 				txList(ids, states), rng[0], rng[1])
 		}
-		out = append(out, held{file: id, r: Reason{Kind: KindTransactionRange, Transactions: ids,
-			Range: []string{rng[0].String(), rng[1].String()}, Text: text}})
+		h.add(id, Reason{Kind: KindTransactionRange, Transactions: ids,
+			Range: []string{rng[0].String(), rng[1].String()}, Text: text})
 	}
-	return out
 }
 
 // pendingReasons: KindPendingMessages, per destination (in the broker's
 // order) the files that hold its pending messages.
-func pendingReasons(m *model, g *Graph) []held {
-	var out []held
+func pendingReasons(h *holders, m *model, g *Graph) {
 	for _, key := range g.order {
 		gd := g.destByK[key]
 		d := m.destByKey(key)
@@ -206,10 +192,9 @@ func pendingReasons(m *model, g *Graph) []held {
 		}
 		sortInt32(order)
 		for _, id := range order {
-			out = append(out, held{file: id, r: pendingReason(gd, d.topic, per[id])})
+			h.add(id, pendingReason(gd, d.topic, per[id]))
 		}
 	}
-	return out
 }
 
 // pendingReason is the reason of the messages a of destination gd in one
@@ -249,8 +234,7 @@ func pendingReason(gd *Destination, topic bool, a *fileAgg) Reason {
 // subscriptionReasons: KindSubscription, the files of the durable
 // subscriptions' commands, and the notes KindSubscriptionRewrite of the
 // commands the cleanup rewrites.
-func subscriptionReasons(m *model, g *Graph, plan *cleanupPlan) []held {
-	var out []held
+func subscriptionReasons(h *holders, m *model, g *Graph, plan *cleanupPlan) {
 	for _, key := range g.order {
 		gd := g.destByK[key]
 		d := m.destByKey(key)
@@ -267,7 +251,7 @@ func subscriptionReasons(m *model, g *Graph, plan *cleanupPlan) []held {
 				r.Kind = KindSubscriptionRewrite
 				r.Rewrite = true
 				r.Text = fmt.Sprintf("holds the command of durable subscription %s on %s, which has nothing pending: this file is the oldest candidate, so the broker appends a copy of the command to the journal and no longer needs this one", s.key, gd)
-				out = append(out, held{file: s.loc.File, r: r, note: true})
+				h.note(s.loc.File, r)
 				continue
 			}
 			r.Text = fmt.Sprintf("holds the command of durable subscription %s on %s (%d pending)", s.key, gd, cnt)
@@ -275,15 +259,14 @@ func subscriptionReasons(m *model, g *Graph, plan *cleanupPlan) []held {
 				r.FixpointDiffers = true
 				r.Text = fmt.Sprintf("holds the command of durable subscription %s on %s, which has nothing pending; the broker rewrites the command only when this file is the oldest cleanup candidate, so it keeps the file for now", s.key, gd)
 			}
-			out = append(out, held{file: s.loc.File, r: r})
+			h.add(s.loc.File, r)
 		}
 	}
-	return out
 }
 
 // ackReasons: KindAcks, the files whose acks refer to kept files, and the
 // notes KindFixpointDiffers of those the broker deletes all the same.
-func ackReasons(plan *cleanupPlan, g *Graph) []held {
+func ackReasons(h *holders, plan *cleanupPlan, g *Graph) {
 	keys := make([]int32, 0, len(plan.acks))
 	for k := range plan.acks {
 		keys = append(keys, k)
@@ -293,7 +276,6 @@ func ackReasons(plan *cleanupPlan, g *Graph) []held {
 	for _, id := range g.gc {
 		gcSet[id] = true
 	}
-	var out []held
 	for _, c := range keys {
 		var kept []int32
 		for _, r := range plan.acks[c] {
@@ -310,27 +292,24 @@ func ackReasons(plan *cleanupPlan, g *Graph) []held {
 			names[i] = codec.DataFileName(r)
 		}
 		if !gcSet[c] {
-			out = append(out, held{file: c, r: Reason{Kind: KindAcks, Files: kept,
-				Text: fmt.Sprintf("holds acks for messages in %s, which %s kept: without them a replay would deliver those messages again", strings.Join(names, ", "), isAre(len(kept)))}})
+			h.add(c, Reason{Kind: KindAcks, Files: kept,
+				Text: fmt.Sprintf("holds acks for messages in %s, which %s kept: without them a replay would deliver those messages again", strings.Join(names, ", "), isAre(len(kept)))})
 		} else {
-			out = append(out, held{file: c, note: true, r: Reason{Kind: KindFixpointDiffers, Files: kept, FixpointDiffers: true,
-				Text: fmt.Sprintf("the broker deletes it although its acks refer to %s, which %s kept: its single ascending pass looked at this file while %s still a candidate", strings.Join(names, ", "), isAre(len(kept)), isAre(len(kept)))}})
+			h.note(c, Reason{Kind: KindFixpointDiffers, Files: kept, FixpointDiffers: true,
+				Text: fmt.Sprintf("the broker deletes it although its acks refer to %s, which %s kept: its single ascending pass looked at this file while %s still a candidate", strings.Join(names, ", "), isAre(len(kept)), isAre(len(kept)))})
 		}
 	}
-	return out
 }
 
 // compactionSkippedNotes: the notes KindCompactionSkipped of the
 // ack-compaction files whose records the replay skipped.
-func compactionSkippedNotes(files []*File) []held {
-	var out []held
+func compactionSkippedNotes(h *holders, files []*File) {
 	for _, f := range files {
 		if f.Compaction && f.Skipped > 0 {
-			out = append(out, held{file: f.ID, note: true, r: Reason{Kind: KindCompactionSkipped, Files: []int32{f.Source},
-				Text: fmt.Sprintf("an ack-compaction file for %s, which still exists: the broker skips its %d forwarded records on replay", codec.DataFileName(f.Source), f.Skipped)}})
+			h.note(f.ID, Reason{Kind: KindCompactionSkipped, Files: []int32{f.Source},
+				Text: fmt.Sprintf("an ack-compaction file for %s, which still exists: the broker skips its %d forwarded records on replay", codec.DataFileName(f.Source), f.Skipped)})
 		}
 	}
-	return out
 }
 
 // fileAgg sums up a destination's messages in one file.
