@@ -225,7 +225,6 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 		d.ids = idIndex{}
 	}
 	prefixes := map[uint32]*string{}
-	txs := map[string]*string{} // the transactions of Message.ackedTx
 	for _, d := range all {
 		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
 		// the order index's order: by class (highest first), then by
@@ -242,26 +241,23 @@ func (b *Builder) materialize(g *Graph, open []*txState) {
 		ackedBySeq := ackedBySequence(acked)
 		gd.Messages = make([]Message, d.entries.len())
 		files := map[int32]bool{}
-		d.entries.ascending(func(s int64, e entry) {
+		d.entries.drain(func(s int64, e entry) {
 			i := off[uint8(e.class)]
 			off[uint8(e.class)]++
 			m := Message{id: b.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
 				PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
 				Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
 			for _, a := range ackedBySeq[m.id.seq] {
-				if m.id.is(a.id) {
-					tx := a.tx
-					m.ackedTx = txs[tx]
-					if m.ackedTx == nil && tx != "" {
-						m.ackedTx = &tx
-						txs[tx] = m.ackedTx
+				if m.id.is(a.id) && a.tx != "" {
+					if gd.ackedTx == nil {
+						gd.ackedTx = map[int64]string{}
 					}
+					gd.ackedTx[s] = a.tx
 				}
 			}
 			gd.Messages[i] = m
 			files[e.loc.File] = true
 		})
-		d.entries = orderIndex{}
 		gd.Stats = DestStats{Messages: d.count, Bytes: d.bytes, Count: d.count}
 		for f := range files {
 			gd.Stats.Files = append(gd.Stats.Files, f)

@@ -126,7 +126,7 @@ func (b *Builder) explain(g *Graph, cl cleanup, open []*txState) {
 			a.n++
 			a.bytes += int64(m.Loc.Size)
 			a.last = m.id
-			if m.ackedTx != nil {
+			if gd.AckedInPreparedTx(m) != "" {
 				a.prepared++
 			}
 		}
