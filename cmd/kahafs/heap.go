@@ -29,12 +29,21 @@ const (
 // at 100, 80 MB at 50, the same CPU time).
 const gcPercent = 50
 
-// boundHeap starts the memory limit's ticker; it runs for the life of the
-// process. The environment's GOMEMLIMIT, when set, is left to the runtime.
-func boundHeap() {
+// boundHeap starts the memory limit's ticker, until stop is called (main
+// never does). The environment's GOMEMLIMIT, when set, is left to the
+// runtime (main does not call it then).
+func boundHeap() (stop func()) {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	t := time.NewTicker(heapTick)
+	done := make(chan struct{})
 	go func() {
-		for range time.Tick(heapTick) {
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
 			metrics.Read(s)
 			if s[0].Value.Kind() != metrics.KindUint64 {
 				return // not this runtime's metric: leave the limit alone
@@ -43,4 +52,5 @@ func boundHeap() {
 			debug.SetMemoryLimit(int64(live + live>>heapMarginShift + heapMarginMin))
 		}
 	}()
+	return func() { close(done) }
 }
