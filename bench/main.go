@@ -30,6 +30,7 @@ type options struct {
 	write                       bool
 	genOnly                     bool
 	shape                       string
+	curve                       string
 }
 
 func main() {
@@ -66,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, genConfig, error) {
 	fs.BoolVar(&o.write, "write", false, "replace the results section of BENCHMARKS.md with this run's")
 	fs.StringVar(&o.shape, "shape", "", "workload shape: \"\" (the default mix) or big-pending (a DLQ, a slow queue and an offline subscription holding most messages)")
 	fs.BoolVar(&o.genOnly, "generate-only", false, "only generate (or find) the store and print its manifest")
+	fs.StringVar(&o.curve, "curve", "", "comma-separated sizes (e.g. 32MiB,1GiB,6GB): instead of the steps, the memory curve — peak RSS of holders and of the mount against pending messages, a store of each size")
 	if err := fs.Parse(args); err != nil {
 		return o, genConfig{}, err
 	}
@@ -135,6 +137,9 @@ func benchmark(o options, cfg genConfig, stdout, stderr io.Writer) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
+	}
+	if o.curve != "" {
+		return memoryCurve(root, o, stdout, stderr)
 	}
 	store, err := ensureStore(root, o.cache, cfg, o.regen, stderr)
 	if err != nil {

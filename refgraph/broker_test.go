@@ -35,7 +35,7 @@ func fixtureMaxFile(fx brokertest.Fixture) int64 {
 func storeOrder(d *Destination) []*Message {
 	var out []*Message
 	for i := range d.Messages {
-		if m := &d.Messages[i]; m.AckedInPreparedTx() == "" {
+		if m := &d.Messages[i]; d.AckedInPreparedTx(m) == "" {
 			out = append(out, m)
 		}
 	}

@@ -254,12 +254,10 @@ func (m *model) materialize(g *Graph, open []*txState) {
 		d.ids = idIndex{}
 	}
 	prefixes := map[uint32]*string{}
-	txs := map[string]*string{} // the transactions of Message.ackedTx
 	for _, d := range all {
 		acked := pa[d.key]
 		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
-		gd.Messages, gd.Stats.Files = m.messages(d, acked, prefixes, txs)
-		d.entries = orderIndex{}
+		gd.Messages, gd.Stats.Files, gd.ackedTx = m.messages(d, acked, prefixes)
 		gd.Stats.Messages, gd.Stats.Bytes, gd.Stats.Count = d.count, d.bytes, d.count
 		if !d.topic {
 			if w := queueDelivery(gd, d.statDelta, acked[""]); w != "" {
@@ -311,7 +309,7 @@ func (m *model) materialize(g *Graph, open []*txState) {
 // messages makes the messages of d in the order of its order index (by
 // class, highest first, then by sequence), marking those the prepared
 // transactions ack (acked), and lists the files that hold them.
-func (m *model) messages(d *dest, acked map[string]map[string]string, prefixes map[uint32]*string, txs map[string]*string) ([]Message, []int32) {
+func (m *model) messages(d *dest, acked map[string]map[string]string, prefixes map[uint32]*string) (ms []Message, files []int32, ackedTx map[int64]string) {
 	// off is where each class's messages start
 	var off [256]int // by uint8(class)
 	d.entries.each(func(_ int64, e entry) { off[uint8(e.class)]++ })
@@ -322,33 +320,31 @@ func (m *model) messages(d *dest, acked map[string]map[string]string, prefixes m
 		at += n
 	}
 	ackedBySeq := ackedBySequence(acked)
-	ms := make([]Message, d.entries.len())
-	files := map[int32]bool{}
-	d.entries.ascending(func(s int64, e entry) {
+	ms = make([]Message, d.entries.len())
+	inFile := map[int32]bool{}
+	// the order index goes page by page as the messages take its place
+	d.entries.drain(func(s int64, e entry) {
 		i := off[uint8(e.class)]
 		off[uint8(e.class)]++
 		msg := Message{id: m.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
 			PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
 			Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
 		for _, a := range ackedBySeq[msg.id.seq] {
-			if msg.id.is(a.id) {
-				tx := a.tx
-				msg.ackedTx = txs[tx]
-				if msg.ackedTx == nil && tx != "" {
-					msg.ackedTx = &tx
-					txs[tx] = msg.ackedTx
+			if msg.id.is(a.id) && a.tx != "" {
+				if ackedTx == nil {
+					ackedTx = map[int64]string{}
 				}
+				ackedTx[s] = a.tx
 			}
 		}
 		ms[i] = msg
-		files[e.loc.File] = true
+		inFile[e.loc.File] = true
 	})
-	var fs []int32
-	for f := range files {
-		fs = append(fs, f)
+	for f := range inFile {
+		files = append(files, f)
 	}
-	sortInt32(fs)
-	return ms, fs
+	sortInt32(files)
+	return ms, files, ackedTx
 }
 
 // queueDelivery works out what the queue gd delivers when a broker starts,

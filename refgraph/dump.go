@@ -37,8 +37,8 @@ func (g *Graph) Dump() string {
 	for _, d := range g.Destinations() {
 		p("dest %d %q key=%q next=%d stats=%+v", d.Type, d.Name, d.Key, d.NextSeq, d.Stats)
 		for _, m := range d.Messages {
-			id, tx := m.ID(), m.AckedInPreparedTx()
-			m.id, m.ackedTx = msgID{}, nil // pointers: not stable
+			id, tx := m.ID(), d.AckedInPreparedTx(&m)
+			m.id = msgID{} // a pointer: not stable
 			p("  msg id=%s ackedInPreparedTx=%q %+v", id, tx, m)
 		}
 		for _, m := range d.Pending() {

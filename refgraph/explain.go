@@ -174,7 +174,7 @@ func pendingReasons(h *holders, m *model, g *Graph) {
 			a.n++
 			a.bytes += int64(msg.Loc.Size)
 			a.last = msg.id
-			if msg.ackedTx != nil {
+			if gd.AckedInPreparedTx(msg) != "" {
 				a.prepared++
 			}
 		}

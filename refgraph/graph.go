@@ -166,7 +166,7 @@ type Destination struct {
 	// sequence within a class): for a queue its messages, for a topic
 	// every message still needed by at least one durable subscription.
 	// Messages acked only inside a prepared transaction are included
-	// (AckedInPreparedTx not ""): they keep their files. What a restarted
+	// (Destination.AckedInPreparedTx not ""): they keep their files. What a restarted
 	// broker delivers is Pending (queues) and Subscription.Pending.
 	Messages []Message
 	// Stats are what the broker keeps in its index for the destination
@@ -185,7 +185,15 @@ type Destination struct {
 	// until the outcome; undelivered: messages after the point where the
 	// broker's (wrong) stored count stops its store cursor.
 	delivery, inDoubt, undelivered []int32
+	// ackedTx: the prepared transaction that acks a message, by its
+	// sequence (few: kept aside rather than a field of every Message)
+	ackedTx map[int64]string
 }
+
+// AckedInPreparedTx is the prepared transaction that acks m, one of the
+// destination's Messages ("" if none); the broker keeps the message until
+// its outcome.
+func (d *Destination) AckedInPreparedTx(m *Message) string { return d.ackedTx[m.Seq] }
 
 // Undelivered returns the queue's messages a restarted broker does not
 // deliver because its stored count is smaller than what it holds (see
@@ -284,18 +292,6 @@ type Message struct {
 	Unreadable bool
 	// Seq is the broker's sequence id in the destination's order index.
 	Seq int64
-	// ackedTx: the prepared transaction that acks the message (nil if
-	// none; see AckedInPreparedTx)
-	ackedTx *string
-}
-
-// AckedInPreparedTx is the prepared transaction that acks the message ("" if
-// none); the broker keeps the message until its outcome.
-func (m *Message) AckedInPreparedTx() string {
-	if m.ackedTx == nil {
-		return ""
-	}
-	return *m.ackedTx
 }
 
 // ID returns the message id (the producer's message id as the journal

@@ -3,6 +3,8 @@ package refgraph
 import (
 	"math/bits"
 	"slices"
+
+	"github.com/kahafs/kahafs/codec"
 )
 
 // orderIndex is a destination's order index: its entries by sequence.
@@ -16,6 +18,9 @@ import (
 type orderIndex struct {
 	pages map[int64]*page // by seq >> pageShift
 	n     int
+	// prio holds the priorities that do not fit a packed entry's int8
+	// (by sequence; a broker writes 0..9, a foreign store anything)
+	prio map[int64]int32
 }
 
 const (
@@ -25,8 +30,46 @@ const (
 
 // page holds the entries of sequences [key<<pageShift, (key+1)<<pageShift).
 type page struct {
-	bits uint64  // bit i: sequence key<<pageShift + i is present
-	es   []entry // the present entries, ascending sequence
+	bits uint64        // bit i: sequence key<<pageShift + i is present
+	es   []packedEntry // the present entries, ascending sequence
+}
+
+// packedEntry is an entry in 32 bytes instead of 40: the id's fields side
+// by side (no padding inside a msgKey) and the priority in a byte when it
+// fits (flagWidePrio: it is in orderIndex.prio).
+type packedEntry struct {
+	seq    int64 // entry.id.seq
+	loc    codec.Location
+	prefix uint32 // entry.id.prefix
+	size   int32
+	prio   int8
+	class  int8
+	flags  uint8
+}
+
+// flagWidePrio marks a packed entry whose priority is kept aside.
+const flagWidePrio = 1 << 7
+
+func (x *orderIndex) pack(seq int64, e entry) packedEntry {
+	p := packedEntry{seq: e.id.seq, loc: e.loc, prefix: e.id.prefix, size: e.size, prio: int8(e.prio), class: e.class, flags: e.flags}
+	if int32(p.prio) != e.prio {
+		if x.prio == nil {
+			x.prio = map[int64]int32{}
+		}
+		x.prio[seq] = e.prio
+		p.flags |= flagWidePrio
+	} else if x.prio != nil {
+		delete(x.prio, seq)
+	}
+	return p
+}
+
+func (x *orderIndex) unpack(seq int64, p packedEntry) entry {
+	e := entry{id: msgKey{prefix: p.prefix, seq: p.seq}, loc: p.loc, prio: int32(p.prio), size: p.size, class: p.class, flags: p.flags &^ flagWidePrio}
+	if p.flags&flagWidePrio != 0 {
+		e.prio = x.prio[seq]
+	}
+	return e
 }
 
 func newOrderIndex(hint int) orderIndex {
@@ -48,7 +91,7 @@ func (x *orderIndex) get(seq int64) (entry, bool) {
 	if p == nil || p.bits&bit == 0 {
 		return entry{}, false
 	}
-	return p.es[p.rank(bit)], true
+	return x.unpack(seq, p.es[p.rank(bit)]), true
 }
 
 func (x *orderIndex) has(seq int64) bool {
@@ -69,14 +112,15 @@ func (x *orderIndex) set(seq int64, e entry) {
 		x.pages[k] = p
 	}
 	i := p.rank(bit)
+	pe := x.pack(seq, e)
 	if p.bits&bit != 0 {
-		p.es[i] = e
+		p.es[i] = pe
 		return
 	}
 	p.bits |= bit
-	p.es = append(p.es, entry{})
+	p.es = append(p.es, packedEntry{})
 	copy(p.es[i+1:], p.es[i:])
-	p.es[i] = e
+	p.es[i] = pe
 	x.n++
 }
 
@@ -88,6 +132,9 @@ func (x *orderIndex) del(seq int64) {
 		return
 	}
 	i := p.rank(bit)
+	if p.es[i].flags&flagWidePrio != 0 {
+		delete(x.prio, seq)
+	}
 	p.bits &^= bit
 	x.n--
 	if p.bits == 0 {
@@ -96,7 +143,7 @@ func (x *orderIndex) del(seq int64) {
 	}
 	p.es = append(p.es[:i], p.es[i+1:]...)
 	if n := len(p.es); n <= cap(p.es)/4 {
-		p.es = append(make([]entry, 0, 2*n), p.es...) // give back what acks freed
+		p.es = append(make([]packedEntry, 0, 2*n), p.es...) // give back what acks freed
 	}
 }
 
@@ -107,7 +154,8 @@ func (x *orderIndex) each(fn func(seq int64, e entry)) {
 		b, i := p.bits, 0
 		for b != 0 {
 			j := bits.TrailingZeros64(b)
-			fn(k<<pageShift+int64(j), p.es[i])
+			seq := k<<pageShift + int64(j)
+			fn(seq, x.unpack(seq, p.es[i]))
 			b &= b - 1
 			i++
 		}
@@ -115,7 +163,14 @@ func (x *orderIndex) each(fn func(seq int64, e entry)) {
 }
 
 // ascending calls fn for every entry, by sequence; fn must not change x.
-func (x *orderIndex) ascending(fn func(seq int64, e entry)) {
+func (x *orderIndex) ascending(fn func(seq int64, e entry)) { x.walk(fn, false) }
+
+// drain is ascending emptying x as it goes: each page is given back once
+// its entries have been passed to fn, so what fn builds of them can take
+// their place without the two being held at once.
+func (x *orderIndex) drain(fn func(seq int64, e entry)) { x.walk(fn, true) }
+
+func (x *orderIndex) walk(fn func(seq int64, e entry), free bool) {
 	keys := make([]int64, 0, len(x.pages))
 	for k := range x.pages {
 		keys = append(keys, k)
@@ -125,10 +180,18 @@ func (x *orderIndex) ascending(fn func(seq int64, e entry)) {
 		p := x.pages[k]
 		b, i := p.bits, 0
 		for b != 0 {
-			fn(k<<pageShift+int64(bits.TrailingZeros64(b)), p.es[i])
+			seq := k<<pageShift + int64(bits.TrailingZeros64(b))
+			fn(seq, x.unpack(seq, p.es[i]))
 			b &= b - 1
 			i++
 		}
+		if free {
+			p.es = nil
+			x.pages[k] = nil
+		}
+	}
+	if free {
+		*x = orderIndex{}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/kahafs/kahafs/codec"
 )
 
 // TestOrderIndexMatchesMap runs seeded random adds, updates and deletes
@@ -14,16 +16,26 @@ func TestOrderIndexMatchesMap(t *testing.T) {
 		var x orderIndex
 		want := map[int64]entry{}
 		next := int64(-100)
+		// every field set, priorities a broker writes (0..9) and others
+		// (a foreign store's: kept aside from the packed entry)
+		prios := []int32{0, 4, 9, -1, 127, -128, 128, -129, 1 << 20, -1 << 31}
+		rnd := func(e entry) entry {
+			e.prio = prios[rng.Intn(len(prios))]
+			e.loc = codec.Location{File: int32(rng.Intn(100)), Offset: rng.Int31(), Size: rng.Int31()}
+			e.class = int8(rng.Intn(3))
+			e.flags = uint8(rng.Intn(8))
+			return e
+		}
 		for step := 0; step < 5000; step++ {
 			switch r := rng.Intn(10); {
 			case r < 5: // append, as a broker numbers messages
-				e := entry{id: msgKey{uint32(rng.Intn(3)), next}, size: int32(step)}
+				e := rnd(entry{id: msgKey{uint32(rng.Intn(3)), next}, size: int32(step)})
 				x.set(next, e)
 				want[next] = e
 				next += 1 + int64(rng.Intn(2))*int64(rng.Intn(200))
 			case r < 6: // anywhere (an adopted index, a restored state)
 				s := next - int64(rng.Intn(1000))
-				e := entry{size: int32(-step)}
+				e := rnd(entry{size: int32(-step)})
 				x.set(s, e)
 				want[s] = e
 			default: // acks, mostly the oldest
@@ -80,6 +92,25 @@ func TestOrderIndexMatchesMap(t *testing.T) {
 		}
 		if _, ok := x.get(next + 1000); ok {
 			t.Fatalf("seed %d: get of an absent sequence succeeds", seed)
+		}
+		wide := 0
+		for _, e := range want {
+			if e.prio != int32(int8(e.prio)) {
+				wide++
+			}
+		}
+		if len(x.prio) != wide {
+			t.Fatalf("seed %d: %d priorities kept aside, want %d (the live wide ones)", seed, len(x.prio), wide)
+		}
+		var drained []int64
+		x.drain(func(s int64, e entry) {
+			if want[s] != e {
+				t.Fatalf("seed %d: drain yields %d -> %v, want %v", seed, s, e, want[s])
+			}
+			drained = append(drained, s)
+		})
+		if !slices.Equal(drained, seqs) || x.len() != 0 || len(x.pages) != 0 {
+			t.Fatalf("seed %d: drain yields %d of %d sequences and leaves %d entries", seed, len(drained), len(seqs), x.len())
 		}
 	}
 }

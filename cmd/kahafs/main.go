@@ -13,16 +13,11 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		boundHeap()
+	}
 	os.Exit(run(os.Args[1:]))
 }
-
-// gcPercent is the collector's target (GOGC) unless the environment sets
-// one. kahafs's heap is mostly the replay's state, then the graph made of
-// it, both long-lived: the default 100 lets the heap grow to twice what
-// is live before collecting, 50 to one and a half (peak RSS of holders on
-// a store with 350 k pending messages: 90 MB at 100, 80 MB at 50, the
-// same CPU time).
-const gcPercent = 50
 
 // Exit statuses.
 const (

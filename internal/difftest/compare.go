@@ -136,11 +136,11 @@ func (in *info) expired(dest, id string, at int64) bool {
 
 // describe annotates a message id of where (a queue or a subscription
 // key) for a report line.
-func (in *info) describe(where, id string, m *refgraph.Message) string {
+func (in *info) describe(where, id string, d *refgraph.Destination, m *refgraph.Message) string {
 	var parts []string
 	if m != nil {
 		parts = append(parts, fmt.Sprintf("prio %d", m.Priority))
-		if tx := m.AckedInPreparedTx(); tx != "" {
+		if tx := d.AckedInPreparedTx(m); tx != "" {
 			parts = append(parts, "acked in prepared "+tx)
 		}
 	} else if s, ok := in.sent[id]; ok {
@@ -195,7 +195,7 @@ func sortedCopy(a []string) []string {
 
 // listDiff describes how kahafs's list for where differs from the
 // broker's.
-func (in *info) listDiff(where string, kahafs, broker []string, byID map[string]*refgraph.Message) []string {
+func (in *info) listDiff(where string, kahafs, broker []string, dest *refgraph.Destination, byID map[string]*refgraph.Message) []string {
 	var d []string
 	const show = 6
 	missing := setDiff(kahafs, broker)
@@ -207,7 +207,7 @@ func (in *info) listDiff(where string, kahafs, broker []string, byID map[string]
 				d = append(d, fmt.Sprintf("  … %d more", len(missing)-show))
 				break
 			}
-			d = append(d, "  "+in.describe(where, id, byID[id]))
+			d = append(d, "  "+in.describe(where, id, dest, byID[id]))
 		}
 	}
 	if len(extra) > 0 {
@@ -217,14 +217,14 @@ func (in *info) listDiff(where string, kahafs, broker []string, byID map[string]
 				d = append(d, fmt.Sprintf("  … %d more", len(extra)-show))
 				break
 			}
-			d = append(d, "  "+in.describe(where, id, byID[id]))
+			d = append(d, "  "+in.describe(where, id, dest, byID[id]))
 		}
 	}
 	if len(missing) == 0 && len(extra) == 0 {
 		for i := range kahafs {
 			if kahafs[i] != broker[i] {
 				d = append(d, fmt.Sprintf("same messages, order differs from position %d: kahafs %s, broker %s", i+1,
-					in.describe(where, kahafs[i], byID[kahafs[i]]), in.describe(where, broker[i], byID[broker[i]])))
+					in.describe(where, kahafs[i], dest, byID[kahafs[i]]), in.describe(where, broker[i], dest, byID[broker[i]])))
 				break
 			}
 		}
@@ -526,11 +526,11 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 				explained = true
 			} else {
 				f.Detail = append(f.Detail, "the priority dispatch rule (DispatchOrder) does not give the broker's order either:")
-				f.Detail = append(f.Detail, in.listDiff(where, sim, vq.Consumed, byID)...)
+				f.Detail = append(f.Detail, in.listDiff(where, sim, vq.Consumed, d, byID)...)
 			}
 		}
 		if !explained {
-			f.Detail = append(in.listDiff(where, kids, vq.Consumed, byID), f.Detail...)
+			f.Detail = append(in.listDiff(where, kids, vq.Consumed, d, byID), f.Detail...)
 			if other != nil && other.Queues[name] != nil {
 				agrees(&f, "delivers", equalStrings(kids, other.Queues[name].Consumed))
 			}
@@ -628,7 +628,7 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 		if equalStrings(cand, vs.Delivered) {
 			f.Explained = strings.Join(why, "; ")
 		} else {
-			f.Detail = in.listDiff(key, kids, vs.Delivered, byID)
+			f.Detail = in.listDiff(key, kids, vs.Delivered, s.Destination, byID)
 			if len(why) > 0 {
 				f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
 			}

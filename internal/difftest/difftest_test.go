@@ -534,7 +534,7 @@ func hasHidden(g *refgraph.Graph, queue string) bool {
 		return false
 	}
 	for _, m := range d.Messages {
-		if m.AckedInPreparedTx() != "" {
+		if d.AckedInPreparedTx(&m) != "" {
 			return true
 		}
 	}
