@@ -154,7 +154,7 @@ type commandType struct {
 
 	// Made by init: byNum indexes fields by number (fields[byNum[n]-1]
 	// is field n; 0: none), kinds are their kinds.
-	byNum []uint8
+	byNum [maxFieldNum + 1]uint8
 	kinds []fieldKind
 }
 
@@ -468,7 +468,7 @@ func blobText(b []byte, c *Command) []byte {
 // field returns the field numbered num and its kind; nil when the type
 // has none.
 func (t *commandType) field(num protowire.Number) (*field, fieldKind) {
-	if num < 1 || int(num) >= len(t.byNum) || t.byNum[num] == 0 {
+	if num < 1 || num > maxFieldNum || t.byNum[num] == 0 {
 		return nil, 0
 	}
 	i := t.byNum[num] - 1
@@ -489,11 +489,8 @@ func init() {
 			}
 			ct.kinds = append(ct.kinds, k)
 		}
-		if len(ct.fields) > 0 {
-			ct.byNum = make([]uint8, ct.fields[len(ct.fields)-1].num+1)
-			for i, f := range ct.fields {
-				ct.byNum[f.num] = uint8(i + 1)
-			}
+		for i, f := range ct.fields {
+			ct.byNum[f.num] = uint8(i + 1)
 		}
 	}
 }
