@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/store"
 )
 
 // genVersion changes whenever the generator writes different bytes for the
@@ -548,12 +549,12 @@ func (g *generator) countInFlight() {
 }
 
 func (g *generator) sizeFiles(dir string) error {
-	st, err := codec.OpenStore(dir)
+	l, err := store.Locate(dir)
 	if err != nil {
 		return err
 	}
-	g.man.Files = len(st.Files)
-	for _, f := range st.Files {
+	g.man.Files = len(l.Journal.Files)
+	for _, f := range l.Journal.Files {
 		g.man.Bytes += f.Size
 	}
 	return nil

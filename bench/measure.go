@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/store"
 )
 
 // Step names, in the order they run.
@@ -78,11 +78,11 @@ type bench struct {
 
 func newBench(root string, cs *cachedStore, o options, log io.Writer) (*bench, error) {
 	b := &bench{root: root, o: o, cs: cs, log: log}
-	st, err := codec.OpenStore(cs.store)
+	l, err := store.Locate(cs.store)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range st.Files {
+	for _, f := range l.Journal.Files {
 		b.files = append(b.files, f.Path)
 		b.bytes += f.Size
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/openwire"
+	"github.com/kahafs/kahafs/store"
 )
 
 // role is what a real-broker record is used for in the generated store.
@@ -86,11 +87,11 @@ func loadTemplates(dir string) (*templates, error) {
 }
 
 func (ts *templates) readStore(dir string) error {
-	st, err := codec.OpenStore(dir)
+	l, err := store.Locate(dir)
 	if err != nil {
 		return err
 	}
-	for _, fi := range st.Files {
+	for _, fi := range l.Journal.Files {
 		if err := ts.readFile(fi); err != nil {
 			return err
 		}

@@ -22,12 +22,12 @@ func writeBenchStore(b *testing.B, files, fileLen int) *codec.Store {
 	for i := 0; len(w.Files()) <= files; i++ {
 		id := []byte(fmt.Sprintf("ID:bench-host-40000-1700000000000-1:1:1:1:%d", i))
 		add := &codec.Command{Type: codec.AddMessageCommand, Dest: q, MessageID: id, Message: body, Priority: 4}
-		add.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6
+		add.Set(codec.FieldAddDestination, codec.FieldAddMessageID, codec.FieldAddMessage, codec.FieldAddPriority, codec.FieldAddPrioritySupported)
 		rm := &codec.Command{Type: codec.RemoveMessageCommand, Dest: q, MessageID: id, Ack: body[:100]}
-		rm.Fields = 1<<2 | 1<<3 | 1<<4
+		rm.Set(codec.FieldRemoveDestination, codec.FieldRemoveMessageID, codec.FieldRemoveAck)
 		if i%10 == 0 {
 			add.Tx = tx
-			add.Set(1)
+			add.Set(codec.FieldAddTransaction)
 		}
 		for _, c := range []*codec.Command{add, rm} {
 			if _, err := w.AppendCommand(c); err != nil {
@@ -36,7 +36,7 @@ func writeBenchStore(b *testing.B, files, fileLen int) *codec.Store {
 		}
 		if i%10 == 0 {
 			cm := &codec.Command{Type: codec.CommitCommand, Tx: tx}
-			cm.Set(1)
+			cm.Set(codec.FieldTransaction)
 			if _, err := w.AppendCommand(cm); err != nil {
 				b.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func BenchmarkStats100Files(b *testing.B) {
 func BenchmarkDecodeCommand(b *testing.B) {
 	q := codec.NewDestination(codec.Queue, []byte("ORDERS.IN"))
 	add := &codec.Command{Type: codec.AddMessageCommand, Dest: q, MessageID: []byte("ID:x:1:1:1:1"), Message: make([]byte, 512), Tx: codec.NewLocalTx([]byte("ID:c"), 3)}
-	add.Fields = 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5
+	add.Set(codec.FieldAddTransaction, codec.FieldAddDestination, codec.FieldAddMessageID, codec.FieldAddMessage, codec.FieldAddPriority)
 	p := codec.AppendCommand(nil, add)
 	var c codec.Command
 	b.ReportAllocs()

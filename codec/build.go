@@ -6,7 +6,7 @@ package codec
 func NewAddMessageCommand(tx TxID, dest Destination, id, message []byte, priority int32, prioritySupported bool) *Command {
 	c := &Command{Type: AddMessageCommand, Tx: tx, Dest: dest, MessageID: id, Message: message,
 		Priority: priority, PrioritySupported: prioritySupported}
-	c.Fields = 1<<FieldAddDestination | 1<<FieldAddMessageID | 1<<FieldAddMessage | 1<<FieldAddPriority | 1<<FieldAddPrioritySupported
+	c.Set(FieldAddDestination, FieldAddMessageID, FieldAddMessage, FieldAddPriority, FieldAddPrioritySupported)
 	if tx.Kind != NoTx {
 		c.Set(FieldAddTransaction)
 	}
@@ -19,7 +19,7 @@ func NewAddMessageCommand(tx TxID, dest Destination, id, message []byte, priorit
 // when sub is not nil (a durable topic ack).
 func NewRemoveMessageCommand(tx TxID, dest Destination, id, ack, sub []byte) *Command {
 	c := &Command{Type: RemoveMessageCommand, Tx: tx, Dest: dest, MessageID: id, Ack: ack, SubscriptionKey: sub}
-	c.Fields = 1<<FieldRemoveDestination | 1<<FieldRemoveMessageID
+	c.Set(FieldRemoveDestination, FieldRemoveMessageID)
 	if tx.Kind != NoTx {
 		c.Set(FieldRemoveTransaction)
 	}
@@ -29,5 +29,21 @@ func NewRemoveMessageCommand(tx TxID, dest Destination, id, ack, sub []byte) *Co
 	if sub != nil {
 		c.Set(FieldRemoveSubscriptionKey)
 	}
+	return c
+}
+
+// NewTraceCommand builds a KAHA_TRACE_COMMAND with the message text (the
+// broker writes "LOADED <date>" when it opens the store).
+func NewTraceCommand(text []byte) *Command {
+	c := &Command{Type: TraceCommand, Text: text}
+	c.Set(FieldTraceMessage)
+	return c
+}
+
+// NewRemoveDestinationCommand builds a KAHA_REMOVE_DESTINATION_COMMAND of
+// dest.
+func NewRemoveDestinationCommand(dest Destination) *Command {
+	c := &Command{Type: RemoveDestinationCommand, Dest: dest}
+	c.Set(FieldRemoveDestinationDestination)
 	return c
 }

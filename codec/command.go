@@ -6,73 +6,6 @@ import (
 	"strings"
 )
 
-// EntryType is the KahaEntryType byte that starts every user record payload.
-// Part of the wire format.
-type EntryType uint8
-
-// KahaEntryType values.
-const (
-	TraceCommand               EntryType = 0
-	AddMessageCommand          EntryType = 1
-	RemoveMessageCommand       EntryType = 2
-	PrepareCommand             EntryType = 3
-	CommitCommand              EntryType = 4
-	RollbackCommand            EntryType = 5
-	RemoveDestinationCommand   EntryType = 6
-	SubscriptionCommand        EntryType = 7
-	ProducerAuditCommand       EntryType = 8
-	AckMessageFileMapCommand   EntryType = 9
-	UpdateMessageCommand       EntryType = 10
-	AddScheduledJobCommand     EntryType = 11
-	RescheduleJobCommand       EntryType = 12
-	RemoveScheduledJobCommand  EntryType = 13
-	RemoveScheduledJobsCommand EntryType = 14
-	DestroySchedulerCommand    EntryType = 15
-	RewrittenDataFileCommand   EntryType = 16
-	NumEntryTypes                        = 17
-)
-
-var entryTypeNames = [NumEntryTypes]string{
-	"KAHA_TRACE_COMMAND",
-	"KAHA_ADD_MESSAGE_COMMAND",
-	"KAHA_REMOVE_MESSAGE_COMMAND",
-	"KAHA_PREPARE_COMMAND",
-	"KAHA_COMMIT_COMMAND",
-	"KAHA_ROLLBACK_COMMAND",
-	"KAHA_REMOVE_DESTINATION_COMMAND",
-	"KAHA_SUBSCRIPTION_COMMAND",
-	"KAHA_PRODUCER_AUDIT_COMMAND",
-	"KAHA_ACK_MESSAGE_FILE_MAP_COMMAND",
-	"KAHA_UPDATE_MESSAGE_COMMAND",
-	"KAHA_ADD_SCHEDULED_JOB_COMMAND",
-	"KAHA_RESCHEDULE_JOB_COMMAND",
-	"KAHA_REMOVE_SCHEDULED_JOB_COMMAND",
-	"KAHA_REMOVE_SCHEDULED_JOBS_COMMAND",
-	"KAHA_DESTROY_SCHEDULER_COMMAND",
-	"KAHA_REWRITTEN_DATA_FILE_COMMAND",
-}
-
-// Valid reports whether t is a known KahaEntryType.
-func (t EntryType) Valid() bool { return t < NumEntryTypes }
-
-// String is the broker's enum name, e.g. KAHA_ADD_MESSAGE_COMMAND.
-func (t EntryType) String() string {
-	if t.Valid() {
-		return entryTypeNames[t]
-	}
-	return "UNKNOWN_" + strconv.Itoa(int(t))
-}
-
-// ParseEntryType is the inverse of String.
-func ParseEntryType(s string) (EntryType, bool) {
-	for i, n := range entryTypeNames {
-		if n == s {
-			return EntryType(i), true
-		}
-	}
-	return 0, false
-}
-
 // DestType is KahaDestination.DestinationType.
 type DestType int32
 
@@ -172,62 +105,16 @@ func (t TxID) String() string {
 // Key identifies the transaction (same value for the same broker identity).
 func (t TxID) Key() string { return t.String() }
 
-// Field numbers of the commands' protobuf messages (KahaDB's journal.proto),
-// for Command.Has, Set and Clear: Command.Fields has bit n set when field n
-// is present at the top level of the command (for UPDATE: of the inner add
-// command). Part of the wire format.
-const (
-	// KahaAddMessageCommand (and the message of a KahaUpdateMessageCommand)
-	FieldAddTransaction       = 1
-	FieldAddDestination       = 2
-	FieldAddMessageID         = 3
-	FieldAddMessage           = 4
-	FieldAddPriority          = 5
-	FieldAddPrioritySupported = 6
-
-	// KahaRemoveMessageCommand
-	FieldRemoveTransaction     = 1
-	FieldRemoveDestination     = 2
-	FieldRemoveMessageID       = 3
-	FieldRemoveAck             = 4
-	FieldRemoveSubscriptionKey = 5
-
-	// KahaSubscriptionCommand
-	FieldSubscriptionDestination = 1
-	FieldSubscriptionKey         = 2
-	FieldSubscriptionRetroactive = 3
-	FieldSubscriptionInfo        = 4
-
-	// KahaPrepareCommand, KahaCommitCommand, KahaRollbackCommand
-	FieldTransaction = 1
-	// KahaTraceCommand
-	FieldTraceMessage = 1
-	// KahaRemoveDestinationCommand
-	FieldRemoveDestinationDestination = 1
-	// KahaProducerAuditCommand, KahaAckMessageFileMapCommand
-	FieldBlob = 1
-
-	// KahaRewrittenDataFileCommand
-	FieldRewrittenSource             = 1
-	FieldRewrittenType               = 2
-	FieldRewrittenSkipIfSourceExists = 3
-
-	// KahaXATransactionId (TxID)
-	fieldXAFormatID        = 1
-	fieldXABranchQualifier = 2
-	fieldXAGlobalID        = 3
-	// KahaLocation (TxID.previous_entry)
-	fieldPrevFile   = 1
-	fieldPrevOffset = 2
-)
-
 // Command is one decoded KahaDB command. Which fields mean something depends
 // on Type; byte slices point into the record and stay valid as long as the
 // data file. A Command is reused across records without allocating.
 type Command struct {
-	Type   EntryType
-	Fields uint32 // presence bits of the top-level (or inner add) fields
-	Update bool   // UPDATE: the add fields below are the inner message
+	Type EntryType
+	// fields has bit n set when field n (a Field... constant) is present
+	// at the top level of the command (for UPDATE: of the inner add
+	// command): Has, Set and Clear.
+	fields uint32
+	Update bool // UPDATE: the add fields below are the inner message
 	// HasInner: UPDATE carries its message field.
 	HasInner bool
 	// Unknown fields were skipped (the broker's parser would not skip them).
@@ -267,13 +154,22 @@ type Command struct {
 }
 
 // Has reports whether top-level field n (a Field... constant) was present.
-func (c *Command) Has(n int) bool { return c.Fields&(1<<n) != 0 }
+func (c *Command) Has(n int) bool { return c.fields&(1<<n) != 0 }
 
-// Set marks top-level field n present (for building commands to write).
-func (c *Command) Set(n int) { c.Fields |= 1 << n }
+// Set marks the top-level fields ns (Field... constants) present: they are
+// written (for building commands to write).
+func (c *Command) Set(ns ...int) {
+	for _, n := range ns {
+		c.fields |= 1 << n
+	}
+}
 
-// Clear marks top-level field n absent: it is not written.
-func (c *Command) Clear(n int) { c.Fields &^= 1 << n }
+// Clear marks the top-level fields ns absent: they are not written.
+func (c *Command) Clear(ns ...int) {
+	for _, n := range ns {
+		c.fields &^= 1 << n
+	}
+}
 
 // HasSubscriptionKey: a REMOVE that acks for a durable subscription.
 func (c *Command) HasSubscriptionKey() bool {

@@ -57,7 +57,7 @@ func DecodeCommand(payload []byte, c *Command) error {
 		return errDecode("message length %d exceeds record (%d bytes left)", l, len(body))
 	}
 	body = body[:l]
-	if c.Type == UpdateMessageCommand {
+	if t := &commandTypes[c.Type]; t.wrapping {
 		c.Update = true
 		return walk(body, func(num protowire.Number, typ protowire.Type, v uint64, b []byte) error {
 			if num != 1 || typ != protowire.BytesType {
@@ -65,7 +65,7 @@ func DecodeCommand(payload []byte, c *Command) error {
 				return nil
 			}
 			c.HasInner = true
-			return decodeFields(AddMessageCommand, b, c)
+			return decodeFields(t.wraps, b, c)
 		})
 	}
 	return decodeFields(c.Type, body, c)
@@ -124,155 +124,33 @@ func walk(msg []byte, fn func(num protowire.Number, typ protowire.Type, v uint64
 	return nil
 }
 
-// fieldKinds lists, per entry type, the wire type of fields 1..9 plus one
-// (0 = no such field).
-const (
-	vt = protowire.VarintType + 1
-	bt = protowire.BytesType + 1
-)
-
-var fieldKinds = [NumEntryTypes][10]protowire.Type{
-	TraceCommand:               {1: bt},
-	AddMessageCommand:          {1: bt, 2: bt, 3: bt, 4: bt, 5: vt, 6: vt},
-	RemoveMessageCommand:       {1: bt, 2: bt, 3: bt, 4: bt, 5: bt},
-	PrepareCommand:             {1: bt},
-	CommitCommand:              {1: bt},
-	RollbackCommand:            {1: bt},
-	RemoveDestinationCommand:   {1: bt},
-	SubscriptionCommand:        {1: bt, 2: bt, 3: vt, 4: bt},
-	ProducerAuditCommand:       {1: bt},
-	AckMessageFileMapCommand:   {1: bt},
-	UpdateMessageCommand:       {1: bt},
-	AddScheduledJobCommand:     {1: bt, 2: bt, 3: vt, 4: bt, 5: vt, 6: vt, 7: vt, 8: bt, 9: vt},
-	RescheduleJobCommand:       {1: bt, 2: bt, 3: vt, 4: vt, 5: vt},
-	RemoveScheduledJobCommand:  {1: bt, 2: bt, 3: vt},
-	RemoveScheduledJobsCommand: {1: bt, 2: vt, 3: vt},
-	DestroySchedulerCommand:    {1: bt},
-	RewrittenDataFileCommand:   {1: vt, 2: vt, 3: vt},
-}
-
+// decodeFields decodes the message body of a command of type t into c
+// (commandTypes[t].fields).
 func decodeFields(t EntryType, body []byte, c *Command) error {
-	kinds := &fieldKinds[t]
+	ct := &commandTypes[t]
 	return walk(body, func(num protowire.Number, typ protowire.Type, v uint64, b []byte) error {
-		if num < 1 || num > 9 || kinds[num] == 0 {
+		f, kind := ct.field(num)
+		if f == nil {
 			c.Unknown = true
 			return nil
 		}
-		if kinds[num] != typ+1 {
+		if typ != kind.wire() {
 			return errDecode("%s field %d has wire type %d", t, num, typ)
 		}
-		c.Fields |= 1 << num
-		switch t {
-		case TraceCommand:
-			c.Text = b
-		case AddMessageCommand:
-			switch num {
-			case 1:
-				return decodeTx(b, &c.Tx)
-			case 2:
-				return decodeDest(b, &c.Dest)
-			case 3:
-				c.MessageID = b
-			case 4:
-				c.Message = b
-			case 5:
-				c.Priority = int32(v)
-			case 6:
-				c.PrioritySupported = v != 0
-			}
-		case RemoveMessageCommand:
-			switch num {
-			case 1:
-				return decodeTx(b, &c.Tx)
-			case 2:
-				return decodeDest(b, &c.Dest)
-			case 3:
-				c.MessageID = b
-			case 4:
-				c.Ack = b
-			case 5:
-				c.SubscriptionKey = b
-			}
-		case PrepareCommand, CommitCommand, RollbackCommand:
-			return decodeTx(b, &c.Tx)
-		case RemoveDestinationCommand:
-			return decodeDest(b, &c.Dest)
-		case SubscriptionCommand:
-			switch num {
-			case 1:
-				return decodeDest(b, &c.Dest)
-			case 2:
-				c.SubscriptionKey = b
-			case 3:
-				c.Retroactive = v != 0
-			case 4:
-				c.SubscriptionInfo = b
-			}
-		case ProducerAuditCommand, AckMessageFileMapCommand:
-			c.Blob = b
-		case AddScheduledJobCommand:
-			switch num {
-			case 1:
-				c.Scheduler = b
-			case 2:
-				c.JobID = b
-			case 3:
-				c.StartTime = int64(v)
-			case 4:
-				c.CronEntry = b
-			case 5:
-				c.Delay = int64(v)
-			case 6:
-				c.Period = int64(v)
-			case 7:
-				c.Repeat = int32(v)
-			case 8:
-				c.Payload = b
-			case 9:
-				c.NextExecutionTime = int64(v)
-			}
-		case RescheduleJobCommand:
-			switch num {
-			case 1:
-				c.Scheduler = b
-			case 2:
-				c.JobID = b
-			case 3:
-				c.ExecutionTime = int64(v)
-			case 4:
-				c.NextExecutionTime = int64(v)
-			case 5:
-				c.RescheduledCount = int32(v)
-			}
-		case RemoveScheduledJobCommand:
-			switch num {
-			case 1:
-				c.Scheduler = b
-			case 2:
-				c.JobID = b
-			case 3:
-				c.NextExecutionTime = int64(v)
-			}
-		case RemoveScheduledJobsCommand:
-			switch num {
-			case 1:
-				c.Scheduler = b
-			case 2:
-				c.StartTime = int64(v)
-			case 3:
-				c.EndTime = int64(v)
-			}
-		case DestroySchedulerCommand:
-			c.Scheduler = b
-		case RewrittenDataFileCommand:
-			switch num {
-			case 1:
-				c.SourceDataFileID = int32(v)
-			case 2:
-				c.RewriteType = int32(v)
-			case 3:
-				c.SkipIfSourceExists = v != 0
-			}
+		c.fields |= 1 << num
+		switch p := f.at(c); kind {
+		case kindBytes:
+			*p.(*[]byte) = b
+		case kindInt64:
+			*p.(*int64) = int64(v)
+		case kindInt32:
+			*p.(*int32) = int32(v)
+		case kindBool:
+			*p.(*bool) = v != 0
+		case kindTx:
+			return decodeTx(b, p.(*TxID))
+		case kindDest:
+			return decodeDest(b, p.(*Destination))
 		}
 		return nil
 	})

@@ -35,4 +35,8 @@
 // sentinel errors (ErrChecksum, ErrTruncated, ErrTornTail, ...) and carry the
 // file name and offset; in lenient mode the reader resynchronises on the next
 // batch magic the way the broker's recovery does, and keeps going.
+//
+// What codec knows of each KahaDB command type (its name, the fields of its
+// protobuf message, what its JSON and text show) is one row of one table,
+// commandTypes in commandtypes.go, which also says how to add a type.
 package codec

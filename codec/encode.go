@@ -6,17 +6,17 @@ import (
 
 // AppendCommand appends the user record payload of c (entry type byte,
 // varint length, protobuf message) to dst. Fields are written in field
-// number order and only when present (Command.Fields), as the broker does,
+// number order and only when present (Command.Has), as the broker does,
 // so a decoded command re-encodes to the same bytes. Unknown fields that the
 // decoder skipped are not written.
 func AppendCommand(dst []byte, c *Command) []byte {
 	dst = append(dst, byte(c.Type))
 	start := len(dst)
-	if c.Update {
+	if c.Type.Valid() && commandTypes[c.Type].wrapping {
 		if c.HasInner {
 			dst = protowire.AppendTag(dst, 1, protowire.BytesType)
 			in := len(dst)
-			dst = appendFields(dst, AddMessageCommand, c)
+			dst = appendFields(dst, commandTypes[c.Type].wraps, c)
 			dst = insertLen(dst, in)
 		}
 	} else {
@@ -54,122 +54,30 @@ func appendBool(dst []byte, num protowire.Number, b bool) []byte {
 
 func i32(v int32) uint64 { return uint64(int64(v)) }
 
+// appendFields appends the fields of c present (Command.Has) as the
+// message of a command of type t (commandTypes[t].fields).
 func appendFields(dst []byte, t EntryType, c *Command) []byte {
-	for num := protowire.Number(1); num <= 9; num++ {
-		if !c.Has(int(num)) {
+	if !t.Valid() {
+		return dst
+	}
+	ct := &commandTypes[t]
+	for i, f := range ct.fields {
+		if !c.Has(int(f.num)) {
 			continue
 		}
-		switch t {
-		case TraceCommand:
-			dst = appendBytes(dst, num, c.Text)
-		case AddMessageCommand:
-			switch num {
-			case 1:
-				dst = appendTx(dst, num, &c.Tx)
-			case 2:
-				dst = appendDest(dst, num, &c.Dest)
-			case 3:
-				dst = appendBytes(dst, num, c.MessageID)
-			case 4:
-				dst = appendBytes(dst, num, c.Message)
-			case 5:
-				dst = appendVarint(dst, num, i32(c.Priority))
-			case 6:
-				dst = appendBool(dst, num, c.PrioritySupported)
-			}
-		case RemoveMessageCommand:
-			switch num {
-			case 1:
-				dst = appendTx(dst, num, &c.Tx)
-			case 2:
-				dst = appendDest(dst, num, &c.Dest)
-			case 3:
-				dst = appendBytes(dst, num, c.MessageID)
-			case 4:
-				dst = appendBytes(dst, num, c.Ack)
-			case 5:
-				dst = appendBytes(dst, num, c.SubscriptionKey)
-			}
-		case PrepareCommand, CommitCommand, RollbackCommand:
-			dst = appendTx(dst, num, &c.Tx)
-		case RemoveDestinationCommand:
-			dst = appendDest(dst, num, &c.Dest)
-		case SubscriptionCommand:
-			switch num {
-			case 1:
-				dst = appendDest(dst, num, &c.Dest)
-			case 2:
-				dst = appendBytes(dst, num, c.SubscriptionKey)
-			case 3:
-				dst = appendBool(dst, num, c.Retroactive)
-			case 4:
-				dst = appendBytes(dst, num, c.SubscriptionInfo)
-			}
-		case ProducerAuditCommand, AckMessageFileMapCommand:
-			dst = appendBytes(dst, num, c.Blob)
-		case AddScheduledJobCommand:
-			switch num {
-			case 1:
-				dst = appendBytes(dst, num, c.Scheduler)
-			case 2:
-				dst = appendBytes(dst, num, c.JobID)
-			case 3:
-				dst = appendVarint(dst, num, uint64(c.StartTime))
-			case 4:
-				dst = appendBytes(dst, num, c.CronEntry)
-			case 5:
-				dst = appendVarint(dst, num, uint64(c.Delay))
-			case 6:
-				dst = appendVarint(dst, num, uint64(c.Period))
-			case 7:
-				dst = appendVarint(dst, num, i32(c.Repeat))
-			case 8:
-				dst = appendBytes(dst, num, c.Payload)
-			case 9:
-				dst = appendVarint(dst, num, uint64(c.NextExecutionTime))
-			}
-		case RescheduleJobCommand:
-			switch num {
-			case 1:
-				dst = appendBytes(dst, num, c.Scheduler)
-			case 2:
-				dst = appendBytes(dst, num, c.JobID)
-			case 3:
-				dst = appendVarint(dst, num, uint64(c.ExecutionTime))
-			case 4:
-				dst = appendVarint(dst, num, uint64(c.NextExecutionTime))
-			case 5:
-				dst = appendVarint(dst, num, i32(c.RescheduledCount))
-			}
-		case RemoveScheduledJobCommand:
-			switch num {
-			case 1:
-				dst = appendBytes(dst, num, c.Scheduler)
-			case 2:
-				dst = appendBytes(dst, num, c.JobID)
-			case 3:
-				dst = appendVarint(dst, num, uint64(c.NextExecutionTime))
-			}
-		case RemoveScheduledJobsCommand:
-			switch num {
-			case 1:
-				dst = appendBytes(dst, num, c.Scheduler)
-			case 2:
-				dst = appendVarint(dst, num, uint64(c.StartTime))
-			case 3:
-				dst = appendVarint(dst, num, uint64(c.EndTime))
-			}
-		case DestroySchedulerCommand:
-			dst = appendBytes(dst, num, c.Scheduler)
-		case RewrittenDataFileCommand:
-			switch num {
-			case 1:
-				dst = appendVarint(dst, num, i32(c.SourceDataFileID))
-			case 2:
-				dst = appendVarint(dst, num, i32(c.RewriteType))
-			case 3:
-				dst = appendBool(dst, num, c.SkipIfSourceExists)
-			}
+		switch p := f.at(c); ct.kinds[i] {
+		case kindBytes:
+			dst = appendBytes(dst, f.num, *p.(*[]byte))
+		case kindInt64:
+			dst = appendVarint(dst, f.num, uint64(*p.(*int64)))
+		case kindInt32:
+			dst = appendVarint(dst, f.num, i32(*p.(*int32)))
+		case kindBool:
+			dst = appendBool(dst, f.num, *p.(*bool))
+		case kindTx:
+			dst = appendTx(dst, f.num, p.(*TxID))
+		case kindDest:
+			dst = appendDest(dst, f.num, p.(*Destination))
 		}
 	}
 	return dst

@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"strconv"
+
 	"github.com/kahafs/kahafs/internal/jsonw"
 	"github.com/kahafs/kahafs/openwire"
 )
@@ -41,110 +43,44 @@ func AppendCommandJSON(dst []byte, rec Record, c *Command, opts JSONOptions) []b
 			o.Str("transactionKind", "local")
 		}
 	}
-	switch c.Type {
-	case TraceCommand:
-		if c.Has(FieldTraceMessage) {
-			o.Bytes("message", c.Text)
-		}
-	case AddMessageCommand, UpdateMessageCommand, RemoveMessageCommand, RemoveDestinationCommand, SubscriptionCommand:
-		if c.Dest.HasName || c.Dest.HasType {
-			o.Str("destination", c.Dest.String())
-		}
+	if c.Dest.HasName || c.Dest.HasType {
+		o.Str("destination", c.Dest.String())
 	}
-	switch c.Type {
-	case AddMessageCommand, UpdateMessageCommand:
-		o.Bytes("messageId", c.MessageID)
-		o.Int("priority", int64(c.Priority))
-		o.Bool("prioritySupported", c.PrioritySupported)
-		o.Int("messageSize", int64(len(c.Message)))
-		if opts.OpenWire && len(c.Message) > 0 {
-			m, err := openwire.Decoder{Version: opts.OpenWireVersion}.Decode(c.Message)
-			o.Open("openwire")
-			appendSummary(&o, m, err)
-			o.Close()
-			if m != nil {
-				m.AppendJSON(&o, err, openwire.JSONOptions{BodyLimit: opts.BodyLimit})
-			}
+	if c.Type.Valid() {
+		if fn := commandTypes[c.Type].json; fn != nil {
+			fn(&o, c, opts)
 		}
-	case RemoveMessageCommand:
-		o.Bytes("messageId", c.MessageID)
-		if c.Has(FieldRemoveSubscriptionKey) {
-			o.Bytes("subscriptionKey", c.SubscriptionKey)
-		}
-		if c.Has(FieldRemoveAck) {
-			o.Int("ackSize", int64(len(c.Ack)))
-			if opts.OpenWire && len(c.Ack) > 0 {
-				a, err := openwire.ParseMessageAck(c.Ack)
-				o.Open("ack")
-				if err != nil {
-					o.Str("error", err.Error())
-				} else {
-					o.Str("consumerId", a.ConsumerID)
-					o.Int("ackType", int64(a.AckType))
-					o.Str("firstMessageId", a.FirstMessageID)
-					o.Str("lastMessageId", a.LastMessageID)
-					o.Int("messageCount", int64(a.MessageCount))
-				}
-				o.Close()
-			}
-		}
-	case SubscriptionCommand:
-		o.Bytes("subscriptionKey", c.SubscriptionKey)
-		o.Bool("retroactive", c.Retroactive)
-		o.Bool("delete", c.IsSubscriptionDelete())
-		if c.Has(FieldSubscriptionInfo) && opts.OpenWire {
-			si, err := openwire.ParseSubscriptionInfo(c.SubscriptionInfo)
-			o.Open("subscriptionInfo")
-			if err != nil {
-				o.Str("error", err.Error())
-			} else {
-				o.Str("clientId", si.ClientID)
-				o.Str("subscriptionName", si.SubscriptionName)
-				if si.HasSelector {
-					o.Str("selector", si.Selector)
-				}
-				o.Bool("noLocal", si.NoLocal)
-				if si.SubscribedDestination != "" {
-					o.Str("subscribedDestination", si.SubscribedDestination)
-				}
-			}
-			o.Close()
-		}
-	case ProducerAuditCommand, AckMessageFileMapCommand:
-		o.Int("blobSize", int64(len(c.Blob)))
-	case AddScheduledJobCommand, RescheduleJobCommand, RemoveScheduledJobCommand, RemoveScheduledJobsCommand, DestroySchedulerCommand:
-		o.Bytes("scheduler", c.Scheduler)
-		switch c.Type {
-		case AddScheduledJobCommand:
-			o.Bytes("jobId", c.JobID)
-			o.Int("startTime", c.StartTime)
-			o.Bytes("cronEntry", c.CronEntry)
-			o.Int("delay", c.Delay)
-			o.Int("period", c.Period)
-			o.Int("repeat", int64(c.Repeat))
-			o.Int("payloadSize", int64(len(c.Payload)))
-			o.Int("nextExecutionTime", c.NextExecutionTime)
-		case RescheduleJobCommand:
-			o.Bytes("jobId", c.JobID)
-			o.Int("executionTime", c.ExecutionTime)
-			o.Int("nextExecutionTime", c.NextExecutionTime)
-			o.Int("rescheduledCount", int64(c.RescheduledCount))
-		case RemoveScheduledJobCommand:
-			o.Bytes("jobId", c.JobID)
-			o.Int("nextExecutionTime", c.NextExecutionTime)
-		case RemoveScheduledJobsCommand:
-			o.Int("startTime", c.StartTime)
-			o.Int("endTime", c.EndTime)
-		}
-	case RewrittenDataFileCommand:
-		o.Int("sourceDataFileId", int64(c.SourceDataFileID))
-		o.Int("rewriteType", int64(c.RewriteType))
-		o.Bool("skipIfSourceExists", c.SkipIfSourceExists)
 	}
 	if c.Unknown {
 		o.Bool("unknownFields", true)
 	}
 	return o.End()
+}
+
+// AppendCommandText appends the command c decoded from rec as one line
+// of text (no newline): location, size, type, destination, what the type
+// says beyond them, transaction. Names and ids are as the journal has
+// them: a terminal needs them escaped.
+func AppendCommandText(b []byte, rec Record, c *Command) []byte {
+	b = append(b, rec.Loc.String()...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(rec.Loc.Size), 10)
+	b = append(b, ' ')
+	b = append(b, c.Type.String()...)
+	if c.Dest.HasName || c.Dest.HasType {
+		b = append(b, ' ')
+		b = append(b, c.Dest.String()...)
+	}
+	if c.Type.Valid() {
+		if fn := commandTypes[c.Type].text; fn != nil {
+			b = fn(b, c)
+		}
+	}
+	if c.Tx.Kind != NoTx {
+		b = append(b, " tx="...)
+		b = append(b, c.Tx.String()...)
+	}
+	return b
 }
 
 // appendSummary writes the members of "openwire", the header summary the

@@ -16,8 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sampleCommands returns one command of every entry type, fields present
-// as the broker writes them.
+// sampleCommands returns commands of every entry type, fields present as
+// the broker writes them (TestEveryCommandType makes one of each type with
+// all its fields from the table).
 func sampleCommands() []*Command {
 	q := NewDestination(Queue, []byte("Q.A"))
 	tp := NewDestination(Topic, []byte("T.X"))
@@ -55,7 +56,6 @@ func sampleCommands() []*Command {
 }
 
 func TestCommandRoundTrip(t *testing.T) {
-	seen := map[EntryType]bool{}
 	for _, c := range sampleCommands() {
 		payload := AppendCommand(nil, c)
 		var d Command
@@ -67,9 +67,7 @@ func TestCommandRoundTrip(t *testing.T) {
 		if c.Type == AddMessageCommand || c.Type == UpdateMessageCommand {
 			assert.Equal(t, c.Priority, d.Priority)
 		}
-		seen[c.Type] = true
 	}
-	assert.Len(t, seen, NumEntryTypes, "every entry type is exercised")
 }
 
 func TestLocalTxQuirk(t *testing.T) {
@@ -98,7 +96,7 @@ func TestDecodeErrors(t *testing.T) {
 		want    error
 	}{
 		{"empty", nil, ErrDecode},
-		{"unknown type", append([]byte{17}, good[1:]...), ErrUnknownCommand},
+		{"unknown type", append([]byte{NumEntryTypes}, good[1:]...), ErrUnknownCommand},
 		{"length past end", good[:len(good)-1], ErrDecode},
 		{"bad tag", []byte{1, 2, 0xFF, 0xFF}, ErrDecode},
 		{"wrong wire type", []byte{1, 2, 0x10, 1}, ErrDecode}, // field 2 (destination) as varint

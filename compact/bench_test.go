@@ -29,27 +29,27 @@ func benchStore(b *testing.B, n int) string {
 	}
 	for _, sub := range []string{"c1:s1", "c2:s2"} {
 		c := &codec.Command{Type: codec.SubscriptionCommand, Dest: tp, SubscriptionKey: []byte(sub), SubscriptionInfo: []byte{0, 0, 0, 1, 55}}
-		c.Fields = 1<<1 | 1<<2 | 1<<3 | 1<<4
+		c.Set(codec.FieldSubscriptionDestination, codec.FieldSubscriptionKey, codec.FieldSubscriptionRetroactive, codec.FieldSubscriptionInfo)
 		app(c)
 	}
 	for i := 0; i < n+n/2; i++ {
 		id := []byte(fmt.Sprintf("ID:bench-1:1:1:1:%d", i))
 		c := &codec.Command{Type: codec.AddMessageCommand, Dest: q, MessageID: id, Message: body, Priority: 4}
-		c.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6
+		c.Set(codec.FieldAddDestination, codec.FieldAddMessageID, codec.FieldAddMessage, codec.FieldAddPriority, codec.FieldAddPrioritySupported)
 		app(c)
 		if i%3 == 2 {
 			r := &codec.Command{Type: codec.RemoveMessageCommand, Dest: q, MessageID: id, Ack: body[:64]}
-			r.Fields = 1<<2 | 1<<3 | 1<<4
+			r.Set(codec.FieldRemoveDestination, codec.FieldRemoveMessageID, codec.FieldRemoveAck)
 			app(r)
 		}
 	}
 	for i := 0; i < n/4; i++ {
 		id := []byte(fmt.Sprintf("ID:bench-2:1:1:1:%d", i))
 		c := &codec.Command{Type: codec.AddMessageCommand, Dest: tp, MessageID: id, Message: body, Priority: 4}
-		c.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6
+		c.Set(codec.FieldAddDestination, codec.FieldAddMessageID, codec.FieldAddMessage, codec.FieldAddPriority, codec.FieldAddPrioritySupported)
 		app(c)
 		r := &codec.Command{Type: codec.RemoveMessageCommand, Dest: tp, MessageID: id, Ack: []byte{}, SubscriptionKey: []byte([]string{"c1:s1", "c2:s2"}[i%2])}
-		r.Fields = 1<<2 | 1<<3 | 1<<4 | 1<<5
+		r.Set(codec.FieldRemoveDestination, codec.FieldRemoveMessageID, codec.FieldRemoveAck, codec.FieldRemoveSubscriptionKey)
 		app(r)
 	}
 	if err := w.Close(); err != nil {

@@ -384,7 +384,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 				return err
 			}
 		case itemRemoveDest:
-			c = codec.Command{Type: codec.RemoveDestinationCommand, Dest: it.removed, Fields: 1 << 1}
+			c = *codec.NewRemoveDestinationCommand(it.removed)
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
 			}
@@ -398,11 +398,11 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			scratch = append(append(append(scratch[:0], it.dest.Name...), id...), sub...)
 			name, rest := scratch[:len(it.dest.Name)], scratch[len(it.dest.Name):]
 			c = codec.Command{Type: codec.RemoveMessageCommand, Dest: codec.NewDestination(it.dest.Type, name),
-				MessageID: rest[:len(id)], Fields: 1<<codec.FieldRemoveDestination | 1<<codec.FieldRemoveMessageID}
+				MessageID: rest[:len(id)]}
+			c.Set(codec.FieldRemoveDestination, codec.FieldRemoveMessageID)
 			if it.kind == itemAck {
 				c.Ack, c.SubscriptionKey = rest[len(id):len(id)], rest[len(id):]
-				c.Set(codec.FieldRemoveAck)
-				c.Set(codec.FieldRemoveSubscriptionKey)
+				c.Set(codec.FieldRemoveAck, codec.FieldRemoveSubscriptionKey)
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err

@@ -27,8 +27,7 @@ func sourceStore(t *testing.T, n int) (*codec.Store, []codec.Location, [][]byte)
 		if i%97 == 5 {
 			size = prefetchBufBytes + rng.Intn(prefetchBufBytes) // a buffer of its own
 		}
-		c := &codec.Command{Type: codec.TraceCommand, Text: bytes.Repeat([]byte{byte(i), byte(i >> 8)}, size/2+1)}
-		c.Set(1)
+		c := codec.NewTraceCommand(bytes.Repeat([]byte{byte(i), byte(i >> 8)}, size/2+1))
 		loc, err := w.AppendCommand(c)
 		require.NoError(t, err)
 		locs = append(locs, loc)

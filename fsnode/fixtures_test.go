@@ -25,7 +25,7 @@ func replay(t testing.TB, dir string, maxFileLength int64) *refgraph.Graph {
 	t.Helper()
 	l, err := store.Locate(dir)
 	require.NoError(t, err)
-	ro := store.ReplayOptions(l, storeOptions(dir, &mountState{logger: quietOpts(t).Logger}, Options{MaxFileLength: maxFileLength}))
+	ro := store.ReplayOptions(l, storeOptions(dir, &mountState{logger: quietOpts(t).Logger}, Options{Options: store.Options{MaxFileLength: maxFileLength}}))
 	g, err := refgraph.Load(l.Journal, ro, codec.ReadOptions{})
 	require.NoError(t, err)
 	return g

@@ -18,7 +18,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/kahafs/kahafs/codec"
-	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
 )
 
 // Errors a mount can fail with before anything is served. They wrap the
@@ -33,32 +33,23 @@ var (
 
 // Options configure an FS.
 type Options struct {
+	// Options say how the store is analysed, as for `kahafs holders`
+	// (store.Open: the journalMaxFileLength, read off the store when zero
+	// (Snapshot.MaxFileLength says which), --running, --no-index,
+	// checksums, the analysis cache, progress). The tree lists every
+	// finished transaction: KeepCompleted is not used. Index problems
+	// (IndexProblem nil) and the cache's warnings (Cache.Logf nil) are
+	// logged to Logger.
+	store.Options
 	// AllowOther lets other users see the mount (FUSE allow_other; needs
 	// user_allow_other in /etc/fuse.conf unless root). Off by default:
 	// only the mounting user can enter the tree.
 	AllowOther bool
 	// UID and GID own every node; zero means the calling process's.
 	UID, GID uint32
-	// SkipChecksums reads without verifying batch checksums.
-	SkipChecksums bool
-	// MaxFileLength is the broker's journalMaxFileLength, which the
-	// prediction of its next cleanup depends on; zero means read off the
-	// store, as `kahafs holders` does without --max-file-length
-	// (replaycache.LoadMaxFileLength): Snapshot.MaxFileLength says which.
-	MaxFileLength int64
-	// Running predicts the next periodic cleanup of a broker running on
-	// the store now, instead of the first cleanup of a broker started on
-	// it (as `kahafs holders --running`).
-	Running bool
-	// NoIndex ignores db.data, as a broker whose index was deleted does
-	// (as `kahafs holders --no-index`).
-	NoIndex bool
 	// Logger receives errors that reach the kernel as EIO/ENOENT and
 	// refresh failures; nil means log.Default().
 	Logger *log.Logger
-	// Progress, if set, is called while a store is read with the bytes of
-	// the data files read so far and in total.
-	Progress func(done, total int64)
 	// Debug logs every FUSE request.
 	Debug bool
 	// Control, when set, adds a writable `control` file at the root (the
@@ -80,12 +71,6 @@ type Options struct {
 	// kernel drops nodes when memory runs short; every directory is
 	// looked up whole).
 	KernelCache int
-	// Cache, when set, keeps the analysis of the store in a cache file
-	// outside it (package replaycache): a mount of an unchanged store
-	// reads no journal, a refresh of one that grew reads only what was
-	// appended. Nil: the store is read in full every time. Its Logf and
-	// Progress default to Logger and Progress.
-	Cache *replaycache.Options
 }
 
 // mountState is what every node of every snapshot shares.

@@ -41,28 +41,20 @@ func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error
 }
 
 // storeOptions are the analysis options of the mount: those of `kahafs
-// holders`, and in addition every finished transaction is kept (the tree
-// lists them all). Problems with the index and the cache are logged.
+// holders` (Options.Options), and in addition every finished transaction
+// is kept (the tree lists them all). Problems with the index and the
+// cache are logged unless the options say otherwise.
 func storeOptions(dir string, m *mountState, opts Options) store.Options {
-	so := store.Options{
-		MaxFileLength: opts.MaxFileLength,
-		Running:       opts.Running,
-		NoIndex:       opts.NoIndex,
-		SkipChecksums: opts.SkipChecksums,
-		KeepCompleted: -1,
-		Progress:      opts.Progress,
-		IndexProblem: func(err error) {
+	so := opts.Options
+	so.KeepCompleted = -1
+	if so.IndexProblem == nil {
+		so.IndexProblem = func(err error) {
 			m.logf("%s: index not used: %v", dir, err)
-		},
+		}
 	}
-	if opts.Cache != nil {
-		co := *opts.Cache
-		if co.Logf == nil {
-			co.Logf = m.logf
-		}
-		if co.Progress != nil {
-			so.Progress = co.Progress
-		}
+	if so.Cache != nil && so.Cache.Logf == nil {
+		co := *so.Cache
+		co.Logf = m.logf
 		so.Cache = &co
 	}
 	return so

@@ -597,7 +597,7 @@ func TestTornTail(t *testing.T) {
 	info, err := f.Stat()
 	require.NoError(t, err)
 	// Overwrite the EOF marker with the start of a batch that never ends.
-	rec := codec.AppendUserRecord(nil, codec.AppendCommand(nil, &codec.Command{Type: codec.TraceCommand, Text: []byte("torn"), Fields: 1 << 1}))
+	rec := codec.AppendUserRecord(nil, codec.AppendCommand(nil, codec.NewTraceCommand([]byte("torn"))))
 	batch := codec.AppendBatch(nil, rec, true)
 	_, err = f.WriteAt(batch[:len(batch)-3], info.Size()-int64(len(codec.EOFRecord)))
 	require.NoError(t, err)
@@ -670,7 +670,7 @@ func TestBigDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: 1 << 30, NoSync: true})
-	c := &codec.Command{Type: codec.TraceCommand, Fields: 1 << 1}
+	c := codec.NewTraceCommand(nil)
 	var locs []codec.Location
 	for i := 0; i < n; i++ {
 		c.Text = []byte(fmt.Sprintf("trace %d", i))
@@ -791,7 +791,7 @@ func TestLiveAppend(t *testing.T) {
 	require.NoError(t, err)
 	info, err := f.Stat()
 	require.NoError(t, err)
-	rec := codec.AppendUserRecord(nil, codec.AppendCommand(nil, &codec.Command{Type: codec.TraceCommand, Text: []byte("live"), Fields: 1 << 1}))
+	rec := codec.AppendUserRecord(nil, codec.AppendCommand(nil, codec.NewTraceCommand([]byte("live"))))
 	batch := append(codec.AppendBatch(nil, rec, true), codec.EOFRecord...)
 	_, err = f.WriteAt(batch, info.Size()-int64(len(codec.EOFRecord)))
 	require.NoError(t, err)

@@ -24,7 +24,7 @@ func traceStore(t testing.TB, n int) (string, []string) {
 	dir := filepath.Join(t.TempDir(), "store")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: 1 << 30, NoSync: true})
-	c := &codec.Command{Type: codec.TraceCommand, Fields: 1 << 1}
+	c := codec.NewTraceCommand(nil)
 	var names []string
 	for i := 0; i < n; i++ {
 		c.Text = []byte(fmt.Sprintf("trace %d", i))

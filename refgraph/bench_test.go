@@ -46,10 +46,7 @@ func benchStore(b *testing.B, total int64, live int) (dir string, messages int) 
 	for _, s := range subs {
 		c = codec.Command{Type: codec.SubscriptionCommand, Dest: dests[queues], SubscriptionKey: s,
 			SubscriptionInfo: subscriptionInfo(string(s[:2]), string(s[3:]), "BENCH.T", "")}
-		c.Set(1)
-		c.Set(2)
-		c.Set(3)
-		c.Set(4)
+		c.Set(codec.FieldSubscriptionDestination, codec.FieldSubscriptionKey, codec.FieldSubscriptionRetroactive, codec.FieldSubscriptionInfo)
 		put()
 	}
 	id := func(d, n int) []byte { return []byte(fmt.Sprintf("ID:bench-%d-1:1:1:%d", d, n)) }
@@ -61,16 +58,13 @@ func benchStore(b *testing.B, total int64, live int) (dir string, messages int) 
 			if n%100 == 0 {
 				tx = codec.NewLocalTx([]byte(fmt.Sprintf("ID:bench-tx-%d", d)), int64(n))
 				c.Tx = tx
-				c.Set(1)
+				c.Set(codec.FieldAddTransaction)
 			}
-			c.Set(2)
-			c.Set(3)
-			c.Set(4)
-			c.Set(5)
+			c.Set(codec.FieldAddDestination, codec.FieldAddMessageID, codec.FieldAddMessage, codec.FieldAddPriority)
 			put()
 			if n%100 == 0 {
 				c = codec.Command{Type: codec.CommitCommand, Tx: tx}
-				c.Set(1)
+				c.Set(codec.FieldTransaction)
 				put()
 			}
 			if k := n - window; k >= 1 && k <= perDest-live {
@@ -80,11 +74,9 @@ func benchStore(b *testing.B, total int64, live int) (dir string, messages int) 
 				}
 				for _, sk := range keys {
 					c = codec.Command{Type: codec.RemoveMessageCommand, Dest: dests[d], MessageID: id(d, k), Ack: acked, SubscriptionKey: sk}
-					c.Set(2)
-					c.Set(3)
-					c.Set(4)
+					c.Set(codec.FieldRemoveDestination, codec.FieldRemoveMessageID, codec.FieldRemoveAck)
 					if sk != nil {
-						c.Set(5)
+						c.Set(codec.FieldRemoveSubscriptionKey)
 					}
 					put()
 				}

@@ -25,28 +25,21 @@ func FuzzReplay(f *testing.F) {
 		return b
 	}
 	sub := codec.Command{Type: codec.SubscriptionCommand, Dest: topic("T"), SubscriptionKey: []byte("c:s"), SubscriptionInfo: subscriptionInfo("c", "s", "T", "")}
-	sub.Set(1)
-	sub.Set(2)
-	sub.Set(4)
+	sub.Set(codec.FieldSubscriptionDestination, codec.FieldSubscriptionKey, codec.FieldSubscriptionInfo)
 	add := codec.Command{Type: codec.AddMessageCommand, Dest: topic("T"), MessageID: []byte("ID:x:1:1:1:1"), Message: []byte{1, 2}, Priority: 4}
-	add.Set(2)
-	add.Set(3)
-	add.Set(4)
+	add.Set(codec.FieldAddDestination, codec.FieldAddMessageID, codec.FieldAddMessage)
 	qadd := add
 	qadd.Dest = queue("Q")
 	tx := codec.NewLocalTx([]byte("ID:c"), 1)
 	txadd := qadd
 	txadd.Tx = tx
-	txadd.Set(1)
+	txadd.Set(codec.FieldAddTransaction)
 	ack := codec.Command{Type: codec.RemoveMessageCommand, Dest: topic("T"), MessageID: []byte("ID:x:1:1:1:1"), SubscriptionKey: []byte("c:s")}
-	ack.Set(2)
-	ack.Set(3)
-	ack.Set(5)
+	ack.Set(codec.FieldRemoveDestination, codec.FieldRemoveMessageID, codec.FieldRemoveSubscriptionKey)
 	commit := codec.Command{Type: codec.CommitCommand, Tx: tx}
-	commit.Set(1)
+	commit.Set(codec.FieldTransaction)
 	unsub := codec.Command{Type: codec.SubscriptionCommand, Dest: topic("T"), SubscriptionKey: []byte("c:s")}
-	unsub.Set(1)
-	unsub.Set(2)
+	unsub.Set(codec.FieldSubscriptionDestination, codec.FieldSubscriptionKey)
 	f.Add(seed(&sub, &add, &qadd, &txadd, &ack, &commit, &unsub, &add))
 	f.Add(seed(&txadd, &txadd, &commit, &commit, &unsub, &sub, &sub, &ack, &ack))
 	f.Fuzz(func(t *testing.T, in []byte) {

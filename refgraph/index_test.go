@@ -91,7 +91,7 @@ func javaAckMapBlob(m map[int32][]int32) []byte {
 func (j *journal) ackMapRecord(m map[int32][]int32) codec.Location {
 	c := &j.c
 	*c = codec.Command{Type: codec.AckMessageFileMapCommand, Blob: javaAckMapBlob(m), Priority: 4, SkipIfSourceExists: true}
-	c.Set(1)
+	c.Set(codec.FieldBlob)
 	return j.put(c)
 }
 

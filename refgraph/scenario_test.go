@@ -328,7 +328,7 @@ func scenarios(t *testing.T) []scenario {
 // traceSize is the record size of a trace command with an n-byte message.
 func traceSize(n int) int {
 	c := codec.Command{Type: codec.TraceCommand, Text: make([]byte, n)}
-	c.Set(1)
+	c.Set(codec.FieldTraceMessage)
 	return len(codec.AppendCommand(nil, &c)) + codec.RecordHeaderSize
 }
 

@@ -165,19 +165,16 @@ func (j *journal) add(d codec.Destination, p producer, seq int64, o addOpt) code
 	}
 	if o.tx != nil {
 		c.Tx = *o.tx
-		c.Set(1)
+		c.Set(codec.FieldAddTransaction)
 	}
 	c.Dest = d
 	c.MessageID = []byte(p.key(seq))
 	c.Message = textMessage(p, seq, d.Type, string(d.Name), byte(o.prio))
 	c.Priority = o.prio
 	c.PrioritySupported = o.supported
-	c.Set(2)
-	c.Set(3)
-	c.Set(4)
-	c.Set(5)
+	c.Set(codec.FieldAddDestination, codec.FieldAddMessageID, codec.FieldAddMessage, codec.FieldAddPriority)
 	if o.supported {
-		c.Set(6)
+		c.Set(codec.FieldAddPrioritySupported)
 	}
 	if o.update {
 		c.Type = codec.UpdateMessageCommand
@@ -191,17 +188,15 @@ func (j *journal) ack(d codec.Destination, id string, sub string, tx *codec.TxID
 	*c = codec.Command{Type: codec.RemoveMessageCommand, Priority: 4, SkipIfSourceExists: true}
 	if tx != nil {
 		c.Tx = *tx
-		c.Set(1)
+		c.Set(codec.FieldRemoveTransaction)
 	}
 	c.Dest = d
 	c.MessageID = []byte(id)
 	c.Ack = ack
-	c.Set(2)
-	c.Set(3)
-	c.Set(4)
+	c.Set(codec.FieldRemoveDestination, codec.FieldRemoveMessageID, codec.FieldRemoveAck)
 	if sub != "" {
 		c.SubscriptionKey = []byte(sub)
-		c.Set(5)
+		c.Set(codec.FieldRemoveSubscriptionKey)
 	}
 	return j.put(c)
 }
@@ -212,10 +207,7 @@ func (j *journal) subscribe(tp string, client, name, selector string) codec.Loca
 	c.Dest = topic(tp)
 	c.SubscriptionKey = []byte(client + ":" + name)
 	c.SubscriptionInfo = subscriptionInfo(client, name, tp, selector)
-	c.Set(1)
-	c.Set(2)
-	c.Set(3)
-	c.Set(4)
+	c.Set(codec.FieldSubscriptionDestination, codec.FieldSubscriptionKey, codec.FieldSubscriptionRetroactive, codec.FieldSubscriptionInfo)
 	return j.put(c)
 }
 
@@ -224,38 +216,35 @@ func (j *journal) unsubscribe(tp string, key string) codec.Location {
 	*c = codec.Command{Type: codec.SubscriptionCommand, Priority: 4, SkipIfSourceExists: true}
 	c.Dest = topic(tp)
 	c.SubscriptionKey = []byte(key)
-	c.Set(1)
-	c.Set(2)
-	c.Set(3)
+	c.Set(codec.FieldSubscriptionDestination, codec.FieldSubscriptionKey, codec.FieldSubscriptionRetroactive)
 	return j.put(c)
 }
 
 func (j *journal) txCmd(t codec.EntryType, tx codec.TxID) codec.Location {
 	c := &j.c
 	*c = codec.Command{Type: t, Tx: tx, Priority: 4, SkipIfSourceExists: true}
-	c.Set(1)
+	c.Set(codec.FieldTransaction)
 	return j.put(c)
 }
 
 func (j *journal) removeDest(d codec.Destination) codec.Location {
 	c := &j.c
 	*c = codec.Command{Type: codec.RemoveDestinationCommand, Dest: d, Priority: 4, SkipIfSourceExists: true}
-	c.Set(1)
+	c.Set(codec.FieldRemoveDestinationDestination)
 	return j.put(c)
 }
 
 func (j *journal) trace(text string) codec.Location {
 	c := &j.c
 	*c = codec.Command{Type: codec.TraceCommand, Text: []byte(text), Priority: 4, SkipIfSourceExists: true}
-	c.Set(1)
+	c.Set(codec.FieldTraceMessage)
 	return j.put(c)
 }
 
 func (j *journal) rewritten(source int32) codec.Location {
 	c := &j.c
 	*c = codec.Command{Type: codec.RewrittenDataFileCommand, SourceDataFileID: source, RewriteType: 1, SkipIfSourceExists: true}
-	c.Set(1)
-	c.Set(2)
+	c.Set(codec.FieldRewrittenSource, codec.FieldRewrittenType)
 	return j.put(c)
 }
 

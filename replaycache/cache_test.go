@@ -3,7 +3,9 @@ package replaycache
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/binenc"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
 	"github.com/kahafs/kahafs/refgraph"
@@ -455,6 +458,7 @@ func TestCorruptCacheFile(t *testing.T) {
 		"foreign":   []byte("not a cache file at all, but long enough to have a header"),
 		"version":   faults.Put(good, len(magic), 0, 0, 0, 99),
 		"extended":  append(append([]byte(nil), good...), 0),
+		"commands":  otherCommandTypes(t, good),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NoError(t, os.WriteFile(first.CacheFile, bad, 0o600))
@@ -468,6 +472,19 @@ func TestCorruptCacheFile(t *testing.T) {
 			assert.Equal(t, Hit, again.Outcome)
 		})
 	}
+}
+
+// otherCommandTypes is the cache file good as a kahafs that knows one
+// command type more would have written it (its checksum fixed).
+func otherCommandTypes(t *testing.T, good []byte) []byte {
+	payload := good[headerSize : len(good)-trailerSize]
+	r := binenc.NewReader(payload)
+	_, _, _ = r.String(), r.Bytes(), r.Varint() // store, variant, stat time
+	at := headerSize + len(payload) - r.Len()
+	require.Equal(t, uint64(codec.NumEntryTypes), r.Uvarint())
+	b := faults.Put(good, at, codec.NumEntryTypes+1) // a one-byte varint
+	binary.BigEndian.PutUint32(b[len(b)-trailerSize:], crc32.Checksum(b[headerSize:len(b)-trailerSize], castagnoli))
+	return b
 }
 
 // TestDamageRoundTrip: damage is reported the same on a hit, with the

@@ -17,7 +17,8 @@
 //	"KAHAFSRC" | uint32 version | uint64 payload length | payload | uint32 CRC-32C(payload)
 //
 //	payload (internal/binenc):
-//	  store path | options | time of the stat
+//	  store path | options | time of the stat | number of command types
+//	  (codec.NumEntryTypes)
 //	  per data file: id, device, inode, size, mtime, ctime (ns), racy flag,
 //	                 summary (size, allocated, end, records, batches,
 //	                 checksummed, damage), commands per entry type

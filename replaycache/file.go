@@ -18,8 +18,9 @@ import (
 const (
 	magic = "KAHAFSRC"
 	// cacheVersion: bump when the payload changes (refgraph's state has
-	// its own version inside).
-	cacheVersion = 1
+	// its own version inside; codec's set of command types is in the
+	// payload: see encode).
+	cacheVersion = 2
 	headerSize   = len(magic) + 4 + 8
 	trailerSize  = 4
 	// maxCacheFile bounds what is read of a cache file.
@@ -70,6 +71,9 @@ func (c *cacheData) encode() ([]byte, error) {
 	w.String(c.Store)
 	w.Bytes(c.Variant)
 	w.Varint(c.StatTime)
+	// A kahafs that knows other command types decodes the journal
+	// otherwise (and counts per type differently): its cache is foreign.
+	w.Uvarint(codec.NumEntryTypes)
 	w.Uvarint(uint64(len(c.Files)))
 	for _, f := range c.Files {
 		w.Varint(int64(f.ID))
@@ -128,6 +132,9 @@ func decode(b []byte, pathOf func(int32) string) (*cacheData, error) {
 	}
 	r := binenc.NewReader(payload)
 	c := &cacheData{Store: r.String(), Variant: r.Bytes(), StatTime: r.Varint()}
+	if n := r.Uvarint(); r.Err() == nil && n != codec.NumEntryTypes {
+		return nil, fmt.Errorf("%w (made knowing %d command types, not %d)", errForeign, n, codec.NumEntryTypes)
+	}
 	nf := r.Count(16)
 	if nf > 0 {
 		c.Files = make([]cachedFile, 0, nf)

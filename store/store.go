@@ -7,8 +7,9 @@
 //
 // The defaults of an analysis live here and nowhere else: what a zero
 // Options means (the length read off the store, the index used when it is
-// readable, the cache off). Every command of kahafs, the mount (fsnode)
-// and the compaction (compact) open their stores through this package.
+// readable, the cache off). Every command of kahafs, the mount (fsnode),
+// the compaction (compact), the differential test and the benchmark open
+// their stores through this package.
 //
 // A store can have children (mKahaDB keeps one KahaDB store per
 // destination filter, and a broker's job scheduler one more): Layout and

@@ -192,7 +192,7 @@ func appendTraceFile(t *testing.T, store string) int32 {
 	require.NoError(t, err)
 	next := st.Files[len(st.Files)-1].ID + 1
 	w := codec.NewJournalWriter(store, codec.WriterOptions{FirstID: next, NoSync: true})
-	_, err = w.AppendCommand(&codec.Command{Type: codec.TraceCommand, Text: []byte("hello"), Fields: 1 << 1})
+	_, err = w.AppendCommand(codec.NewTraceCommand([]byte("hello")))
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	return next

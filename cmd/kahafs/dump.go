@@ -93,7 +93,7 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 			if f.json {
 				p.text = codec.AppendCommandJSON(p.text, rec, c, jsonOpts)
 			} else {
-				line = appendCommandText(line[:0], rec, c)
+				line = codec.AppendCommandText(line[:0], rec, c)
 				p.text = appendSafe(p.text, line)
 			}
 			p.text = append(p.text, '\n')
@@ -131,53 +131,4 @@ func fileRange(files []codec.FileInfo) string {
 		return files[0].Name
 	}
 	return fmt.Sprintf("%s … %s (%d files)", files[0].Name, files[len(files)-1].Name, len(files))
-}
-
-// appendCommandText renders one command as a line of text.
-func appendCommandText(b []byte, rec codec.Record, c *codec.Command) []byte {
-	b = append(b, rec.Loc.String()...)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, int64(rec.Loc.Size), 10)
-	b = append(b, ' ')
-	b = append(b, c.Type.String()...)
-	if c.Dest.HasName || c.Dest.HasType {
-		b = append(b, ' ')
-		b = append(b, c.Dest.String()...)
-	}
-	switch c.Type {
-	case codec.TraceCommand:
-		b = append(b, ' ')
-		b = strconv.AppendQuote(b, string(c.Text))
-	case codec.AddMessageCommand, codec.UpdateMessageCommand:
-		b = append(b, " id="...)
-		b = append(b, c.MessageID...)
-		b = append(b, " priority="...)
-		b = strconv.AppendInt(b, int64(c.Priority), 10)
-		b = append(b, " bytes="...)
-		b = strconv.AppendInt(b, int64(len(c.Message)), 10)
-	case codec.RemoveMessageCommand:
-		b = append(b, " id="...)
-		b = append(b, c.MessageID...)
-		if c.HasSubscriptionKey() {
-			b = append(b, " sub="...)
-			b = append(b, c.SubscriptionKey...)
-		}
-	case codec.SubscriptionCommand:
-		b = append(b, " sub="...)
-		b = append(b, c.SubscriptionKey...)
-		if c.IsSubscriptionDelete() {
-			b = append(b, " delete"...)
-		}
-	case codec.RewrittenDataFileCommand:
-		b = append(b, " source="...)
-		b = append(b, codec.DataFileName(c.SourceDataFileID)...)
-	case codec.ProducerAuditCommand, codec.AckMessageFileMapCommand:
-		b = append(b, " bytes="...)
-		b = strconv.AppendInt(b, int64(len(c.Blob)), 10)
-	}
-	if c.Tx.Kind != codec.NoTx {
-		b = append(b, " tx="...)
-		b = append(b, c.Tx.String()...)
-	}
-	return b
 }

@@ -192,15 +192,9 @@ func lazyUnmount(mnt string) error {
 // command's.
 func treeOptions(a analysisFlags, logger *log.Logger, bar *progressBar) fsnode.Options {
 	ao := a.options(bar)
-	return fsnode.Options{
-		SkipChecksums: ao.SkipChecksums,
-		MaxFileLength: ao.MaxFileLength,
-		Running:       ao.Running,
-		NoIndex:       ao.NoIndex,
-		Logger:        logger,
-		Progress:      bar.reading,
-		Cache:         ao.Cache,
-	}
+	ao.Progress = bar.reading
+	ao.IndexProblem = nil // the tree logs them to logger
+	return fsnode.Options{Options: ao, Logger: logger}
 }
 
 // cacheNote tells in the ready and refreshed lines how the snapshot used

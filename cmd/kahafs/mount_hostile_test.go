@@ -135,7 +135,9 @@ func TestMountHostileNames(t *testing.T) {
 
 	store := brokertest.CopyStore(t, fx.StoreDir)
 	before := storeDigest(t, store)
-	fsys, err := fsnode.Open(store, fsnode.Options{MaxFileLength: int64(fx.Expected.MaxFileLength), Logger: log.New(testWriter{t}, "", 0)})
+	opts := fsnode.Options{Logger: log.New(testWriter{t}, "", 0)}
+	opts.MaxFileLength = int64(fx.Expected.MaxFileLength)
+	fsys, err := fsnode.Open(store, opts)
 	require.NoError(t, err)
 	mnt := filepath.Join(t.TempDir(), "mnt")
 	require.NoError(t, os.Mkdir(mnt, 0o755))

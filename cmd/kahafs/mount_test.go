@@ -177,7 +177,9 @@ func TestMountAgreesWithHolders(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal([]byte(out), &doc))
 
-			fsys, err := fsnode.Open(fx.StoreDir, fsnode.Options{MaxFileLength: int64(fx.Expected.MaxFileLength)})
+			var opts fsnode.Options
+			opts.MaxFileLength = int64(fx.Expected.MaxFileLength)
+			fsys, err := fsnode.Open(fx.StoreDir, opts)
 			require.NoError(t, err)
 			mnt := t.TempDir()
 			require.NoError(t, fsys.Mount(mnt))

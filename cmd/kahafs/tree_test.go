@@ -67,7 +67,9 @@ func TestTreeCLIAgreesWithMount(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fx := brokertest.Named(t, name)
 			mfl := itoa(int32(fx.Expected.MaxFileLength))
-			fsys, err := fsnode.Open(fx.StoreDir, fsnode.Options{MaxFileLength: int64(fx.Expected.MaxFileLength)})
+			var opts fsnode.Options
+			opts.MaxFileLength = int64(fx.Expected.MaxFileLength)
+			fsys, err := fsnode.Open(fx.StoreDir, opts)
 			require.NoError(t, err)
 			mnt := t.TempDir()
 			require.NoError(t, fsys.Mount(mnt))

@@ -6,32 +6,39 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/internal/faults"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/store"
 )
 
-// LoadGraph replays store the way `kahafs holders` and the mount do
-// (refgraph.StoreOptions, then refgraph.Load), with the index metadata
-// when useIndex and db.data is there, and keeps every finished
-// transaction, as the mount does. Index problems are returned as notes.
-func LoadGraph(store string, useIndex bool, maxLen int64) (*refgraph.Graph, []string, error) {
-	st, err := codec.OpenStore(store)
+// Analyse analyses the store in dir the way `kahafs holders` and the
+// mount do (store.Open, the cache off), with the index metadata when
+// useIndex and db.data is there, and keeps every finished transaction, as
+// the mount does. Index problems are returned as notes.
+func Analyse(dir string, useIndex bool, maxLen int64) (*store.Analysis, []string, error) {
+	l, err := store.Locate(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	var notes []string
-	opts := refgraph.StoreOptions(st, useIndex, func(err error) {
-		notes = append(notes, fmt.Sprintf("index not used: %v", err))
-	})
-	opts.MaxFileLength = maxLen
-	opts.KeepCompleted = -1
-	g, err := refgraph.Load(st, opts, codec.ReadOptions{})
+	a, err := store.Analyse(l, store.Options{MaxFileLength: maxLen, NoIndex: !useIndex, KeepCompleted: -1,
+		IndexProblem: func(err error) {
+			notes = append(notes, fmt.Sprintf("index not used: %v", err))
+		}})
 	if err != nil {
-		return nil, notes, fmt.Errorf("replay %s: %w", store, err)
+		return nil, notes, fmt.Errorf("replay %s: %w", dir, err)
 	}
-	return g, notes, nil
+	return a, notes, nil
+}
+
+// LoadGraph is the replay graph of Analyse.
+func LoadGraph(dir string, useIndex bool, maxLen int64) (*refgraph.Graph, []string, error) {
+	a, notes, err := Analyse(dir, useIndex, maxLen)
+	if err != nil {
+		return nil, notes, err
+	}
+	return a.Graph, notes, nil
 }
 
 // compactionNow is the time the compaction names its backup with.

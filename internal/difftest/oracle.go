@@ -18,9 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/store"
 )
 
 // Time limits of the Java tools (each also bounds itself).
@@ -320,12 +320,12 @@ func ensureInspect(ctx context.Context, c Config, wdir, dir string, w *Workload,
 // journalHash hashes the names and contents of a store's data files (the
 // key of a compacted store's cached view).
 func journalHash(dir string) (string, error) {
-	st, err := codec.OpenStore(dir)
+	l, err := store.Locate(dir)
 	if err != nil {
 		return "", err
 	}
 	h := sha256.New()
-	for _, f := range st.Files {
+	for _, f := range l.Journal.Files {
 		fh, err := os.Open(f.Path)
 		if err != nil {
 			return "", err

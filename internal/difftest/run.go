@@ -9,9 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/deliver"
-	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/refgraph"
 )
 
@@ -118,15 +116,14 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 	for _, index := range []bool{true, false} {
 		var err error
 		_ = step("kahafs "+indexName(index), func() (bool, error) {
-			var g *refgraph.Graph
-			var notes []string
-			g, notes, err = LoadGraph(store, index, maxLen)
+			a, notes, aerr := Analyse(store, index, maxLen)
 			for _, n := range notes {
 				r.Notes = append(r.Notes, "kahafs "+indexName(index)+": "+n)
 			}
-			if err != nil {
+			if err = aerr; err != nil {
 				return false, err
 			}
+			g := a.Graph
 			view := ViewIndex
 			if !index {
 				view = ViewNoIndex
@@ -142,15 +139,13 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 			}
 			if views[index] != nil {
 				// the tree lists what the selector lets through (package deliver)
-				if st, err := codec.OpenStore(store); err == nil {
-					read, ver := deliver.StoreReader(st), kahaindex.StoreOpenWireVersion(store)
-					in.delivered = func(s *refgraph.Subscription) []*refgraph.Message {
-						d, _, err := deliver.Subscription(s, read, ver)
-						if err != nil {
-							r.Notes = append(r.Notes, "kahafs: "+err.Error())
-						}
-						return d
+				read, ver := deliver.StoreReader(a.Journal()), a.OpenWireVersion
+				in.delivered = func(s *refgraph.Subscription) []*refgraph.Message {
+					d, _, err := deliver.Subscription(s, read, ver)
+					if err != nil {
+						r.Notes = append(r.Notes, "kahafs: "+err.Error())
 					}
+					return d
 				}
 				r.Findings = append(r.Findings, compareTree(view, g, views[index], views[!index], in)...)
 			}
