@@ -100,10 +100,17 @@ var _ fs.NodeOpendirHandler = (*dirNode)(nil)
 // dirNode) with a dirHandle.
 func (d *dirNode) OpendirHandle(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	h := &dirHandle{dir: d.EmbeddedInode().Operations(), s: d.snap}
+	var flags uint32
 	if td, ok := h.dir.(*tableDir); ok {
 		h.seen = td.lookups.Load()
+		if td.big {
+			// The kernel keeps the listing (the tree does not change):
+			// a second one is answered from its cache. Not for smaller
+			// directories, whose listings link their entries.
+			flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+		}
 	}
-	return h, 0, 0
+	return h, flags, 0
 }
 
 // call notes the request a call belongs to. A new one means the kernel
