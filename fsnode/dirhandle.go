@@ -25,7 +25,10 @@ import (
 //
 // A bigger directory (a DLQ's pending/ of a million entries) is listed by
 // name only: `ls` then costs the names (listStream makes them without
-// allocating), not a render, a node and a push per entry. A walk that
+// allocating), not a render, a node and a push per entry, in calls of up
+// to 1 MiB (about 4,000 entries; see tableDir.blksize) that the kernel
+// keeps (FOPEN_CACHE_DIR): a second listing asks nothing while the
+// kernel keeps the pages. A walk that
 // reads it pays a LOOKUP and a READ per file instead, rendered ahead of
 // its lookups (lookAhead): grep -r (gnulib's fts) lists a directory to
 // its end before it reads a file, and reads one of more than 10,000
