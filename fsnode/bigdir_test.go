@@ -326,3 +326,50 @@ func TestBigDirectorySizes(t *testing.T) {
 		require.Equal(t, ents[i].Name(), again[i].Name())
 	}
 }
+
+// TestCachedListingLinksAfterLookups: a big directory listed once is
+// listed again from the kernel's cache (FOPEN_CACHE_DIR: nothing asked);
+// a LOOKUP in it drops that cache, so that the next calls of a walk
+// that reads as it lists (grep -r after an ls) come here and link their
+// entries, as without the cache.
+func TestCachedListingLinksAfterLookups(t *testing.T) {
+	const n = 3000
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 4096 // link limit 3072 < 6000 entries
+	fsys, mnt := mountStore(t, dir, opts)
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	names, err := os.ReadDir(pending) // fills the kernel's cache
+	require.NoError(t, err)
+	require.Len(t, names, 2*n)
+	root := fsys.root.EmbeddedInode()
+	node := root
+	for _, c := range []string{"by-destination", "queue", bigQueue, "pending"} {
+		node = node.GetChild(c)
+		require.NotNil(t, node, c)
+	}
+	td := node.Operations().(*tableDir)
+
+	fd, err := syscall.Open(pending, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	assert.True(t, td.cached.Load(), "opened with FOPEN_CACHE_DIR")
+	buf := make([]byte, 8192)
+	list := func() []string {
+		k, err := syscall.Getdents(fd, buf)
+		require.NoError(t, err)
+		require.Positive(t, k)
+		_, _, names := syscall.ParseDirent(buf[:k], -1, nil)
+		return names
+	}
+	first := list()
+	require.Zero(t, liveNodes(root, false), "listed by name")
+
+	_, err = os.Lstat(filepath.Join(pending, first[0])) // a LOOKUP
+	require.NoError(t, err)
+	td.uncaching.Wait()
+	assert.False(t, td.cached.Load())
+	require.Equal(t, 1, liveNodes(root, false))
+	next := list()
+	assert.Equal(t, 1+len(next), liveNodes(root, false), "the call after a lookup is answered here and links its entries")
+}

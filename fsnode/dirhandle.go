@@ -111,6 +111,7 @@ func (d *dirNode) OpendirHandle(context.Context, uint32) (fs.FileHandle, uint32,
 			// a second one is answered from its cache. Not for smaller
 			// directories, whose listings link their entries.
 			flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+			td.cached.Store(true)
 		}
 	}
 	return h, flags, 0

@@ -98,6 +98,12 @@ type tableDir struct {
 	// big: the directory lists more entries than the link limit (see
 	// bigListing).
 	big bool
+	// cached: a big directory was opened with FOPEN_CACHE_DIR since the
+	// last LOOKUP in it, so the kernel may answer listings from its
+	// cache (see uncache).
+	cached atomic.Bool
+	// uncaching: the invalidation uncache started is under way.
+	uncaching sync.WaitGroup
 }
 
 func newTableDir(s *Snapshot, open func() (dirTable, error)) *tableDir {
@@ -136,6 +142,27 @@ func (d *tableDir) blksize(out *fuse.Attr) {
 	}
 }
 
+// uncache drops the kernel's cache of a big directory's listing at the
+// first LOOKUP in it since it was opened with FOPEN_CACHE_DIR: a walk that
+// looks entries up is reading the directory (grep -r after an ls), and its
+// next READDIRPLUS calls, which the cache would answer, are to come here
+// and link their entries (see dirHandle.linking; gnulib's fts lists a big
+// directory in batches of 100,000 entries and reads each batch before it
+// lists the next). On a goroutine: the kernel may hold the directory
+// while the LOOKUP is answered.
+func (d *tableDir) uncache() {
+	if !d.big || !d.cached.CompareAndSwap(true, false) {
+		return
+	}
+	n := d.EmbeddedInode()
+	d.uncaching.Add(1)
+	go func() {
+		defer d.uncaching.Done()
+		// ENOENT: the kernel forgot the directory meanwhile.
+		_ = n.NotifyContent(0, 0)
+	}()
+}
+
 // bigListing reports whether a directory of n entries is past the link
 // limit: listed by name only (see dirHandle), in large replies the
 // kernel keeps (FOPEN_CACHE_DIR: a second listing asks nothing).
@@ -161,6 +188,7 @@ var _ fs.NodeLookuper = (*tableDir)(nil)
 // listed by name) are rendered ahead (see lookAhead).
 func (d *tableDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	d.lookups.Add(1)
+	d.uncache()
 	n, errno := d.lookup(ctx, name, out)
 	if errno == 0 && !n.IsDir() {
 		if tab, _ := d.table(); tab != nil {
