@@ -81,7 +81,8 @@ func NewIDIndex(g *Graph) *IDIndex {
 }
 
 // Lookup returns the held messages whose id is id, in destination order
-// (Graph.Destinations) and, within a destination, in Messages order.
+// (Graph.Destinations) and, within a destination, in Messages order; nil
+// when none is.
 func (x *IDIndex) Lookup(id string) []MessageRef {
 	if len(x.slots) == 0 {
 		return nil
@@ -97,6 +98,9 @@ func (x *IDIndex) Lookup(id string) []MessageRef {
 		if x.ref(pos).Message().HasID(id) {
 			found = append(found, pos)
 		}
+	}
+	if len(found) == 0 {
+		return nil
 	}
 	sort.Ints(found)
 	out := make([]MessageRef, len(found))
