@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"testing"
 	"time"
@@ -270,4 +271,105 @@ func TestLookAhead(t *testing.T) {
 		assert.True(t, rendered(i), "%s rendered ahead", list[i].Name)
 		assert.False(t, rendered(i+1), "%s not rendered", list[i+1].Name)
 	}
+}
+
+// TestBigDirectorySizes: in a pending/ past the link limit, listed by name
+// only and then read file by file in inode order (as grep -r does), the
+// size stat reports for every file is the number of bytes read, and the
+// content is the FUSE-free tree's. The directory reports a 1 MiB block
+// size (the listing buffer; see tableDir.blksize), a small one does not.
+func TestBigDirectorySizes(t *testing.T) {
+	const n = 1500 // 3000 entries
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 1024 // link limit 768
+	fsys, mnt := mountStore(t, dir, opts)
+	rel := "by-destination/queue/" + bigQueue + "/pending"
+	pending := filepath.Join(mnt, rel)
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Stat(pending, &st))
+	assert.EqualValues(t, bigListBlock, st.Blksize, "a big directory's block size")
+	require.NoError(t, syscall.Stat(filepath.Dir(pending), &st))
+	assert.EqualValues(t, 4096, st.Blksize, "a small directory's block size")
+
+	ents, err := os.ReadDir(pending)
+	require.NoError(t, err)
+	require.Len(t, ents, 2*n)
+	type file struct {
+		name string
+		ino  uint64
+	}
+	var files []file
+	for _, e := range ents {
+		info, err := e.Info() // a LOOKUP: not linked by the listing
+		require.NoError(t, err)
+		files = append(files, file{e.Name(), info.Sys().(*syscall.Stat_t).Ino})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].ino < files[j].ino })
+	s := fsys.Snapshot()
+	for _, f := range files {
+		p := filepath.Join(pending, f.name)
+		info, err := os.Stat(p)
+		require.NoError(t, err)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.EqualValues(t, info.Size(), len(b), "%s: stat size against bytes read", f.name)
+		want, err := s.ReadFile(rel + "/" + f.name)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(b), f.name)
+	}
+	// A second listing (answered by the kernel's cache) has the same names.
+	again, err := os.ReadDir(pending)
+	require.NoError(t, err)
+	require.Equal(t, len(ents), len(again))
+	for i := range ents {
+		require.Equal(t, ents[i].Name(), again[i].Name())
+	}
+}
+
+// TestCachedListingLinksAfterLookups: a big directory listed once is
+// listed again from the kernel's cache (FOPEN_CACHE_DIR: nothing asked);
+// a LOOKUP in it drops that cache, so that the next calls of a walk
+// that reads as it lists (grep -r after an ls) come here and link their
+// entries, as without the cache.
+func TestCachedListingLinksAfterLookups(t *testing.T) {
+	const n = 3000
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 4096 // link limit 3072 < 6000 entries
+	fsys, mnt := mountStore(t, dir, opts)
+	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	names, err := os.ReadDir(pending) // fills the kernel's cache
+	require.NoError(t, err)
+	require.Len(t, names, 2*n)
+	root := fsys.root.EmbeddedInode()
+	node := root
+	for _, c := range []string{"by-destination", "queue", bigQueue, "pending"} {
+		node = node.GetChild(c)
+		require.NotNil(t, node, c)
+	}
+	td := node.Operations().(*tableDir)
+
+	fd, err := syscall.Open(pending, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	assert.True(t, td.cached.Load(), "opened with FOPEN_CACHE_DIR")
+	buf := make([]byte, 8192)
+	list := func() []string {
+		k, err := syscall.Getdents(fd, buf)
+		require.NoError(t, err)
+		require.Positive(t, k)
+		_, _, names := syscall.ParseDirent(buf[:k], -1, nil)
+		return names
+	}
+	first := list()
+	require.Zero(t, liveNodes(root, false), "listed by name")
+
+	_, err = os.Lstat(filepath.Join(pending, first[0])) // a LOOKUP
+	require.NoError(t, err)
+	td.uncaching.Wait()
+	assert.False(t, td.cached.Load())
+	require.Equal(t, 1, liveNodes(root, false))
+	next := list()
+	assert.Equal(t, 1+len(next), liveNodes(root, false), "the call after a lookup is answered here and links its entries")
 }

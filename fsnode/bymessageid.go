@@ -80,14 +80,11 @@ func (s *Snapshot) messageIDDir(id string, paths []string, held *codec.Location)
 }
 
 // heldAt is the record of the message with the given id that the store
-// holds (its ADD or latest UPDATE), if any.
+// holds (its ADD or latest UPDATE), if any: the first in destination
+// order.
 func (s *Snapshot) heldAt(id string) (codec.Location, bool) {
-	for _, d := range s.graph.Destinations() {
-		for i := range d.Messages {
-			if m := &d.Messages[i]; m.HasID(id) {
-				return m.Loc, true
-			}
-		}
+	if refs := s.messageIndex().Lookup(id); len(refs) > 0 {
+		return refs[0].Message().Loc, true
 	}
 	return codec.Location{}, false
 }

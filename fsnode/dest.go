@@ -108,7 +108,7 @@ func (s *Snapshot) destinationTable(d *refgraph.Destination) fixed {
 		textOf(nameStats, destIno(d, nameStats), func() ([]byte, error) { return s.renderDestStats(d) }),
 		// a queue: what a restarted broker delivers, in order; a topic:
 		// every message some durable subscription still needs
-		dirOf(namePending, destIno(d, namePending), func() (dirTable, error) {
+		listOf(namePending, destIno(d, namePending), 2*pendingLen(d), func() (dirTable, error) {
 			if d.IsTopic() {
 				msgs := d.Messages
 				return &messageList{n: len(msgs), msg: func(i int) *refgraph.Message { return &msgs[i] }}, nil
@@ -123,6 +123,14 @@ func (s *Snapshot) destinationTable(d *refgraph.Destination) fixed {
 		}))
 	}
 	return append(ms, dirOf(nameInDoubt, destIno(d, nameInDoubt), func() (dirTable, error) { return messagesOf(d.InDoubt()), nil }))
+}
+
+// pendingLen is how many messages d's pending/ lists.
+func pendingLen(d *refgraph.Destination) int {
+	if d.IsTopic() {
+		return len(d.Messages)
+	}
+	return d.NumPending()
 }
 
 // subscriptions/: one directory per durable subscription of a topic, named
@@ -152,7 +160,8 @@ func (t subscriptionsTable) find(name string) (int, bool) { return t.names.find(
 func (s *Snapshot) subscriptionTable(sub *refgraph.Subscription) fixed {
 	return fixed{
 		textOf(nameInfo, subIno(sub, nameInfo), func() ([]byte, error) { return s.renderSubInfo(sub) }),
-		dirOf(namePending, subIno(sub, namePending), func() (dirTable, error) { return messagesOf(s.delivered(sub).delivered), nil }),
+		// (sub.NumPending: the count before a selector, a bound)
+		listOf(namePending, subIno(sub, namePending), 2*sub.NumPending(), func() (dirTable, error) { return messagesOf(s.delivered(sub).delivered), nil }),
 		dirOf(nameInDoubt, subIno(sub, nameInDoubt), func() (dirTable, error) { return messagesOf(sub.InDoubt()), nil }),
 	}
 }

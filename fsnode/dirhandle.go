@@ -25,7 +25,10 @@ import (
 //
 // A bigger directory (a DLQ's pending/ of a million entries) is listed by
 // name only: `ls` then costs the names (listStream makes them without
-// allocating), not a render, a node and a push per entry. A walk that
+// allocating), not a render, a node and a push per entry, in calls of up
+// to 1 MiB (about 4,000 entries; see tableDir.blksize) that the kernel
+// keeps (FOPEN_CACHE_DIR): a second listing asks nothing while the
+// kernel keeps the pages. A walk that
 // reads it pays a LOOKUP and a READ per file instead, rendered ahead of
 // its lookups (lookAhead): grep -r (gnulib's fts) lists a directory to
 // its end before it reads a file, and reads one of more than 10,000
@@ -100,10 +103,18 @@ var _ fs.NodeOpendirHandler = (*dirNode)(nil)
 // dirNode) with a dirHandle.
 func (d *dirNode) OpendirHandle(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	h := &dirHandle{dir: d.EmbeddedInode().Operations(), s: d.snap}
+	var flags uint32
 	if td, ok := h.dir.(*tableDir); ok {
 		h.seen = td.lookups.Load()
+		if td.big {
+			// The kernel keeps the listing (the tree does not change):
+			// a second one is answered from its cache. Not for smaller
+			// directories, whose listings link their entries.
+			flags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+			td.cached.Store(true)
+		}
 	}
-	return h, 0, 0
+	return h, flags, 0
 }
 
 // call notes the request a call belongs to. A new one means the kernel

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/deliver"
 	"github.com/kahafs/kahafs/refgraph"
 )
 
@@ -47,28 +49,12 @@ func (s *Snapshot) FindMessage(id string, opts FindOptions) ([]string, error) {
 // findMessage is FindMessage, and the record of the message as a pending/
 // or in-doubt/ entry shows it (nil if none does).
 func (s *Snapshot) findMessage(id string, opts FindOptions) ([]string, *codec.Location, error) {
-	// The commands that name the message, and their types.
+	// The commands that name the message, and their types; full: their
+	// locations with sizes.
 	cmds := map[codec.Location]codec.EntryType{}
-	var dests []string
-	var held *codec.Location
-	walkMessageLists(s.rootEntry(), nameByDestination, func(dir string, l *messageList) {
-		for i := 0; i < l.n; i++ {
-			m := l.msg(i)
-			if !m.HasID(id) {
-				continue
-			}
-			if held == nil {
-				held = &m.Loc
-			}
-			dests = append(dests, path.Join(dir, l.at(2*i).name), path.Join(dir, l.at(2*i+1).name))
-			typ := codec.AddMessageCommand
-			if m.Updated {
-				typ = codec.UpdateMessageCommand
-			}
-			cmds[locKey(m.Loc)] = typ
-		}
-	})
-	for _, t := range s.graph.Transactions() {
+	var full []codec.Location
+	dests, held := s.listedPaths(id, s.messageIndex().Lookup(id), cmds, &full)
+	for _, t := range s.graph.OpenTransactions() { // the others have no Ops
 		for _, op := range t.Ops {
 			if op.MessageID == id {
 				typ := codec.RemoveMessageCommand
@@ -76,6 +62,7 @@ func (s *Snapshot) findMessage(id string, opts FindOptions) ([]string, *codec.Lo
 					typ = codec.AddMessageCommand
 				}
 				cmds[locKey(op.Loc)] = typ
+				full = append(full, op.Loc)
 			}
 		}
 	}
@@ -104,7 +91,7 @@ func (s *Snapshot) findMessage(id string, opts FindOptions) ([]string, *codec.Lo
 		}
 	}
 	out = append(out, dests...)
-	txs, err := s.findInTransactions(id, cmds)
+	txs, err := s.findInTransactions(id, cmds, full, opts.Scan)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,30 +108,96 @@ func locKey(loc codec.Location) codec.Location {
 	return codec.Location{File: loc.File, Offset: loc.Offset}
 }
 
-// walkMessageLists calls fn with every message list (pending/, in-doubt/)
-// below the directory name of e, and its path; files are not rendered.
-func walkMessageLists(e entry, dir string, fn func(dir string, l *messageList)) {
-	t, ok := lookupDir(e, path.Base(dir))
-	if !ok {
-		return
+// messageIndex is the snapshot's index of held messages by id, made at
+// the first lookup.
+func (s *Snapshot) messageIndex() *refgraph.IDIndex {
+	s.ids.once.Do(func() { s.ids.x = refgraph.NewIDIndex(s.graph) })
+	return s.ids.x
+}
+
+// listedPaths returns the paths under by-destination/ of the entries that
+// list the messages refs (all with the given id), in tree order, and the
+// record of the first; it adds their commands to cmds (and full, with
+// sizes). A message a list does not show (a queue's message past its
+// drifted count) is not counted.
+func (s *Snapshot) listedPaths(id string, refs []refgraph.MessageRef, cmds map[codec.Location]codec.EntryType, full *[]codec.Location) ([]string, *codec.Location) {
+	if len(refs) == 0 {
+		return nil, nil
 	}
-	var walk func(dir string, t dirTable)
-	walk = func(dir string, t dirTable) {
-		if l, ok := t.(*messageList); ok {
-			fn(dir, l)
-			return
+	byDest := map[*refgraph.Destination][]int{}
+	for _, r := range refs {
+		byDest[r.Destination] = append(byDest[r.Destination], r.Index)
+	}
+	var out []string
+	var held *codec.Location
+	// list adds the entries of the messages ix of d in the list at dir,
+	// at the positions pos gives.
+	list := func(dir string, d *refgraph.Destination, ix []int, pos func(i int) (int, bool)) {
+		type at struct{ p, i int }
+		var found []at
+		for _, i := range ix {
+			if p, ok := pos(i); ok {
+				found = append(found, at{p, i})
+			}
 		}
-		for i := 0; i < t.len(); i++ {
-			c := t.at(i)
-			if !c.isDir() {
+		sort.Slice(found, func(a, b int) bool { return found[a].p < found[b].p })
+		for _, f := range found {
+			m := &d.Messages[f.i]
+			if held == nil {
+				held = &m.Loc
+			}
+			out = append(out, path.Join(dir, pendingName(f.p, id, false)), path.Join(dir, pendingName(f.p, id, true)))
+			typ := codec.AddMessageCommand
+			if m.Updated {
+				typ = codec.UpdateMessageCommand
+			}
+			cmds[locKey(m.Loc)] = typ
+			*full = append(*full, m.Loc)
+		}
+	}
+	for _, g := range s.destGroups() {
+		for k := 0; k < g.names.len(); k++ {
+			d := g.dests[g.names.order[k]]
+			ix, ok := byDest[d]
+			if !ok {
 				continue
 			}
-			if sub, err := c.sub(); err == nil {
-				walk(path.Join(dir, c.name), sub)
+			_, name := g.names.entry(k)
+			dir := path.Join(nameByDestination, g.typ.Scheme(), name)
+			if !d.IsTopic() {
+				list(path.Join(dir, namePending), d, ix, d.PendingIndex)
+				list(path.Join(dir, nameInDoubt), d, ix, d.InDoubtIndex)
+				continue
+			}
+			list(path.Join(dir, namePending), d, ix, func(i int) (int, bool) { return i, true })
+			subs := d.Subscriptions
+			names := newNameIndex(len(subs), func(i int) string { return subs[i].Key })
+			for k := 0; k < names.len(); k++ {
+				j, name := names.entry(k)
+				sub := subs[j]
+				sdir := path.Join(dir, nameSubscriptions, name)
+				list(path.Join(sdir, namePending), d, ix, func(i int) (int, bool) { return s.deliveredIndex(sub, i) })
+				list(path.Join(sdir, nameInDoubt), d, ix, sub.InDoubtIndex)
 			}
 		}
 	}
-	walk(dir, t)
+	return out, held
+}
+
+// deliveredIndex returns the position of the topic's message
+// Destination.Messages[i] in sub's pending/ (Snapshot.delivered), if it
+// is there.
+func (s *Snapshot) deliveredIndex(sub *refgraph.Subscription, i int) (int, bool) {
+	if !sub.HasSelector && deliver.Reaches(sub) {
+		return sub.PendingIndex(i)
+	}
+	m := &sub.Destination.Messages[i]
+	for k, d := range s.delivered(sub).delivered {
+		if d == m {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // lookupDir opens the directory called name in the directory e.
@@ -162,12 +215,53 @@ func lookupDir(e entry, name string) (dirTable, bool) {
 }
 
 // findInTransactions returns the paths under by-transaction/ of the
-// commands in cmds and of the in-doubt entries of the message.
-func (s *Snapshot) findInTransactions(id string, cmds map[codec.Location]codec.EntryType) ([]string, error) {
+// commands in cmds and of the in-doubt entries of the message. Without
+// scan the transactions that hold them are found through the records
+// (full: the commands of cmds with their sizes), each of which names its
+// transaction, and the prepared ones; with scan (or when a record cannot
+// be read) every transaction is searched.
+func (s *Snapshot) findInTransactions(id string, cmds map[codec.Location]codec.EntryType, full []codec.Location, scan bool) ([]string, error) {
+	var ids []string
+	all := scan
+	for _, loc := range full {
+		if all {
+			break
+		}
+		tx, err := s.recordTx(loc)
+		if err != nil {
+			all = true
+		} else if tx != "" {
+			ids = append(ids, tx)
+		}
+	}
+	for _, t := range s.graph.PreparedTransactions() {
+		if inDoubt(t, id) {
+			ids = append(ids, t.ID)
+		}
+	}
+	if !all && len(ids) == 0 {
+		return nil, nil
+	}
 	txs := s.graph.Transactions()
 	x := s.txIndex()
+	var ks []int
+	if all {
+		ks = make([]int, x.len())
+		for k := range ks {
+			ks[k] = k
+		}
+	} else {
+		for _, tx := range ids {
+			k := sort.Search(x.len(), func(k int) bool { return x.raw(int(x.order[k])) >= tx })
+			for ; k < x.len() && x.raw(int(x.order[k])) == tx; k++ {
+				ks = append(ks, k)
+			}
+		}
+		sort.Ints(ks)
+		ks = slices.Compact(ks)
+	}
 	var out []string
-	for k := 0; k < x.len(); k++ {
+	for _, k := range ks {
 		t := txs[x.order[k]]
 		if !holdsCommand(t, cmds) && !inDoubt(t, id) {
 			continue
@@ -201,6 +295,40 @@ func (s *Snapshot) findInTransactions(id string, cmds map[codec.Location]codec.E
 		}
 	}
 	return out, nil
+}
+
+// recordTx returns the id of the transaction the record at loc belongs
+// to ("": none), read from the journal.
+func (s *Snapshot) recordTx(loc codec.Location) (string, error) {
+	if loc.Size == 0 {
+		_, e, err := s.command(loc, false)
+		if err != nil {
+			return "", err
+		}
+		loc.Size = e.size
+	}
+	f := s.file(loc.File)
+	if f == nil {
+		return "", &codec.CorruptionError{File: codec.DataFileName(loc.File), FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrMissingFile}
+	}
+	fd, err := f.open()
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, loc.Size)
+	n, rerr := f.readRecord(fd, buf, recEntry{off: loc.Offset, size: loc.Size})
+	data, err := codec.RecordIn(f.info, loc, buf[:n], int64(loc.Offset), rerr)
+	if err != nil {
+		return "", err
+	}
+	var c codec.Command
+	if err := codec.DecodeRecord(f.info.Path, codec.Record{Loc: loc, Data: data}, &c); err != nil {
+		return "", err
+	}
+	if c.Tx.Kind == codec.NoTx {
+		return "", nil
+	}
+	return c.Tx.String(), nil
 }
 
 func holdsCommand(t *refgraph.Transaction, cmds map[codec.Location]codec.EntryType) bool {

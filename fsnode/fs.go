@@ -354,7 +354,11 @@ func (f *FS) Mount(mountpoint string) error {
 			// fusermount3 helper (a fork and exec, about 10 ms); anyone
 			// else falls back to the helper. "ro" is a flag of the
 			// mount there, as fusermount3 makes it.
-			DirectMount:      true,
+			DirectMount: true,
+			// Requests of up to 1 MiB (max_pages 256): a big
+			// directory is listed in READDIR calls of that size (see
+			// tableDir.blksize), a big body read in fewer calls.
+			MaxWrite:         bigListBlock,
 			DirectMountFlags: directFlags,
 			Debug:            f.opts.Debug,
 			Logger:           f.m.logger,

@@ -252,3 +252,44 @@ func BenchmarkFindMessage(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFindMessageStore: FindMessage on the store in
+// $KAHAFS_FIND_STORE (skipped without it; e.g. the bench's 2.5 GB
+// big-pending store): "first" is a lookup in a new snapshot (what
+// builds lazily is built), "next" one more lookup of another id.
+func BenchmarkFindMessageStore(b *testing.B) {
+	dir := os.Getenv("KAHAFS_FIND_STORE")
+	if dir == "" {
+		b.Skip("KAHAFS_FIND_STORE not set")
+	}
+	var ids []string
+	open := func() *Snapshot {
+		fsys, err := Open(dir, Options{Logger: quietOpts(b).Logger})
+		require.NoError(b, err)
+		return fsys.Snapshot()
+	}
+	s := open()
+	for _, d := range s.Graph().Destinations() {
+		for _, k := range []int{0, len(d.Messages) / 2, len(d.Messages) - 1} {
+			if k >= 0 && k < len(d.Messages) {
+				ids = append(ids, d.Messages[k].ID())
+			}
+		}
+	}
+	require.NotEmpty(b, ids)
+	b.Run("first", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			s := open()
+			b.StartTimer()
+			_, err := s.FindMessage(ids[i%len(ids)], FindOptions{})
+			require.NoError(b, err)
+		}
+	})
+	b.Run("next", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			_, err := s.FindMessage(ids[i%len(ids)], FindOptions{})
+			require.NoError(b, err)
+		}
+	})
+}

@@ -58,6 +58,14 @@ type Snapshot struct {
 	tn     txNames       // by-transaction names, lazy
 	sel    selected      // selector subscriptions' deliveries, lazy
 	recent recentRenders // commands rendered by lookups, for the reads that follow
+	ids    messageIDs    // held messages by id, lazy
+}
+
+// messageIDs is the index by-message-id/ and FindMessage look messages up
+// in, made at the first lookup.
+type messageIDs struct {
+	once sync.Once
+	x    *refgraph.IDIndex
 }
 
 // selected keeps, per durable subscription with a selector, what the

@@ -42,6 +42,10 @@ type entry struct {
 	// directory itself is: a listing of by-file/ does not index every
 	// data file.
 	sub func() (dirTable, error)
+	// entries is how many entries the directory lists, when known
+	// without opening it (0: not known, or few): a directory past the
+	// link limit is listed in large replies (see bigListing).
+	entries int
 	// text renders the file (textEntry).
 	text func() ([]byte, error)
 	// loc is the record of the command (cmdEntry); body: the file is
@@ -58,6 +62,11 @@ func textOf(name string, ino uint64, render func() ([]byte, error)) entry {
 
 func dirOf(name string, ino uint64, open func() (dirTable, error)) entry {
 	return entry{name: name, ino: ino, kind: dirEntry, sub: open}
+}
+
+// listOf is dirOf for a directory of n entries (a pending/ list).
+func listOf(name string, ino uint64, n int, open func() (dirTable, error)) entry {
+	return entry{name: name, ino: ino, kind: dirEntry, sub: open, entries: n}
 }
 
 // commandOf is the entry of the command at loc (with body, its message's

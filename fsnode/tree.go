@@ -95,6 +95,15 @@ type tableDir struct {
 	// lookups counts the LOOKUPs in the directory (not the entries a
 	// READDIRPLUS looks up): see dirHandle.linking.
 	lookups atomic.Int64
+	// big: the directory lists more entries than the link limit (see
+	// bigListing).
+	big bool
+	// cached: a big directory was opened with FOPEN_CACHE_DIR since the
+	// last LOOKUP in it, so the kernel may answer listings from its
+	// cache (see uncache).
+	cached atomic.Bool
+	// uncaching: the invalidation uncache started is under way.
+	uncaching sync.WaitGroup
 }
 
 func newTableDir(s *Snapshot, open func() (dirTable, error)) *tableDir {
@@ -107,6 +116,59 @@ func (d *tableDir) table() (dirTable, error) {
 		d.open = nil
 	})
 	return d.tab, d.err
+}
+
+var _ fs.NodeGetattrer = (*tableDir)(nil)
+
+func (d *tableDir) Getattr(_ context.Context, _ fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	d.snap.attr(&out.Attr, dirMode, 0)
+	d.blksize(&out.Attr)
+	return 0
+}
+
+// bigListBlock is the block size a big directory reports (see
+// bigListing): the largest listing buffer glibc takes the hint for, and
+// the largest request the kernel makes (FUSE's max_pages, 256 pages).
+const bigListBlock = 1 << 20
+
+// blksize sets the block size of the directory's attributes: glibc's
+// opendir sizes its getdents buffer by it (32 KiB to 1 MiB), and the
+// kernel (6.16 and later) asks for a listing in READDIR calls of that
+// size (up to max_pages): a listing of a million names then takes a few
+// hundred calls of about 4,000 entries instead of thousands of 150.
+func (d *tableDir) blksize(out *fuse.Attr) {
+	if d.big {
+		out.Blksize = bigListBlock
+	}
+}
+
+// uncache drops the kernel's cache of a big directory's listing at the
+// first LOOKUP in it since it was opened with FOPEN_CACHE_DIR: a walk that
+// looks entries up is reading the directory (grep -r after an ls), and its
+// next READDIRPLUS calls, which the cache would answer, are to come here
+// and link their entries (see dirHandle.linking; gnulib's fts lists a big
+// directory in batches of 100,000 entries and reads each batch before it
+// lists the next). On a goroutine: the kernel may hold the directory
+// while the LOOKUP is answered.
+func (d *tableDir) uncache() {
+	if !d.big || !d.cached.CompareAndSwap(true, false) {
+		return
+	}
+	n := d.EmbeddedInode()
+	d.uncaching.Add(1)
+	go func() {
+		defer d.uncaching.Done()
+		// ENOENT: the kernel forgot the directory meanwhile.
+		_ = n.NotifyContent(0, 0)
+	}()
+}
+
+// bigListing reports whether a directory of n entries is past the link
+// limit: listed by name only (see dirHandle), in large replies the
+// kernel keeps (FOPEN_CACHE_DIR: a second listing asks nothing).
+func (s *Snapshot) bigListing(n int) bool {
+	lim := s.linkLimit()
+	return lim > 0 && n > lim
 }
 
 var _ fs.NodeReaddirer = (*tableDir)(nil)
@@ -126,6 +188,7 @@ var _ fs.NodeLookuper = (*tableDir)(nil)
 // listed by name) are rendered ahead (see lookAhead).
 func (d *tableDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	d.lookups.Add(1)
+	d.uncache()
 	n, errno := d.lookup(ctx, name, out)
 	if errno == 0 && !n.IsDir() {
 		if tab, _ := d.table(); tab != nil {
@@ -162,7 +225,11 @@ func (s *Snapshot) lookupIn(ctx context.Context, parent *fs.Inode, t dirTable, n
 	}
 	switch e.kind {
 	case dirEntry:
-		return newDir(ctx, parent, name, s, newTableDir(s, e.sub), e.ino, out), 0
+		d := newTableDir(s, e.sub)
+		d.big = s.bigListing(e.entries)
+		n := newDir(ctx, parent, name, s, d, e.ino, out)
+		d.blksize(&out.Attr)
+		return n, 0
 	case textEntry:
 		return newTextFile(ctx, parent, name, s, e.ino, e.text, out)
 	default:

@@ -1,0 +1,219 @@
+package fsnode
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The lookup by message id as it was before the id index (every message
+// list and every transaction searched): the oracle the indexed lookup is
+// checked against (TestFindMessageIndexed).
+
+// findMessage is FindMessage, and the record of the message as a pending/
+// or in-doubt/ entry shows it (nil if none does).
+func (s *Snapshot) findMessageWalk(id string, opts FindOptions) ([]string, *codec.Location, error) {
+	// The commands that name the message, and their types.
+	cmds := map[codec.Location]codec.EntryType{}
+	var dests []string
+	var held *codec.Location
+	walkMessageLists(s.rootEntry(), nameByDestination, func(dir string, l *messageList) {
+		for i := 0; i < l.n; i++ {
+			m := l.msg(i)
+			if !m.HasID(id) {
+				continue
+			}
+			if held == nil {
+				held = &m.Loc
+			}
+			dests = append(dests, path.Join(dir, l.at(2*i).name), path.Join(dir, l.at(2*i+1).name))
+			typ := codec.AddMessageCommand
+			if m.Updated {
+				typ = codec.UpdateMessageCommand
+			}
+			cmds[locKey(m.Loc)] = typ
+		}
+	})
+	for _, t := range s.graph.Transactions() {
+		for _, op := range t.Ops {
+			if op.MessageID == id {
+				typ := codec.RemoveMessageCommand
+				if op.Add {
+					typ = codec.AddMessageCommand
+				}
+				cmds[locKey(op.Loc)] = typ
+			}
+		}
+	}
+	if opts.Scan {
+		if err := s.scanMessage(id, cmds); err != nil {
+			return nil, nil, err
+		}
+	}
+	locs := make([]codec.Location, 0, len(cmds))
+	for loc := range cmds {
+		locs = append(locs, loc)
+	}
+	sort.Slice(locs, func(i, j int) bool { return locs[i].Less(locs[j]) })
+
+	var out []string
+	for _, loc := range locs {
+		f := s.file(loc.File)
+		if f == nil {
+			continue
+		}
+		e := recEntry{off: loc.Offset, typ: cmds[loc]}
+		dir := path.Join(nameByFile, f.info.Name)
+		out = append(out, path.Join(dir, commandName(e, false)))
+		if hasBody(e.typ) {
+			out = append(out, path.Join(dir, commandName(e, true)))
+		}
+	}
+	out = append(out, dests...)
+	txs, err := s.findInTransactionsWalk(id, cmds)
+	if err != nil {
+		return nil, nil, err
+	}
+	out = append(out, txs...)
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("%w: no path of the tree shows %s", ErrNoMessage, id)
+	}
+	return out, held, nil
+}
+
+// findInTransactions returns the paths under by-transaction/ of the
+// commands in cmds and of the in-doubt entries of the message.
+func (s *Snapshot) findInTransactionsWalk(id string, cmds map[codec.Location]codec.EntryType) ([]string, error) {
+	txs := s.graph.Transactions()
+	x := s.txIndex()
+	var out []string
+	for k := 0; k < x.len(); k++ {
+		t := txs[x.order[k]]
+		if !holdsCommand(t, cmds) && !inDoubt(t, id) {
+			continue
+		}
+		_, name := x.entry(k)
+		dir := path.Join(nameByTransaction, name)
+		tab, err := s.transactionTable(t)
+		if err != nil {
+			return nil, err
+		}
+		for c, loc := range t.Commands {
+			if _, ok := cmds[locKey(loc)]; !ok {
+				continue
+			}
+			i := len(tab.members) + int(tab.first[c])
+			out = append(out, path.Join(dir, tab.at(i).name))
+			if hasBody(tab.types[c]) {
+				out = append(out, path.Join(dir, tab.at(i+1).name))
+			}
+		}
+		if j, ok := tab.members.find(nameInDoubt); ok {
+			if l, err := tab.members[j].sub(); err == nil {
+				ml := l.(*messageList)
+				for i := 0; i < ml.n; i++ {
+					if ml.msg(i).HasID(id) {
+						d := path.Join(dir, nameInDoubt)
+						out = append(out, path.Join(d, ml.at(2*i).name), path.Join(d, ml.at(2*i+1).name))
+					}
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// heldAt is the record of the message with the given id that the store
+// holds (its ADD or latest UPDATE), if any.
+func (s *Snapshot) heldAtWalk(id string) (codec.Location, bool) {
+	for _, d := range s.graph.Destinations() {
+		for i := range d.Messages {
+			if m := &d.Messages[i]; m.HasID(id) {
+				return m.Loc, true
+			}
+		}
+	}
+	return codec.Location{}, false
+}
+
+// walkMessageLists calls fn with every message list (pending/, in-doubt/)
+// below the directory name of e, and its path; files are not rendered.
+func walkMessageLists(e entry, dir string, fn func(dir string, l *messageList)) {
+	t, ok := lookupDir(e, path.Base(dir))
+	if !ok {
+		return
+	}
+	var walk func(dir string, t dirTable)
+	walk = func(dir string, t dirTable) {
+		if l, ok := t.(*messageList); ok {
+			fn(dir, l)
+			return
+		}
+		for i := 0; i < t.len(); i++ {
+			c := t.at(i)
+			if !c.isDir() {
+				continue
+			}
+			if sub, err := c.sub(); err == nil {
+				walk(path.Join(dir, c.name), sub)
+			}
+		}
+	}
+	walk(dir, t)
+}
+
+// TestFindMessageIndexed: for every id a fixture's graph knows (held
+// messages, transaction operations) and a few it does not, FindMessage
+// (the id index, the transactions found through the records) returns
+// what searching every list and every transaction returns, with and
+// without Scan, and by-message-id finds the same record.
+func TestFindMessageIndexed(t *testing.T) {
+	checked := 0
+	for _, fx := range brokertest.Fixtures(t) {
+		t.Run(fx.Name, func(t *testing.T) {
+			s := openFixture(t, fx)
+			ids := map[string]bool{"ID:no-such-message:1:1:1:1": true, "": true, "ID:x": true}
+			for _, d := range s.graph.Destinations() {
+				for i := range d.Messages {
+					id := d.Messages[i].ID()
+					ids[id] = true
+					ids[id+"0"] = true // a sequence that differs
+				}
+			}
+			for _, tx := range s.graph.Transactions() {
+				for _, op := range tx.Ops {
+					ids[op.MessageID] = true
+				}
+				for _, m := range tx.InDoubt {
+					ids[m.ID()] = true
+				}
+			}
+			n := 0
+			for id := range ids {
+				for _, scan := range []bool{false, true} {
+					if scan && n%7 != 0 {
+						continue // the scan reads the journal: a sample
+					}
+					want, wantHeld, wantErr := s.findMessageWalk(id, FindOptions{Scan: scan})
+					got, gotHeld, gotErr := s.findMessage(id, FindOptions{Scan: scan})
+					require.Equal(t, wantErr == nil, gotErr == nil, "%q: %v / %v", id, wantErr, gotErr)
+					assert.Equal(t, want, got, "%q scan %v", id, scan)
+					assert.Equal(t, wantHeld, gotHeld, "%q", id)
+				}
+				wl, wok := s.heldAtWalk(id)
+				gl, gok := s.heldAt(id)
+				assert.Equal(t, wok, gok, id)
+				assert.Equal(t, wl, gl, id)
+				n++
+			}
+			checked += n
+		})
+	}
+	t.Logf("%d ids", checked)
+}
