@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -58,6 +59,10 @@ type Options struct {
 	// fault, when set, may fail the operation at a named point
 	// ("exchange", "backup"), as a failing rename would.
 	fault func(point string) error
+	// tamper, when set, may change each message command before it is
+	// written, or leave it out by returning false (tests of the
+	// verification: a wrong output).
+	tamper func(c *codec.Command) bool
 }
 
 // Counts of what a compaction moved.
@@ -233,7 +238,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 		// The records are read and laid out exactly as the compaction
 		// writes them, into no file: the report is the compaction's.
 		t0 = time.Now()
-		pf := p.read(st)
+		pf := p.read(st, false)
 		defer pf.close()
 		if _, _, err := p.write(pf, "", opts); err != nil {
 			return nil, err
@@ -244,7 +249,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return rep, nil
 	}
 
-	pf := p.read(st) // while the new directory is set up
+	pf := p.read(st, true) // while the new directory is set up
 	defer pf.close()
 
 	parent := filepath.Dir(dir)
@@ -309,11 +314,18 @@ func Compact(dir string, opts Options) (*Report, error) {
 	defer func() { <-synced }() // never leave it working on tmp
 
 	t0 = time.Now()
-	nst, ng, after, err := loadWithBodies(tmp, opts.MaxFileLength, p.counts.Messages, opts.bytes("verify"))
+	// What the new journal must replay to, taken from the original's
+	// graph, which goes (with the plan's list of reads) before the new
+	// one is built: the verification needs the memory of one graph.
+	want := stateOf(g, opts.NoRedelivery)
+	g, p.g, p.locs = nil, nil, nil
+	runtime.GC()
+	nst, ng, err := replayChecked(tmp, opts.MaxFileLength, p.before, opts.bytes("verify"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}
-	if err := verify(g, p.bodies, ng, after, opts.NoRedelivery); err != nil {
+	p.before = nil
+	if err := verify(want, ng); err != nil {
 		return nil, err
 	}
 	<-synced

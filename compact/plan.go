@@ -43,8 +43,11 @@ type item struct {
 
 type compactPlan struct {
 	g      *refgraph.Graph
-	locs   []codec.Location           // the records read from the original, in journal order
-	bodies map[codec.Location]bodySum // messages written, by their original location
+	locs   []codec.Location // the records read from the original, in journal order
+	// before: the sums (sumOf) of the message records (ADD, UPDATE)
+	// written, in journal order, each as read from the original (or, for
+	// a placeholder, as made): what verification expects to read back
+	before []bodySum
 	counts Counts
 	bytes  int64 // estimated journal bytes
 	quirks []string
@@ -319,67 +322,84 @@ func bySeq(out []*refgraph.Message, ms []refgraph.Message) []*refgraph.Message {
 const batchSize = 128 << 10
 
 // read starts reading the records the plan needs from st, ahead of the
-// write (which can start later: the reading is under way meanwhile).
+// write (which can start later: the reading is under way meanwhile),
+// summing the messages among them when sums is set (not in a dry run).
 // The caller closes the prefetcher.
-func (p *compactPlan) read(st *codec.Store) *prefetcher {
-	return prefetch(newRecordSource(st), p.locs)
+func (p *compactPlan) read(st *codec.Store, sums bool) *prefetcher {
+	return prefetch(newRecordSource(st), p.locs, sums)
 }
 
 // write writes the planned records, read by pf (see read), into dir and
 // returns how many, and the ids of the files written. The files are not
 // fsynced (see syncJournal).
 func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
-	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
+	if !opts.DryRun {
+		p.before = make([]bodySum, 0, p.counts.Messages+p.counts.Placeholders+p.counts.TransactionRecords)
+	}
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: int(opts.MaxFileLength), MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
 		Written: opts.writeProgress(p.bytes)})
 	var c codec.Command
 	var scratch []byte
+	sum := newSummer()
 	n, reads := 0, 0
 	err := walk(p.g, p.noRedelivery, func(it *item, _ int64) error {
 		if n == p.counts.Records/2 {
 			opts.crash("writing")
 		}
-		var pl []byte
+		var f *fetched
 		if it.kind.read() {
 			if reads >= len(p.locs) || p.locs[reads] != it.loc {
 				return fmt.Errorf("compact: record %v was not planned", it.loc)
 			}
 			reads++
 			var err error
-			if pl, err = pf.next(); err != nil {
+			if f, err = pf.next(); err != nil {
 				return err
 			}
 		}
 		switch it.kind {
 		case itemVerbatim:
-			if _, err := w.Append(pl); err != nil {
+			if _, err := w.Append(f.pl); err != nil {
 				return err
 			}
-		case itemSubscription, itemMessage:
-			if err := codec.DecodeCommand(pl, &c); err != nil {
-				return fmt.Errorf("record %v: %w", it.loc, err)
+			if f.message && !opts.DryRun {
+				p.before = append(p.before, f.sum)
 			}
+		case itemSubscription, itemMessage:
+			if f.derr != nil {
+				return fmt.Errorf("record %v: %w", it.loc, f.derr)
+			}
+			c := &f.c
 			if it.kind == itemSubscription {
 				if c.Type != codec.SubscriptionCommand {
 					return fmt.Errorf("record %v: %s is not a subscription command", it.loc, c.Type)
 				}
 				c.Retroactive = false
 			} else {
-				if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
+				if !f.message {
 					return fmt.Errorf("record %v: %s is not a message", it.loc, c.Type)
 				}
-				p.bodies[it.loc] = sumOf(&c)
 				c.Type, c.Update, c.HasInner = codec.AddMessageCommand, false, false
 				c.Tx = codec.TxID{}
 				c.Clear(codec.FieldAddTransaction)
+				if opts.tamper != nil && !opts.tamper(c) {
+					n++ // left out (a test of the verification)
+					return nil
+				}
+				if !opts.DryRun {
+					p.before = append(p.before, f.sum)
+				}
 			}
-			if _, err := w.AppendCommand(&c); err != nil {
+			if _, err := w.AppendCommand(c); err != nil {
 				return err
 			}
 		case itemPlaceholder:
 			scratch = append(append(scratch[:0], it.dest.Name...), it.id...)
 			c = *codec.NewAddMessageCommand(codec.TxID{}, codec.NewDestination(it.dest.Type, scratch[:len(it.dest.Name)]),
 				scratch[len(it.dest.Name):], scratch[:0:0], 4, false)
+			if !opts.DryRun {
+				p.before = append(p.before, sum.sum(&c))
+			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
 			}

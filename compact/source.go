@@ -92,9 +92,12 @@ func (r *recordSource) readRun(run []codec.Location, dst []byte, pls [][]byte) (
 //
 // It fills a few reused buffers with the records of the list in turn;
 // records that follow each other in the list and lie close together in
-// the same file are read with one pread.
+// the same file are read with one pread. It also decodes each record and,
+// when sums is set, sums each message record (sumOf), so that the writer's
+// goroutine only encodes and writes.
 type prefetcher struct {
 	src  *recordSource
+	sums bool
 	out  chan *fetchBatch
 	free chan *fetchBatch
 	stop chan struct{}
@@ -106,8 +109,20 @@ type prefetcher struct {
 // fetchBatch is a buffer of records read ahead, in list order.
 type fetchBatch struct {
 	buf []byte
-	pls [][]byte // payloads, pointing into buf
-	err error    // in place of the record after pls
+	pls [][]byte  // payloads, pointing into buf
+	recs []fetched // pls[i] decoded (fill it with decode)
+	err error     // in place of the record after pls
+}
+
+// fetched is one record read ahead.
+type fetched struct {
+	pl   []byte        // the payload (entry type, length, protobuf)
+	c    codec.Command // pl decoded (pointing into it), unless derr
+	derr error
+	// message: c is an ADD or UPDATE, and sum is its sumOf (when the
+	// prefetcher sums)
+	message bool
+	sum     bodySum
 }
 
 const (
@@ -120,12 +135,16 @@ const (
 	readGap = 4096
 )
 
-func prefetch(src *recordSource, locs []codec.Location) *prefetcher {
-	pf := &prefetcher{src: src, out: make(chan *fetchBatch, prefetchBufs), free: make(chan *fetchBatch, prefetchBufs),
+func prefetch(src *recordSource, locs []codec.Location, sums bool) *prefetcher {
+	pf := &prefetcher{src: src, sums: sums, out: make(chan *fetchBatch, prefetchBufs), free: make(chan *fetchBatch, prefetchBufs),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	slab := make([]byte, prefetchBufs*prefetchBufBytes)
 	for i := range prefetchBufs {
 		pf.free <- &fetchBatch{buf: slab[i*prefetchBufBytes : (i+1)*prefetchBufBytes : (i+1)*prefetchBufBytes]}
+	}
+	var sum *summer
+	if sums {
+		sum = newSummer()
 	}
 	go func() {
 		defer close(pf.done)
@@ -138,6 +157,7 @@ func prefetch(src *recordSource, locs []codec.Location) *prefetcher {
 				return
 			}
 			i = fb.fill(src, locs, i)
+			fb.decode(sum)
 			select {
 			case pf.out <- fb:
 			case <-pf.stop:
@@ -199,8 +219,28 @@ func (fb *fetchBatch) fill(src *recordSource, locs []codec.Location, i int) int 
 	return i
 }
 
-// next returns the next payload, valid until the following call.
-func (pf *prefetcher) next() ([]byte, error) {
+// decode decodes the records read into recs and, with s, sums the
+// message records among them.
+func (fb *fetchBatch) decode(s *summer) {
+	if cap(fb.recs) < len(fb.pls) {
+		fb.recs = make([]fetched, len(fb.pls), max(len(fb.pls), 2*cap(fb.recs)))
+	}
+	fb.recs = fb.recs[:len(fb.pls)]
+	for i, pl := range fb.pls {
+		f := &fb.recs[i]
+		f.pl, f.message, f.sum = pl, false, bodySum{}
+		f.derr = codec.DecodeCommand(pl, &f.c)
+		if f.derr == nil && (f.c.Type == codec.AddMessageCommand || f.c.Type == codec.UpdateMessageCommand) {
+			f.message = true
+			if s != nil {
+				f.sum = s.sum(&f.c)
+			}
+		}
+	}
+}
+
+// next returns the next record, valid until the following call.
+func (pf *prefetcher) next() (*fetched, error) {
 	for pf.cur == nil || pf.pos == len(pf.cur.pls) {
 		if pf.cur != nil {
 			if pf.cur.err != nil {
@@ -215,9 +255,9 @@ func (pf *prefetcher) next() ([]byte, error) {
 		}
 		pf.cur, pf.pos = fb, 0
 	}
-	pl := pf.cur.pls[pf.pos]
+	f := &pf.cur.recs[pf.pos]
 	pf.pos++
-	return pl, nil
+	return f, nil
 }
 
 // close stops the reading goroutine, waits for it and closes the source.

@@ -65,12 +65,22 @@ func TestPrefetchOrder(t *testing.T) {
 	for i, k := range order {
 		want[i] = locs[k]
 	}
-	pf := prefetch(newRecordSource(st), want)
+	pf := prefetch(newRecordSource(st), want, true)
 	defer pf.close()
 	for i, k := range order {
-		pl, err := pf.next()
+		f, err := pf.next()
 		require.NoError(t, err, "record %d", i)
-		require.True(t, bytes.Equal(pls[k], pl), "record %d (%v) has the wrong bytes", i, locs[k])
+		require.True(t, bytes.Equal(pls[k], f.pl), "record %d (%v) has the wrong bytes", i, locs[k])
+		// decoded and, a message, summed
+		var c codec.Command
+		require.NoError(t, codec.DecodeCommand(pls[k], &c))
+		require.NoError(t, f.derr)
+		require.Equal(t, c.Type, f.c.Type, "record %d", i)
+		isMsg := c.Type == codec.AddMessageCommand || c.Type == codec.UpdateMessageCommand
+		require.Equal(t, isMsg, f.message, "record %d", i)
+		if isMsg {
+			require.Equal(t, sumOf(&c), f.sum, "record %d", i)
+		}
 	}
 	_, err := pf.next()
 	assert.Error(t, err, "more records than planned")
@@ -110,12 +120,12 @@ func TestPrefetchErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := append([]codec.Location(nil), locs...)
 			bad, want := tc.bad(l)
-			pf := prefetch(newRecordSource(st), l)
+			pf := prefetch(newRecordSource(st), l, false)
 			defer pf.close()
 			for i := 0; i < bad; i++ {
-				pl, err := pf.next()
+				f, err := pf.next()
 				require.NoError(t, err, "record %d", i)
-				require.True(t, bytes.Equal(pls[i], pl), "record %d", i)
+				require.True(t, bytes.Equal(pls[i], f.pl), "record %d", i)
 			}
 			_, err := pf.next()
 			require.ErrorIs(t, err, want)
@@ -132,7 +142,7 @@ func TestPrefetchErrors(t *testing.T) {
 	t.Run("file truncated", func(t *testing.T) {
 		k := lastOfFile(fi.ID)
 		require.NoError(t, os.Truncate(fi.Path, int64(locs[k].Offset)+2))
-		pf := prefetch(newRecordSource(st), locs)
+		pf := prefetch(newRecordSource(st), locs, false)
 		defer pf.close()
 		for i := 0; i < k; i++ {
 			_, err := pf.next()
