@@ -42,8 +42,8 @@ type item struct {
 }
 
 type compactPlan struct {
-	g      *refgraph.Graph
-	locs   []codec.Location // the records read from the original, in journal order
+	g    *refgraph.Graph
+	locs []codec.Location // the records read from the original, in journal order
 	// before: the sums (sumOf) of the message records (ADD, UPDATE)
 	// written, in journal order, each as read from the original (or, for
 	// a placeholder, as made): what verification expects to read back

@@ -108,10 +108,10 @@ type prefetcher struct {
 
 // fetchBatch is a buffer of records read ahead, in list order.
 type fetchBatch struct {
-	buf []byte
-	pls [][]byte  // payloads, pointing into buf
+	buf  []byte
+	pls  [][]byte  // payloads, pointing into buf
 	recs []fetched // pls[i] decoded (fill it with decode)
-	err error     // in place of the record after pls
+	err  error     // in place of the record after pls
 }
 
 // fetched is one record read ahead.
