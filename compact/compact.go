@@ -318,13 +318,12 @@ func Compact(dir string, opts Options) (*Report, error) {
 	// graph, which goes (with the plan's list of reads) before the new
 	// one is built: the verification needs the memory of one graph.
 	want := stateOf(g, opts.NoRedelivery)
-	g, p.g, p.locs = nil, nil, nil
+	g, p.g = nil, nil
 	runtime.GC()
-	nst, ng, err := replayChecked(tmp, opts.MaxFileLength, p.before, opts.bytes("verify"))
+	nst, ng, err := replayChecked(tmp, opts.MaxFileLength, &p.before, opts.bytes("verify"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}
-	p.before = nil
 	if err := verify(want, ng); err != nil {
 		return nil, err
 	}

@@ -42,12 +42,14 @@ type item struct {
 }
 
 type compactPlan struct {
-	g    *refgraph.Graph
-	locs []codec.Location // the records read from the original, in journal order
+	g *refgraph.Graph
+	// locs: the records read from the original, in journal order (read
+	// once, by the prefetcher)
+	locs chunked[codec.Location]
 	// before: the sums (sumOf) of the message records (ADD, UPDATE)
 	// written, in journal order, each as read from the original (or, for
 	// a placeholder, as made): what verification expects to read back
-	before []bodySum
+	before chunked[bodySum]
 	counts Counts
 	bytes  int64 // estimated journal bytes
 	quirks []string
@@ -66,15 +68,7 @@ const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
 func plan(st *codec.Store, g *refgraph.Graph, noRedelivery bool) (*compactPlan, error) {
 	p := &compactPlan{g: g, noRedelivery: noRedelivery}
 	p.quirks = quirks(g, noRedelivery)
-	reads := 0
-	for _, d := range g.Destinations() {
-		reads += len(d.Messages) + len(d.Subscriptions)
-	}
-	for _, t := range g.PreparedTransactions() {
-		reads += len(t.Commands)
-		p.counts.Transactions++
-	}
-	p.locs = make([]codec.Location, 0, reads)
+	p.counts.Transactions = len(g.PreparedTransactions())
 	_ = walk(g, noRedelivery, func(it *item, est int64) error {
 		p.bytes += est
 		p.counts.Records++
@@ -95,7 +89,7 @@ func plan(st *codec.Store, g *refgraph.Graph, noRedelivery bool) (*compactPlan, 
 			p.counts.RemovedDestinations++
 		}
 		if it.kind.read() {
-			p.locs = append(p.locs, it.loc)
+			p.locs.push(it.loc)
 		}
 		return nil
 	})
@@ -326,16 +320,14 @@ const batchSize = 128 << 10
 // summing the messages among them when sums is set (not in a dry run).
 // The caller closes the prefetcher.
 func (p *compactPlan) read(st *codec.Store, sums bool) *prefetcher {
-	return prefetch(newRecordSource(st), p.locs, sums)
+	return prefetch(newRecordSource(st), &p.locs, sums)
 }
 
 // write writes the planned records, read by pf (see read), into dir and
 // returns how many, and the ids of the files written. The files are not
 // fsynced (see syncJournal).
 func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
-	if !opts.DryRun {
-		p.before = make([]bodySum, 0, p.counts.Messages+p.counts.Placeholders+p.counts.TransactionRecords)
-	}
+	p.before = chunked[bodySum]{}
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: int(opts.MaxFileLength), MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
 		Written: opts.writeProgress(p.bytes)})
 	var c codec.Command
@@ -348,13 +340,13 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 		}
 		var f *fetched
 		if it.kind.read() {
-			if reads >= len(p.locs) || p.locs[reads] != it.loc {
-				return fmt.Errorf("compact: record %v was not planned", it.loc)
-			}
 			reads++
 			var err error
 			if f, err = pf.next(); err != nil {
 				return err
+			}
+			if f.loc != it.loc {
+				return fmt.Errorf("compact: record %v was not planned", it.loc)
 			}
 		}
 		switch it.kind {
@@ -363,7 +355,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 				return err
 			}
 			if f.message && !opts.DryRun {
-				p.before = append(p.before, f.sum)
+				p.before.push(f.sum)
 			}
 		case itemSubscription, itemMessage:
 			if f.derr != nil {
@@ -387,7 +379,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 					return nil
 				}
 				if !opts.DryRun {
-					p.before = append(p.before, f.sum)
+					p.before.push(f.sum)
 				}
 			}
 			if _, err := w.AppendCommand(c); err != nil {
@@ -398,7 +390,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			c = *codec.NewAddMessageCommand(codec.TxID{}, codec.NewDestination(it.dest.Type, scratch[:len(it.dest.Name)]),
 				scratch[len(it.dest.Name):], scratch[:0:0], 4, false)
 			if !opts.DryRun {
-				p.before = append(p.before, sum.sum(&c))
+				p.before.push(sum.sum(&c))
 			}
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
@@ -434,7 +426,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 	if err != nil {
 		return n, nil, err
 	}
-	if n != p.counts.Records || reads != len(p.locs) {
+	if n != p.counts.Records || reads != p.locs.len() {
 		return n, nil, fmt.Errorf("compact: %d records written, %d planned", n, p.counts.Records)
 	}
 	if err := w.Close(); err != nil {

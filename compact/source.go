@@ -116,6 +116,7 @@ type fetchBatch struct {
 
 // fetched is one record read ahead.
 type fetched struct {
+	loc  codec.Location
 	pl   []byte        // the payload (entry type, length, protobuf)
 	c    codec.Command // pl decoded (pointing into it), unless derr
 	derr error
@@ -135,7 +136,7 @@ const (
 	readGap = 4096
 )
 
-func prefetch(src *recordSource, locs []codec.Location, sums bool) *prefetcher {
+func prefetch(src *recordSource, locs *chunked[codec.Location], sums bool) *prefetcher {
 	pf := &prefetcher{src: src, sums: sums, out: make(chan *fetchBatch, prefetchBufs), free: make(chan *fetchBatch, prefetchBufs),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	slab := make([]byte, prefetchBufs*prefetchBufBytes)
@@ -149,24 +150,29 @@ func prefetch(src *recordSource, locs []codec.Location, sums bool) *prefetcher {
 	go func() {
 		defer close(pf.done)
 		defer close(pf.out)
-		for i := 0; i < len(locs); {
-			var fb *fetchBatch
-			select {
-			case fb = <-pf.free:
-			case <-pf.stop:
-				return
+		// the list's chunks are freed as they are read
+		locs.each(func(locs []codec.Location) bool {
+			for i := 0; i < len(locs); {
+				var fb *fetchBatch
+				select {
+				case fb = <-pf.free:
+				case <-pf.stop:
+					return false
+				}
+				first := i
+				i = fb.fill(src, locs, i)
+				fb.decode(sum, locs[first:])
+				select {
+				case pf.out <- fb:
+				case <-pf.stop:
+					return false
+				}
+				if fb.err != nil {
+					return false
+				}
 			}
-			i = fb.fill(src, locs, i)
-			fb.decode(sum)
-			select {
-			case pf.out <- fb:
-			case <-pf.stop:
-				return
-			}
-			if fb.err != nil {
-				return
-			}
-		}
+			return true
+		})
 	}()
 	return pf
 }
@@ -219,16 +225,16 @@ func (fb *fetchBatch) fill(src *recordSource, locs []codec.Location, i int) int 
 	return i
 }
 
-// decode decodes the records read into recs and, with s, sums the
-// message records among them.
-func (fb *fetchBatch) decode(s *summer) {
+// decode decodes the records read (at locs) into recs and, with s, sums
+// the message records among them.
+func (fb *fetchBatch) decode(s *summer, locs []codec.Location) {
 	if cap(fb.recs) < len(fb.pls) {
 		fb.recs = make([]fetched, len(fb.pls), max(len(fb.pls), 2*cap(fb.recs)))
 	}
 	fb.recs = fb.recs[:len(fb.pls)]
 	for i, pl := range fb.pls {
 		f := &fb.recs[i]
-		f.pl, f.message, f.sum = pl, false, bodySum{}
+		f.pl, f.loc, f.message, f.sum = pl, locs[i], false, bodySum{}
 		f.derr = codec.DecodeCommand(pl, &f.c)
 		if f.derr == nil && (f.c.Type == codec.AddMessageCommand || f.c.Type == codec.UpdateMessageCommand) {
 			f.message = true

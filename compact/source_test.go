@@ -65,7 +65,7 @@ func TestPrefetchOrder(t *testing.T) {
 	for i, k := range order {
 		want[i] = locs[k]
 	}
-	pf := prefetch(newRecordSource(st), want, true)
+	pf := prefetch(newRecordSource(st), listOf(want), true)
 	defer pf.close()
 	for i, k := range order {
 		f, err := pf.next()
@@ -120,7 +120,7 @@ func TestPrefetchErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := append([]codec.Location(nil), locs...)
 			bad, want := tc.bad(l)
-			pf := prefetch(newRecordSource(st), l, false)
+			pf := prefetch(newRecordSource(st), listOf(l), false)
 			defer pf.close()
 			for i := 0; i < bad; i++ {
 				f, err := pf.next()
@@ -142,7 +142,7 @@ func TestPrefetchErrors(t *testing.T) {
 	t.Run("file truncated", func(t *testing.T) {
 		k := lastOfFile(fi.ID)
 		require.NoError(t, os.Truncate(fi.Path, int64(locs[k].Offset)+2))
-		pf := prefetch(newRecordSource(st), locs, false)
+		pf := prefetch(newRecordSource(st), listOf(locs), false)
 		defer pf.close()
 		for i := 0; i < k; i++ {
 			_, err := pf.next()
@@ -154,4 +154,14 @@ func TestPrefetchErrors(t *testing.T) {
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, int64(locs[k].Offset), ce.Offset)
 	})
+}
+
+// listOf is l as a chunked list of small chunks (runs of records are cut
+// at their ends).
+func listOf(l []codec.Location) *chunked[codec.Location] {
+	c := &chunked[codec.Location]{size: 37}
+	for _, loc := range l {
+		c.push(loc)
+	}
+	return c
 }

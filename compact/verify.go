@@ -254,7 +254,7 @@ func sumOf(c *codec.Command) bodySum { return newSummer().sum(c) }
 // The replay's goroutine copies each record's fields into a buffer; the
 // sums are computed and compared on a goroutine of its own.
 type bodyCheck struct {
-	before []bodySum
+	before *chunked[bodySum] // read by the goroutine
 	jobs   chan *sumJob
 	free   chan *sumJob
 	done   chan struct{}
@@ -263,12 +263,10 @@ type bodyCheck struct {
 	err    error // the first difference, set by the goroutine before done
 }
 
-// sumJob is a buffer of message records to sum; the first is record
-// number first of the journal's message records.
+// sumJob is a buffer of message records to sum.
 type sumJob struct {
-	first int
-	buf   []byte
-	recs  []sumRec
+	buf  []byte
+	recs []sumRec
 }
 
 // sumRec is one message record of a sumJob: its fields, the byte slices
@@ -286,7 +284,7 @@ const (
 	sumJobBytes = 256 << 10
 )
 
-func newBodyCheck(before []bodySum) *bodyCheck {
+func newBodyCheck(before *chunked[bodySum]) *bodyCheck {
 	bc := &bodyCheck{before: before, jobs: make(chan *sumJob, sumJobs), free: make(chan *sumJob, sumJobs), done: make(chan struct{})}
 	for range sumJobs {
 		bc.free <- &sumJob{buf: make([]byte, 0, sumJobBytes)}
@@ -300,7 +298,7 @@ func (bc *bodyCheck) add(loc codec.Location, c *codec.Command) {
 	j := bc.cur
 	if j == nil {
 		j = <-bc.free
-		j.first, j.buf, j.recs = bc.n, j.buf[:0], j.recs[:0]
+		j.buf, j.recs = j.buf[:0], j.recs[:0]
 		if cap(j.buf) > 4*sumJobBytes {
 			j.buf = make([]byte, 0, sumJobBytes) // do not keep an outsized buffer
 		}
@@ -325,8 +323,7 @@ func (bc *bodyCheck) run() {
 			r := &j.recs[i]
 			name, id, body := b[:r.name], b[r.name:r.name+r.id], b[r.name+r.id:r.name+r.id+r.body]
 			b = b[r.name+r.id+r.body:]
-			k := j.first + i
-			if k >= len(bc.before) || s.of(r.t, name, id, r.prio, r.supported, body) != bc.before[k] {
+			if want, ok := bc.before.next(); !ok || s.of(r.t, name, id, r.prio, r.supported, body) != want {
 				d := codec.Destination{Type: r.t, Name: name}
 				bc.err = fmt.Errorf("destination %s: message %s at %v differs after compaction", d, id, r.loc)
 			}
@@ -349,8 +346,8 @@ func (bc *bodyCheck) finish() error {
 	close(bc.jobs)
 	<-bc.done
 	bc.jobs = nil
-	if bc.err == nil && bc.n != len(bc.before) {
-		bc.err = fmt.Errorf("message records: %d written, %d read back: a message differs after compaction", len(bc.before), bc.n)
+	if bc.err == nil && bc.n != bc.before.len() {
+		bc.err = fmt.Errorf("message records: %d written, %d read back: a message differs after compaction", bc.before.len(), bc.n)
 	}
 	return bc.err
 }
@@ -384,7 +381,7 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 // replayChecked is load (no cache: the new journal is replayed in full)
 // that also checks every message record against before (bodyCheck).
 // progress, when set, is told the bytes read.
-func replayChecked(dir string, maxFileLength int64, before []bodySum, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, error) {
+func replayChecked(dir string, maxFileLength int64, before *chunked[bodySum], progress func(done, total int64)) (*codec.Store, *refgraph.Graph, error) {
 	l, err := store.Locate(dir)
 	if err != nil {
 		return nil, nil, err

@@ -46,7 +46,7 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			return p, dir
 		}
 		check := func(p *compactPlan, dir string) error {
-			_, ng, err := replayChecked(dir, int64(maxLen(fx)), p.before, nil)
+			_, ng, err := replayChecked(dir, int64(maxLen(fx)), &p.before, nil)
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			continue
 		}
 		require.NoError(t, check(p, dir), fx.Name)
-		require.GreaterOrEqual(t, len(p.before), p.counts.Messages, fx.Name)
+		require.GreaterOrEqual(t, p.before.len(), p.counts.Messages, fx.Name)
 
 		for name, tamper := range map[string]func(c *codec.Command) bool{
 			"one byte": func(c *codec.Command) bool {
@@ -85,11 +85,13 @@ func TestVerifyCatchesBodies(t *testing.T) {
 
 		// The sums the write expected, wrong or one short.
 		p, dir = write(nil)
-		last := len(p.before) - 1
-		p.before[last][3] ^= 1
+		last := p.before.chunks[len(p.before.chunks)-1]
+		last[len(last)-1][3] ^= 1
 		require.ErrorContains(t, check(p, dir), "differs after compaction", fx.Name)
-		p.before[last][3] ^= 1
-		p.before = p.before[:last]
+		p, dir = write(nil)
+		k := len(p.before.chunks) - 1
+		p.before.chunks[k] = p.before.chunks[k][:len(p.before.chunks[k])-1]
+		p.before.n--
 		require.ErrorContains(t, check(p, dir), "differs after compaction", fx.Name)
 		checked++
 	}
