@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"syscall"
@@ -315,11 +315,14 @@ func Compact(dir string, opts Options) (*Report, error) {
 
 	t0 = time.Now()
 	// What the new journal must replay to, taken from the original's
-	// graph, which goes (with the plan's list of reads) before the new
-	// one is built: the verification needs the memory of one graph.
+	// graph, which goes before the new one is built: the verification
+	// needs the memory of one graph. Its memory is handed back to the
+	// system at once (the new graph's allocations rarely fit the old
+	// one's spans, which would otherwise stay resident until the
+	// runtime's background scavenger returns them).
 	want := stateOf(g, opts.NoRedelivery)
 	g, p.g = nil, nil
-	runtime.GC()
+	debug.FreeOSMemory()
 	nst, ng, err := replayChecked(tmp, opts.MaxFileLength, &p.before, opts.bytes("verify"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
