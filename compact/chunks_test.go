@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,5 +37,28 @@ func TestChunked(t *testing.T) {
 		for _, c := range b.chunks {
 			require.Nil(t, c)
 		}
+	}
+}
+
+// TestListerDigests: lists are equal exactly when their elements are,
+// however the bytes are split between them, long ones included, and
+// across the lister's buffer.
+func TestListerDigests(t *testing.T) {
+	l := newLister()
+	long := string(make([]byte, 1<<14+3))
+	many := make([]string, 5000)
+	for i := range many {
+		many[i] = strconv.Itoa(i)
+	}
+	lists := [][]string{{}, {""}, {"", ""}, {"ab", "c"}, {"a", "bc"}, {"abc"}, {long}, {long[1:], "x"}, {long, ""}, many, append(many[:4999:4999], "x")}
+	seen := map[idList]int{}
+	for i, ss := range lists {
+		d := l.strings(ss...)
+		require.Equal(t, len(ss), d.n)
+		require.Equal(t, d, l.strings(ss...), "the same list again")
+		if j, ok := seen[d]; ok {
+			t.Fatalf("lists %d and %d have the same digest", j, i)
+		}
+		seen[d] = i
 	}
 }

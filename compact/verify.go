@@ -52,46 +52,81 @@ type idList struct {
 	sum [sha256.Size]byte
 }
 
-// lister makes idLists with one reused hash.
+// lister makes idLists with one reused hash, the elements of a list
+// gathered into a buffer and hashed a few kilobytes at a time.
 type lister struct {
 	h   hash.Hash
 	buf []byte
 }
 
-func newLister() *lister { return &lister{h: sha256.New()} }
+func newLister() *lister { return &lister{h: sha256.New(), buf: make([]byte, 0, listerBuf+1024)} }
+
+const listerBuf = 16 << 10
+
+// addID adds the id of m.
+func (l *lister) addID(m *refgraph.Message) {
+	// the id's length goes before it: as a varint, written once the id
+	// is in the buffer (a length of up to 2^14-1 bytes takes two bytes)
+	start := len(l.buf)
+	l.buf = m.AppendID(append(l.buf, 0, 0))
+	l.length(start)
+}
 
 func (l *lister) add(b []byte) {
-	var n [binary.MaxVarintLen64]byte
-	l.h.Write(n[:binary.PutUvarint(n[:], uint64(len(b)))])
-	l.h.Write(b)
+	start := len(l.buf)
+	l.buf = append(append(l.buf, 0, 0), b...)
+	l.length(start)
+}
+
+// length fills in the two bytes at start with the length of what follows
+// them (or, longer, moves it to make room for a longer varint), and hashes
+// the buffer when it is full.
+func (l *lister) length(start int) {
+	n := len(l.buf) - start - 2
+	if n < 1<<14 {
+		l.buf[start], l.buf[start+1] = byte(n)|0x80, byte(n>>7)
+	} else {
+		el := append([]byte(nil), l.buf[start+2:]...)
+		l.buf = append(binary.AppendUvarint(l.buf[:start], uint64(n)), el...)
+	}
+	if len(l.buf) >= listerBuf {
+		l.h.Write(l.buf)
+		l.buf = l.buf[:0]
+	}
 }
 
 func (l *lister) end(n int) idList {
+	l.h.Write(l.buf)
+	l.buf = l.buf[:0]
 	out := idList{n: n}
 	l.h.Sum(out.sum[:0])
 	l.h.Reset()
 	return out
 }
 
-// ids lists the ids of ms, leaving out the messages whose record could
-// not be read (a forced compaction drops them and says so).
-func (l *lister) ids(ms []*refgraph.Message) idList {
-	n := 0
-	for _, m := range ms {
-		if !m.Unreadable {
-			l.buf = m.AppendID(l.buf[:0])
-			l.add(l.buf)
-			n++
+// ids lists the ids of the n messages at(0), ..., at(n-1), leaving out
+// the messages whose record could not be read (a forced compaction drops
+// them and says so).
+func (l *lister) ids(n int, at func(i int) *refgraph.Message) idList {
+	k := 0
+	for i := range n {
+		if m := at(i); !m.Unreadable {
+			l.addID(m)
+			k++
 		}
 	}
-	return l.end(n)
+	return l.end(k)
+}
+
+// list is ids over ms.
+func (l *lister) list(ms []*refgraph.Message) idList {
+	return l.ids(len(ms), func(i int) *refgraph.Message { return ms[i] })
 }
 
 // all lists the ids of every message of ms.
 func (l *lister) all(ms []refgraph.Message) idList {
 	for i := range ms {
-		l.buf = ms[i].AppendID(l.buf[:0])
-		l.add(l.buf)
+		l.addID(&ms[i])
 	}
 	return l.end(len(ms))
 }
@@ -116,10 +151,19 @@ func stateOf(g *refgraph.Graph, noRedelivery ...bool) liveState {
 			// a stored count that drifted stops the broker's cursor early
 			// (Destination.Undelivered); the compacted store, whose index
 			// the broker rebuilds, counts right and delivers them all
-			s.queues[d.String()] = l.ids(d.DeliveredIfCounted())
-			s.queues[d.String()+" in doubt"] = l.ids(d.InDoubt())
+			if len(d.Undelivered()) == 0 { // what DeliveredIfCounted returns, without the slice
+				s.queues[d.String()] = l.ids(d.NumPending(), d.PendingAt)
+			} else {
+				s.queues[d.String()] = l.list(d.DeliveredIfCounted())
+			}
+			s.queues[d.String()+" in doubt"] = l.list(d.InDoubt())
 			n := d.Stats.Count - d.Stats.CountDrift // less what a forced compaction drops
-			for _, m := range append(d.Pending(), d.Undelivered()...) {
+			for i := range d.NumPending() {
+				if d.PendingAt(i).Unreadable {
+					n--
+				}
+			}
+			for _, m := range d.Undelivered() {
 				if m.Unreadable {
 					n--
 				}
@@ -128,9 +172,11 @@ func stateOf(g *refgraph.Graph, noRedelivery ...bool) liveState {
 			continue
 		}
 		for _, sub := range d.Subscriptions {
-			pending := sub.Pending()
+			key := d.String() + "|" + sub.Key
+			s.subs[key] = l.ids(sub.NumPending(), sub.PendingAt)
 			if len(noRedelivery) > 0 && noRedelivery[0] {
 				if again := sub.DeliveredAgain(); len(again) > 0 {
+					pending := sub.Pending()
 					drop := map[*refgraph.Message]bool{}
 					for _, m := range again {
 						drop[m] = true
@@ -141,13 +187,12 @@ func stateOf(g *refgraph.Graph, noRedelivery ...bool) liveState {
 							keep = append(keep, m)
 						}
 					}
-					pending = keep
+					s.subs[key] = l.list(keep)
 				}
 			}
-			s.subs[d.String()+"|"+sub.Key] = l.ids(pending)
-			s.subs[d.String()+"|"+sub.Key+" in doubt"] = l.ids(sub.InDoubt())
+			s.subs[key+" in doubt"] = l.list(sub.InDoubt())
 			// the count the broker reports (JMX), which may differ from what it delivers
-			s.subs[d.String()+"|"+sub.Key+" count"] = l.strings(strconv.FormatInt(sub.Count, 10))
+			s.subs[key+" count"] = l.strings(strconv.FormatInt(sub.Count, 10))
 		}
 	}
 	sort.Strings(s.dests)
