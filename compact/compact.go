@@ -238,7 +238,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 		// The records are read and laid out exactly as the compaction
 		// writes them, into no file: the report is the compaction's.
 		t0 = time.Now()
-		pf := p.read(st, false)
+		pf := p.read(st)
 		defer pf.close()
 		if _, _, err := p.write(pf, "", opts); err != nil {
 			return nil, err
@@ -249,7 +249,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return rep, nil
 	}
 
-	pf := p.read(st, true) // while the new directory is set up
+	pf := p.read(st) // while the new directory is set up
 	defer pf.close()
 
 	parent := filepath.Dir(dir)
@@ -323,7 +323,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 	want := stateOf(g, opts.NoRedelivery)
 	g, p.g = nil, nil
 	debug.FreeOSMemory()
-	nst, ng, err := replayChecked(tmp, opts.MaxFileLength, &p.before, opts.bytes("verify"))
+	nst, ng, err := replayChecked(tmp, opts.MaxFileLength, p.expected(st), opts.bytes("verify"))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrVerify, err)
 	}

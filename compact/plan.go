@@ -46,13 +46,16 @@ type compactPlan struct {
 	// locs: the records read from the original, in journal order (read
 	// once, by the prefetcher)
 	locs chunked[codec.Location]
-	// before: the sums (sumOf) of the message records (ADD, UPDATE)
-	// written, in journal order, each as read from the original (or, for
-	// a placeholder, as made): what verification expects to read back
-	before chunked[bodySum]
-	counts Counts
-	bytes  int64 // estimated journal bytes
-	quirks []string
+	// origins: where the write took each message record (ADD, UPDATE)
+	// of the new journal from in the original, in journal order, but for
+	// the placeholders, which it made (placeholders): what verification
+	// compares each one read back with (bodyCheck)
+	origins      chunked[codec.Location]
+	placeholders chunked[placeholder]
+	messages     int // message records written
+	counts       Counts
+	bytes        int64 // estimated journal bytes
+	quirks       []string
 	// noRedelivery: see Options.NoRedelivery
 	noRedelivery bool
 	// written is what write wrote (or, in a dry run, laid out without
@@ -316,23 +319,21 @@ func bySeq(out []*refgraph.Message, ms []refgraph.Message) []*refgraph.Message {
 const batchSize = 128 << 10
 
 // read starts reading the records the plan needs from st, ahead of the
-// write (which can start later: the reading is under way meanwhile),
-// summing the messages among them when sums is set (not in a dry run).
+// write (which can start later: the reading is under way meanwhile).
 // The caller closes the prefetcher.
-func (p *compactPlan) read(st *codec.Store, sums bool) *prefetcher {
-	return prefetch(newRecordSource(st), &p.locs, sums)
+func (p *compactPlan) read(st *codec.Store) *prefetcher {
+	return prefetch(newRecordSource(st), &p.locs)
 }
 
 // write writes the planned records, read by pf (see read), into dir and
 // returns how many, and the ids of the files written. The files are not
 // fsynced (see syncJournal).
 func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
-	p.before = chunked[bodySum]{}
+	p.origins, p.placeholders, p.messages = chunked[codec.Location]{}, chunked[placeholder]{}, 0
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: int(opts.MaxFileLength), MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
 		Written: opts.writeProgress(p.bytes)})
 	var c codec.Command
 	var scratch []byte
-	sum := newSummer()
 	n, reads := 0, 0
 	err := walk(p.g, p.noRedelivery, func(it *item, _ int64) error {
 		if n == p.counts.Records/2 {
@@ -354,8 +355,8 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			if _, err := w.Append(f.pl); err != nil {
 				return err
 			}
-			if f.message && !opts.DryRun {
-				p.before.push(f.sum)
+			if f.message {
+				p.origin(it.loc, opts)
 			}
 		case itemSubscription, itemMessage:
 			if f.derr != nil {
@@ -378,9 +379,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 					n++ // left out (a test of the verification)
 					return nil
 				}
-				if !opts.DryRun {
-					p.before.push(f.sum)
-				}
+				p.origin(it.loc, opts)
 			}
 			if _, err := w.AppendCommand(c); err != nil {
 				return err
@@ -390,8 +389,9 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 			c = *codec.NewAddMessageCommand(codec.TxID{}, codec.NewDestination(it.dest.Type, scratch[:len(it.dest.Name)]),
 				scratch[len(it.dest.Name):], scratch[:0:0], 4, false)
 			if !opts.DryRun {
-				p.before.push(sum.sum(&c))
+				p.placeholders.push(placeholder{at: p.messages, t: it.dest.Type, name: it.dest.Name, id: it.id})
 			}
+			p.messages++
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
 			}
@@ -434,4 +434,22 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 	}
 	p.written = FilesBytes{Files: len(w.Files()), Bytes: w.Bytes()}
 	return n, w.Files(), nil
+}
+
+// placeholder is what a placeholder ADD written as message record number
+// at of the new journal holds: an empty message of priority 4 (without
+// the prioritySupported flag) of id in destination name of type t.
+type placeholder struct {
+	at       int
+	t        codec.DestType
+	name, id string
+}
+
+// origin notes that the next message record written is taken from the
+// original's record at loc.
+func (p *compactPlan) origin(loc codec.Location, opts Options) {
+	if !opts.DryRun {
+		p.origins.push(loc)
+	}
+	p.messages++
 }

@@ -92,12 +92,10 @@ func (r *recordSource) readRun(run []codec.Location, dst []byte, pls [][]byte) (
 //
 // It fills a few reused buffers with the records of the list in turn;
 // records that follow each other in the list and lie close together in
-// the same file are read with one pread. It also decodes each record and,
-// when sums is set, sums each message record (sumOf), so that the writer's
-// goroutine only encodes and writes.
+// the same file are read with one pread. It also decodes each record, so
+// that the writer's goroutine only encodes and writes.
 type prefetcher struct {
 	src  *recordSource
-	sums bool
 	out  chan *fetchBatch
 	free chan *fetchBatch
 	stop chan struct{}
@@ -120,10 +118,8 @@ type fetched struct {
 	pl   []byte        // the payload (entry type, length, protobuf)
 	c    codec.Command // pl decoded (pointing into it), unless derr
 	derr error
-	// message: c is an ADD or UPDATE, and sum is its sumOf (when the
-	// prefetcher sums)
+	// message: c is an ADD or UPDATE
 	message bool
-	sum     bodySum
 }
 
 const (
@@ -136,16 +132,12 @@ const (
 	readGap = 4096
 )
 
-func prefetch(src *recordSource, locs *chunked[codec.Location], sums bool) *prefetcher {
-	pf := &prefetcher{src: src, sums: sums, out: make(chan *fetchBatch, prefetchBufs), free: make(chan *fetchBatch, prefetchBufs),
+func prefetch(src *recordSource, locs *chunked[codec.Location]) *prefetcher {
+	pf := &prefetcher{src: src, out: make(chan *fetchBatch, prefetchBufs), free: make(chan *fetchBatch, prefetchBufs),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	slab := make([]byte, prefetchBufs*prefetchBufBytes)
 	for i := range prefetchBufs {
 		pf.free <- &fetchBatch{buf: slab[i*prefetchBufBytes : (i+1)*prefetchBufBytes : (i+1)*prefetchBufBytes]}
-	}
-	var sum *summer
-	if sums {
-		sum = newSummer()
 	}
 	go func() {
 		defer close(pf.done)
@@ -161,7 +153,7 @@ func prefetch(src *recordSource, locs *chunked[codec.Location], sums bool) *pref
 				}
 				first := i
 				i = fb.fill(src, locs, i)
-				fb.decode(sum, locs[first:])
+				fb.decode(locs[first:])
 				select {
 				case pf.out <- fb:
 				case <-pf.stop:
@@ -225,23 +217,17 @@ func (fb *fetchBatch) fill(src *recordSource, locs []codec.Location, i int) int 
 	return i
 }
 
-// decode decodes the records read (at locs) into recs and, with s, sums
-// the message records among them.
-func (fb *fetchBatch) decode(s *summer, locs []codec.Location) {
+// decode decodes the records read (at locs) into recs.
+func (fb *fetchBatch) decode(locs []codec.Location) {
 	if cap(fb.recs) < len(fb.pls) {
 		fb.recs = make([]fetched, len(fb.pls), max(len(fb.pls), 2*cap(fb.recs)))
 	}
 	fb.recs = fb.recs[:len(fb.pls)]
 	for i, pl := range fb.pls {
 		f := &fb.recs[i]
-		f.pl, f.loc, f.message, f.sum = pl, locs[i], false, bodySum{}
+		f.pl, f.loc = pl, locs[i]
 		f.derr = codec.DecodeCommand(pl, &f.c)
-		if f.derr == nil && (f.c.Type == codec.AddMessageCommand || f.c.Type == codec.UpdateMessageCommand) {
-			f.message = true
-			if s != nil {
-				f.sum = s.sum(&f.c)
-			}
-		}
+		f.message = f.derr == nil && (f.c.Type == codec.AddMessageCommand || f.c.Type == codec.UpdateMessageCommand)
 	}
 }
 

@@ -65,22 +65,20 @@ func TestPrefetchOrder(t *testing.T) {
 	for i, k := range order {
 		want[i] = locs[k]
 	}
-	pf := prefetch(newRecordSource(st), listOf(want), true)
+	pf := prefetch(newRecordSource(st), listOf(want))
 	defer pf.close()
 	for i, k := range order {
 		f, err := pf.next()
 		require.NoError(t, err, "record %d", i)
 		require.True(t, bytes.Equal(pls[k], f.pl), "record %d (%v) has the wrong bytes", i, locs[k])
-		// decoded and, a message, summed
+		// decoded, and where from
 		var c codec.Command
 		require.NoError(t, codec.DecodeCommand(pls[k], &c))
 		require.NoError(t, f.derr)
+		require.Equal(t, locs[k], f.loc, "record %d", i)
 		require.Equal(t, c.Type, f.c.Type, "record %d", i)
-		isMsg := c.Type == codec.AddMessageCommand || c.Type == codec.UpdateMessageCommand
-		require.Equal(t, isMsg, f.message, "record %d", i)
-		if isMsg {
-			require.Equal(t, sumOf(&c), f.sum, "record %d", i)
-		}
+		require.Equal(t, c.MessageID, f.c.MessageID, "record %d", i)
+		require.Equal(t, c.Type == codec.AddMessageCommand || c.Type == codec.UpdateMessageCommand, f.message, "record %d", i)
 	}
 	_, err := pf.next()
 	assert.Error(t, err, "more records than planned")
@@ -120,7 +118,7 @@ func TestPrefetchErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := append([]codec.Location(nil), locs...)
 			bad, want := tc.bad(l)
-			pf := prefetch(newRecordSource(st), listOf(l), false)
+			pf := prefetch(newRecordSource(st), listOf(l))
 			defer pf.close()
 			for i := 0; i < bad; i++ {
 				f, err := pf.next()
@@ -142,7 +140,7 @@ func TestPrefetchErrors(t *testing.T) {
 	t.Run("file truncated", func(t *testing.T) {
 		k := lastOfFile(fi.ID)
 		require.NoError(t, os.Truncate(fi.Path, int64(locs[k].Offset)+2))
-		pf := prefetch(newRecordSource(st), listOf(locs), false)
+		pf := prefetch(newRecordSource(st), listOf(locs))
 		defer pf.close()
 		for i := 0; i < k; i++ {
 			_, err := pf.next()

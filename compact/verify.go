@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -25,8 +26,9 @@ import (
 //     then needs the memory of one graph, not two);
 //   - the message records: every ADD or UPDATE record read back from the
 //     new journal carries what the write took for it from the original
-//     (destination, id, priority and its flag, OpenWire bytes: sumOf), in
-//     journal order (compactPlan.before, bodyCheck).
+//     (destination, id, priority and its flag, OpenWire bytes), compared
+//     byte for byte with the original's record, read again, in journal
+//     order (compactPlan.origins, bodyCheck).
 //
 // With both, each destination's messages are the same ids in the same
 // order (liveState.messages), and each new record holds what its
@@ -250,65 +252,38 @@ func verify(want liveState, ng *refgraph.Graph) error {
 	return nil
 }
 
-// bodySum identifies a message record by what a broker delivers of it:
-// the first 128 bits of the SHA-256 of its destination, message id,
-// priority and prioritySupported flag and OpenWire bytes (sumOf).
-type bodySum [16]byte
-
-// summer sums message records with one reused hash.
-type summer struct {
-	h   hash.Hash
-	b   []byte
-	out [sha256.Size]byte
+// expected is what the verification compares the new journal's message
+// records with, in journal order: the original's records the write took
+// them from (read again from st) and the placeholders it made.
+type expected struct {
+	st           *codec.Store
+	origins      *chunked[codec.Location]
+	placeholders *chunked[placeholder]
+	n            int // message records written
 }
 
-func newSummer() *summer { return &summer{h: sha256.New()} }
-
-// sum is sumOf the ADD or UPDATE command c.
-func (s *summer) sum(c *codec.Command) bodySum {
-	return s.of(c.Dest.Type, c.Dest.Name, c.MessageID, c.Priority, c.PrioritySupported, c.Message)
+func (p *compactPlan) expected(st *codec.Store) *expected {
+	return &expected{st: st, origins: &p.origins, placeholders: &p.placeholders, n: p.messages}
 }
 
-func (s *summer) of(t codec.DestType, name, id []byte, prio int32, supported bool, body []byte) bodySum {
-	b := binary.BigEndian.AppendUint32(s.b[:0], uint32(t))
-	b = binary.AppendUvarint(b, uint64(len(name)))
-	b = append(b, name...)
-	b = binary.AppendUvarint(b, uint64(len(id)))
-	b = append(b, id...)
-	b = binary.BigEndian.AppendUint32(b, uint32(prio))
-	flag := byte(0)
-	if supported {
-		flag = 1
-	}
-	b = append(b, flag)
-	b = binary.AppendUvarint(b, uint64(len(body)))
-	s.b = b
-	s.h.Reset()
-	s.h.Write(b)
-	s.h.Write(body)
-	var out bodySum
-	copy(out[:], s.h.Sum(s.out[:0]))
-	return out
-}
-
-// sumOf is the bodySum of the ADD or UPDATE command c.
-func sumOf(c *codec.Command) bodySum { return newSummer().sum(c) }
-
-// bodyCheck compares the message records of the replayed new journal,
-// in journal order, with the sums the write expected (compactPlan.before).
-// The replay's goroutine copies each record's fields into a buffer; the
-// sums are computed and compared on a goroutine of its own.
+// bodyCheck compares the message records of the replayed new journal, in
+// journal order, with what the write took them from: the destination,
+// message id, priority, prioritySupported flag and OpenWire bytes of the
+// original's record, read again (a prefetcher), byte for byte. The
+// replay's goroutine copies each record's fields into a buffer; they are
+// compared on a goroutine of its own.
 type bodyCheck struct {
-	before *chunked[bodySum] // read by the goroutine
-	jobs   chan *sumJob
-	free   chan *sumJob
-	done   chan struct{}
-	cur    *sumJob
-	n      int   // message records handed over
-	err    error // the first difference, set by the goroutine before done
+	exp  *expected
+	pf   *prefetcher
+	jobs chan *sumJob
+	free chan *sumJob
+	done chan struct{}
+	cur  *sumJob
+	n    int   // message records handed over
+	err  error // the first difference, set by the goroutine before done
 }
 
-// sumJob is a buffer of message records to sum.
+// sumJob is a buffer of message records to compare.
 type sumJob struct {
 	buf  []byte
 	recs []sumRec
@@ -329,8 +304,9 @@ const (
 	sumJobBytes = 256 << 10
 )
 
-func newBodyCheck(before *chunked[bodySum]) *bodyCheck {
-	bc := &bodyCheck{before: before, jobs: make(chan *sumJob, sumJobs), free: make(chan *sumJob, sumJobs), done: make(chan struct{})}
+func newBodyCheck(exp *expected) *bodyCheck {
+	bc := &bodyCheck{exp: exp, pf: prefetch(newRecordSource(exp.st), exp.origins),
+		jobs: make(chan *sumJob, sumJobs), free: make(chan *sumJob, sumJobs), done: make(chan struct{})}
 	for range sumJobs {
 		bc.free <- &sumJob{buf: make([]byte, 0, sumJobBytes)}
 	}
@@ -361,24 +337,48 @@ func (bc *bodyCheck) add(loc codec.Location, c *codec.Command) {
 
 func (bc *bodyCheck) run() {
 	defer close(bc.done)
-	s := newSummer()
+	ph, hasPh := bc.exp.placeholders.next()
+	k := 0 // message records compared
 	for j := range bc.jobs {
 		b := j.buf
 		for i := 0; i < len(j.recs) && bc.err == nil; i++ {
 			r := &j.recs[i]
 			name, id, body := b[:r.name], b[r.name:r.name+r.id], b[r.name+r.id:r.name+r.id+r.body]
 			b = b[r.name+r.id+r.body:]
-			if want, ok := bc.before.next(); !ok || s.of(r.t, name, id, r.prio, r.supported, body) != want {
+			var same bool
+			var why error
+			switch {
+			case k >= bc.exp.n:
+				why = fmt.Errorf("%d message records written, more read back", bc.exp.n)
+			case hasPh && ph.at == k:
+				same = r.t == ph.t && string(name) == ph.name && string(id) == ph.id && r.prio == 4 && !r.supported && len(body) == 0
+				ph, hasPh = bc.exp.placeholders.next()
+			default:
+				f, err := bc.pf.next()
+				switch {
+				case err != nil:
+					why = fmt.Errorf("reading the original again: %w", err)
+				case f.message:
+					c := &f.c
+					same = r.t == c.Dest.Type && bytes.Equal(name, c.Dest.Name) && bytes.Equal(id, c.MessageID) &&
+						r.prio == c.Priority && r.supported == c.PrioritySupported && bytes.Equal(body, c.Message)
+				}
+			}
+			k++
+			if !same {
 				d := codec.Destination{Type: r.t, Name: name}
 				bc.err = fmt.Errorf("destination %s: message %s at %v differs after compaction", d, id, r.loc)
+				if why != nil {
+					bc.err = fmt.Errorf("%w (%v)", bc.err, why)
+				}
 			}
 		}
 		bc.free <- j
 	}
 }
 
-// finish waits for the sums and returns the first difference, or an
-// error when the journal holds fewer or more message records than were
+// finish waits for the comparisons and returns the first difference, or
+// an error when the journal holds fewer message records than were
 // written.
 func (bc *bodyCheck) finish() error {
 	if bc.jobs == nil {
@@ -390,9 +390,10 @@ func (bc *bodyCheck) finish() error {
 	}
 	close(bc.jobs)
 	<-bc.done
+	bc.pf.close()
 	bc.jobs = nil
-	if bc.err == nil && bc.n != bc.before.len() {
-		bc.err = fmt.Errorf("message records: %d written, %d read back: a message differs after compaction", bc.before.len(), bc.n)
+	if bc.err == nil && bc.n != bc.exp.n {
+		bc.err = fmt.Errorf("message records: %d written, %d read back: a message differs after compaction", bc.exp.n, bc.n)
 	}
 	return bc.err
 }
@@ -424,15 +425,15 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 }
 
 // replayChecked is load (no cache: the new journal is replayed in full)
-// that also checks every message record against before (bodyCheck).
-// progress, when set, is told the bytes read.
-func replayChecked(dir string, maxFileLength int64, before *chunked[bodySum], progress func(done, total int64)) (*codec.Store, *refgraph.Graph, error) {
+// that also checks every message record against what the write took it
+// from (bodyCheck). progress, when set, is told the bytes read.
+func replayChecked(dir string, maxFileLength int64, exp *expected, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, error) {
 	l, err := store.Locate(dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	st, opts := l.Journal, store.ReplayOptions(l, store.Options{MaxFileLength: maxFileLength})
-	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), check: newBodyCheck(before), progress: progress}
+	v := &bodyVisitor{Builder: refgraph.NewBuilder(opts), check: newBodyCheck(exp), progress: progress}
 	defer v.check.finish()
 	for _, f := range st.Files {
 		v.total += f.Size

@@ -11,8 +11,8 @@ import (
 // TestVerifyCatchesBodies writes the compacted journal of fixtures, checks
 // that verification accepts it, and that it rejects a journal in which one
 // message was written wrong (its bytes, priority, priority flag, id or
-// destination changed on the way) or not at all, and sums that do not
-// match what was written.
+// destination changed on the way) or not at all, and origins that are not
+// those of what was written.
 func TestVerifyCatchesBodies(t *testing.T) {
 	checked := 0
 	for _, fx := range brokertest.Fixtures(t) {
@@ -28,7 +28,7 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			p, err := plan(st, og, false)
 			require.NoError(t, err, fx.Name)
 			dir := t.TempDir()
-			pf := p.read(st, true)
+			pf := p.read(st)
 			defer pf.close()
 			seen := 0
 			opts := Options{MaxFileLength: int64(maxLen(fx)), crash: func(string) {}}
@@ -46,7 +46,7 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			return p, dir
 		}
 		check := func(p *compactPlan, dir string) error {
-			_, ng, err := replayChecked(dir, int64(maxLen(fx)), &p.before, nil)
+			_, ng, err := replayChecked(dir, int64(maxLen(fx)), p.expected(st), nil)
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,8 @@ func TestVerifyCatchesBodies(t *testing.T) {
 			continue
 		}
 		require.NoError(t, check(p, dir), fx.Name)
-		require.GreaterOrEqual(t, p.before.len(), p.counts.Messages, fx.Name)
+		require.Equal(t, p.messages, p.origins.len()+p.placeholders.len(), fx.Name)
+		require.GreaterOrEqual(t, p.origins.len(), p.counts.Messages, fx.Name)
 
 		for name, tamper := range map[string]func(c *codec.Command) bool{
 			"one byte": func(c *codec.Command) bool {
@@ -83,15 +84,19 @@ func TestVerifyCatchesBodies(t *testing.T) {
 		p, dir = write(func(*codec.Command) bool { return false })
 		require.ErrorIs(t, check(p, dir), ErrVerify, "%s: a message left out", fx.Name)
 
-		// The sums the write expected, wrong or one short.
+		// What the write took the messages from, wrong or one short.
 		p, dir = write(nil)
-		last := p.before.chunks[len(p.before.chunks)-1]
-		last[len(last)-1][3] ^= 1
+		if o := p.origins.chunks[0]; len(o) >= 2 {
+			o[0], o[1] = o[1], o[0]
+			require.ErrorContains(t, check(p, dir), "differs after compaction", fx.Name)
+		}
+		p, dir = write(nil)
+		k := len(p.origins.chunks) - 1
+		p.origins.chunks[k] = p.origins.chunks[k][:len(p.origins.chunks[k])-1]
+		p.origins.n--
 		require.ErrorContains(t, check(p, dir), "differs after compaction", fx.Name)
 		p, dir = write(nil)
-		k := len(p.before.chunks) - 1
-		p.before.chunks[k] = p.before.chunks[k][:len(p.before.chunks[k])-1]
-		p.before.n--
+		p.messages--
 		require.ErrorContains(t, check(p, dir), "differs after compaction", fx.Name)
 		checked++
 	}
