@@ -3,6 +3,7 @@ package compact
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -80,6 +81,45 @@ func BenchmarkCompact(b *testing.B) {
 		b.ReportMetric(rep.RecordsPerSecond, "write-records/s")
 		b.ReportMetric(float64(rep.Moved.Records), "records")
 		src = rep.Backup
+		os.RemoveAll(dir)
+		b.StartTimer()
+	}
+}
+
+// BenchmarkCompactStore compacts a copy of the store named by
+// KAHAFS_BENCH_STORE (skipped without it), for profiles of a real
+// store's compaction (go test -bench CompactStore -cpuprofile ...). The
+// copy goes in KAHAFS_BENCH_TMP (default the test's temporary directory).
+func BenchmarkCompactStore(b *testing.B) {
+	src := os.Getenv("KAHAFS_BENCH_STORE")
+	if src == "" {
+		b.Skip("KAHAFS_BENCH_STORE not set")
+	}
+	tmp := os.Getenv("KAHAFS_BENCH_TMP")
+	if tmp == "" {
+		tmp = b.TempDir()
+	}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir, err := os.MkdirTemp(tmp, "compact-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		store := filepath.Join(dir, "store")
+		if out, err := exec.Command("cp", "-a", src, store).CombinedOutput(); err != nil {
+			b.Fatalf("cp: %v: %s", err, out)
+		}
+		b.StartTimer()
+		rep, err := Compact(store, Options{})
+		b.StopTimer()
+		if err != nil {
+			os.RemoveAll(dir)
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(rep.Moved.Records)/rep.Seconds, "records/s")
+		for _, p := range rep.Phases {
+			b.ReportMetric(p.Seconds, p.Name+"-s")
+		}
 		os.RemoveAll(dir)
 		b.StartTimer()
 	}

@@ -22,8 +22,9 @@
 //
 // Safety: the store's lock is held throughout (a running broker's store is
 // refused, naming its pid); the new journal is written into a sibling
-// directory, fsynced, replayed and compared with the original's live state;
-// only then are the two directories exchanged atomically
+// directory, fsynced, replayed and compared with the original's live state
+// (and each message record read back with the original record it was taken
+// from, byte for byte); only then are the two directories exchanged atomically
 // (renameat2 RENAME_EXCHANGE) and the original renamed to the backup name.
 // A marker file in the new store lets a rerun finish a swap that a crash
 // interrupted; at every instant the store path holds either the intact

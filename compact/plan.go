@@ -42,12 +42,20 @@ type item struct {
 }
 
 type compactPlan struct {
-	g      *refgraph.Graph
-	locs   []codec.Location           // the records read from the original, in journal order
-	bodies map[codec.Location]bodySum // messages written, by their original location
-	counts Counts
-	bytes  int64 // estimated journal bytes
-	quirks []string
+	g *refgraph.Graph
+	// locs: the records read from the original, in journal order (read
+	// once, by the prefetcher)
+	locs chunked[codec.Location]
+	// origins: where the write took each message record (ADD, UPDATE)
+	// of the new journal from in the original, in journal order, but for
+	// the placeholders, which it made (placeholders): what verification
+	// compares each one read back with (bodyCheck)
+	origins      chunked[codec.Location]
+	placeholders chunked[placeholder]
+	messages     int // message records written
+	counts       Counts
+	bytes        int64 // estimated journal bytes
+	quirks       []string
 	// noRedelivery: see Options.NoRedelivery
 	noRedelivery bool
 	// written is what write wrote (or, in a dry run, laid out without
@@ -63,15 +71,7 @@ const emptyDestinationID = "ID:kahafs-empty-destination:0:0:0:0"
 func plan(st *codec.Store, g *refgraph.Graph, noRedelivery bool) (*compactPlan, error) {
 	p := &compactPlan{g: g, noRedelivery: noRedelivery}
 	p.quirks = quirks(g, noRedelivery)
-	reads := 0
-	for _, d := range g.Destinations() {
-		reads += len(d.Messages) + len(d.Subscriptions)
-	}
-	for _, t := range g.PreparedTransactions() {
-		reads += len(t.Commands)
-		p.counts.Transactions++
-	}
-	p.locs = make([]codec.Location, 0, reads)
+	p.counts.Transactions = len(g.PreparedTransactions())
 	_ = walk(g, noRedelivery, func(it *item, est int64) error {
 		p.bytes += est
 		p.counts.Records++
@@ -92,7 +92,7 @@ func plan(st *codec.Store, g *refgraph.Graph, noRedelivery bool) (*compactPlan, 
 			p.counts.RemovedDestinations++
 		}
 		if it.kind.read() {
-			p.locs = append(p.locs, it.loc)
+			p.locs.push(it.loc)
 		}
 		return nil
 	})
@@ -322,14 +322,14 @@ const batchSize = 128 << 10
 // write (which can start later: the reading is under way meanwhile).
 // The caller closes the prefetcher.
 func (p *compactPlan) read(st *codec.Store) *prefetcher {
-	return prefetch(newRecordSource(st), p.locs)
+	return prefetch(newRecordSource(st), &p.locs)
 }
 
 // write writes the planned records, read by pf (see read), into dir and
 // returns how many, and the ids of the files written. The files are not
 // fsynced (see syncJournal).
 func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
-	p.bodies = make(map[codec.Location]bodySum, p.counts.Messages)
+	p.origins, p.placeholders, p.messages = chunked[codec.Location]{}, chunked[placeholder]{}, 0
 	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: int(opts.MaxFileLength), MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
 		Written: opts.writeProgress(p.bytes)})
 	var c codec.Command
@@ -339,47 +339,59 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 		if n == p.counts.Records/2 {
 			opts.crash("writing")
 		}
-		var pl []byte
+		var f *fetched
 		if it.kind.read() {
-			if reads >= len(p.locs) || p.locs[reads] != it.loc {
-				return fmt.Errorf("compact: record %v was not planned", it.loc)
-			}
 			reads++
 			var err error
-			if pl, err = pf.next(); err != nil {
+			if f, err = pf.next(); err != nil {
 				return err
+			}
+			if f.loc != it.loc {
+				return fmt.Errorf("compact: record %v was not planned", it.loc)
 			}
 		}
 		switch it.kind {
 		case itemVerbatim:
-			if _, err := w.Append(pl); err != nil {
+			if _, err := w.Append(f.pl); err != nil {
 				return err
 			}
-		case itemSubscription, itemMessage:
-			if err := codec.DecodeCommand(pl, &c); err != nil {
-				return fmt.Errorf("record %v: %w", it.loc, err)
+			if f.message {
+				p.origin(it.loc, opts)
 			}
+		case itemSubscription, itemMessage:
+			if f.derr != nil {
+				return fmt.Errorf("record %v: %w", it.loc, f.derr)
+			}
+			c := &f.c
 			if it.kind == itemSubscription {
 				if c.Type != codec.SubscriptionCommand {
 					return fmt.Errorf("record %v: %s is not a subscription command", it.loc, c.Type)
 				}
 				c.Retroactive = false
 			} else {
-				if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
+				if !f.message {
 					return fmt.Errorf("record %v: %s is not a message", it.loc, c.Type)
 				}
-				p.bodies[it.loc] = sumOf(&c)
 				c.Type, c.Update, c.HasInner = codec.AddMessageCommand, false, false
 				c.Tx = codec.TxID{}
 				c.Clear(codec.FieldAddTransaction)
+				if opts.tamper != nil && !opts.tamper(c) {
+					n++ // left out (a test of the verification)
+					return nil
+				}
+				p.origin(it.loc, opts)
 			}
-			if _, err := w.AppendCommand(&c); err != nil {
+			if _, err := w.AppendCommand(c); err != nil {
 				return err
 			}
 		case itemPlaceholder:
 			scratch = append(append(scratch[:0], it.dest.Name...), it.id...)
 			c = *codec.NewAddMessageCommand(codec.TxID{}, codec.NewDestination(it.dest.Type, scratch[:len(it.dest.Name)]),
 				scratch[len(it.dest.Name):], scratch[:0:0], 4, false)
+			if !opts.DryRun {
+				p.placeholders.push(placeholder{at: p.messages, t: it.dest.Type, name: it.dest.Name, id: it.id})
+			}
+			p.messages++
 			if _, err := w.AppendCommand(&c); err != nil {
 				return err
 			}
@@ -414,7 +426,7 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 	if err != nil {
 		return n, nil, err
 	}
-	if n != p.counts.Records || reads != len(p.locs) {
+	if n != p.counts.Records || reads != p.locs.len() {
 		return n, nil, fmt.Errorf("compact: %d records written, %d planned", n, p.counts.Records)
 	}
 	if err := w.Close(); err != nil {
@@ -422,4 +434,22 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 	}
 	p.written = FilesBytes{Files: len(w.Files()), Bytes: w.Bytes()}
 	return n, w.Files(), nil
+}
+
+// placeholder is what a placeholder ADD written as message record number
+// at of the new journal holds: an empty message of priority 4 (without
+// the prioritySupported flag) of id in destination name of type t.
+type placeholder struct {
+	at       int
+	t        codec.DestType
+	name, id string
+}
+
+// origin notes that the next message record written is taken from the
+// original's record at loc.
+func (p *compactPlan) origin(loc codec.Location, opts Options) {
+	if !opts.DryRun {
+		p.origins.push(loc)
+	}
+	p.messages++
 }

@@ -64,12 +64,20 @@ func TestPrefetchOrder(t *testing.T) {
 	for i, k := range order {
 		want[i] = locs[k]
 	}
-	pf := prefetch(newRecordSource(st), want)
+	pf := prefetch(newRecordSource(st), listOf(want))
 	defer pf.close()
 	for i, k := range order {
-		pl, err := pf.next()
+		f, err := pf.next()
 		require.NoError(t, err, "record %d", i)
-		require.True(t, bytes.Equal(pls[k], pl), "record %d (%v) has the wrong bytes", i, locs[k])
+		require.True(t, bytes.Equal(pls[k], f.pl), "record %d (%v) has the wrong bytes", i, locs[k])
+		// decoded, and where from
+		var c codec.Command
+		require.NoError(t, codec.DecodeCommand(pls[k], &c))
+		require.NoError(t, f.derr)
+		require.Equal(t, locs[k], f.loc, "record %d", i)
+		require.Equal(t, c.Type, f.c.Type, "record %d", i)
+		require.Equal(t, c.MessageID, f.c.MessageID, "record %d", i)
+		require.Equal(t, c.Type == codec.AddMessageCommand || c.Type == codec.UpdateMessageCommand, f.message, "record %d", i)
 	}
 	_, err := pf.next()
 	assert.Error(t, err, "more records than planned")
@@ -109,12 +117,12 @@ func TestPrefetchErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := append([]codec.Location(nil), locs...)
 			bad, want := tc.bad(l)
-			pf := prefetch(newRecordSource(st), l)
+			pf := prefetch(newRecordSource(st), listOf(l))
 			defer pf.close()
 			for i := 0; i < bad; i++ {
-				pl, err := pf.next()
+				f, err := pf.next()
 				require.NoError(t, err, "record %d", i)
-				require.True(t, bytes.Equal(pls[i], pl), "record %d", i)
+				require.True(t, bytes.Equal(pls[i], f.pl), "record %d", i)
 			}
 			_, err := pf.next()
 			require.ErrorIs(t, err, want)
@@ -131,7 +139,7 @@ func TestPrefetchErrors(t *testing.T) {
 	t.Run("file truncated", func(t *testing.T) {
 		k := lastOfFile(fi.ID)
 		require.NoError(t, os.Truncate(fi.Path, int64(locs[k].Offset)+2))
-		pf := prefetch(newRecordSource(st), locs)
+		pf := prefetch(newRecordSource(st), listOf(locs))
 		defer pf.close()
 		for i := 0; i < k; i++ {
 			_, err := pf.next()
@@ -143,4 +151,14 @@ func TestPrefetchErrors(t *testing.T) {
 		require.ErrorAs(t, err, &ce)
 		assert.Equal(t, int64(locs[k].Offset), ce.Offset)
 	})
+}
+
+// listOf is l as a chunked list of small chunks (runs of records are cut
+// at their ends).
+func listOf(l []codec.Location) *chunked[codec.Location] {
+	c := &chunked[codec.Location]{size: 37}
+	for _, loc := range l {
+		c.push(loc)
+	}
+	return c
 }

@@ -9,8 +9,10 @@ import (
 )
 
 // TestVerifyCatchesBodies writes the compacted journal of fixtures, checks
-// that verification accepts it, and that it rejects a message whose bytes
-// or priority changed on the way and one that was never written.
+// that verification accepts it, and that it rejects a journal in which one
+// message was written wrong (its bytes, priority, priority flag, id or
+// destination changed on the way) or not at all, and origins that are not
+// those of what was written.
 func TestVerifyCatchesBodies(t *testing.T) {
 	checked := 0
 	for _, fx := range brokertest.Fixtures(t) {
@@ -19,52 +21,83 @@ func TestVerifyCatchesBodies(t *testing.T) {
 		if og.Damaged() {
 			continue
 		}
-		p, err := plan(st, og, false)
-		require.NoError(t, err, fx.Name)
+		want := stateOf(og)
+		// write writes the compacted journal with tamper applied to its
+		// last message, and returns the plan and the journal's directory.
+		write := func(tamper func(c *codec.Command) bool) (*compactPlan, string) {
+			p, err := plan(st, og, false)
+			require.NoError(t, err, fx.Name)
+			dir := t.TempDir()
+			pf := p.read(st)
+			defer pf.close()
+			seen := 0
+			opts := Options{MaxFileLength: int64(maxLen(fx)), crash: func(string) {}}
+			if tamper != nil {
+				opts.tamper = func(c *codec.Command) bool {
+					seen++
+					if seen == p.counts.Messages {
+						return tamper(c)
+					}
+					return true
+				}
+			}
+			_, _, err = p.write(pf, dir, opts)
+			require.NoError(t, err, fx.Name)
+			return p, dir
+		}
+		check := func(p *compactPlan, dir string) error {
+			_, ng, err := replayChecked(dir, int64(maxLen(fx)), p.expected(st), nil)
+			if err != nil {
+				return err
+			}
+			return verify(want, ng)
+		}
+
+		p, dir := write(nil)
 		if p.counts.Messages == 0 {
 			continue
 		}
-		dir := t.TempDir()
-		pf := p.read(st)
-		_, _, err = p.write(pf, dir, Options{MaxFileLength: int64(maxLen(fx)), crash: func(string) {}})
-		pf.close()
-		require.NoError(t, err, fx.Name)
-		_, ng, after, err := loadWithBodies(dir, int64(maxLen(fx)), 0, nil)
-		require.NoError(t, err, fx.Name)
-		require.NoError(t, verify(og, p.bodies, ng, after, false), fx.Name)
-		require.Len(t, p.bodies, p.counts.Messages, fx.Name)
+		require.NoError(t, check(p, dir), fx.Name)
+		require.Equal(t, p.messages, p.origins.len()+p.placeholders.len(), fx.Name)
+		require.GreaterOrEqual(t, p.origins.len(), p.counts.Messages, fx.Name)
 
-		// One message of the new journal, changed in each way.
-		var loc codec.Location
-		for _, d := range ng.Destinations() {
-			if len(d.Messages) > 0 {
-				loc = d.Messages[len(d.Messages)-1].Loc
-				break
-			}
-		}
-		orig := after[loc]
-		for name, change := range map[string]func(*bodySum){
-			"one byte":         func(b *bodySum) { b.sum[7] ^= 1 },
-			"priority":         func(b *bodySum) { b.prio++ },
-			"priority support": func(b *bodySum) { b.supported = !b.supported },
+		for name, tamper := range map[string]func(c *codec.Command) bool{
+			"one byte": func(c *codec.Command) bool {
+				c.Message = append([]byte(nil), c.Message...)
+				c.Message[len(c.Message)/2] ^= 1
+				return true
+			},
+			"priority":         func(c *codec.Command) bool { c.Priority++; return true },
+			"priority support": func(c *codec.Command) bool { c.PrioritySupported = !c.PrioritySupported; return true },
+			"id": func(c *codec.Command) bool {
+				c.MessageID = append(append([]byte(nil), c.MessageID...), '0')
+				return true
+			},
+			"destination": func(c *codec.Command) bool {
+				c.Dest.Name = append(append([]byte(nil), c.Dest.Name...), 'X')
+				return true
+			},
 		} {
-			b := orig
-			change(&b)
-			after[loc] = b
-			require.ErrorContains(t, verify(og, p.bodies, ng, after, false), "differs after compaction", "%s: %s", fx.Name, name)
+			p, dir := write(tamper)
+			require.ErrorContains(t, check(p, dir), "differs after compaction", "%s: %s", fx.Name, name)
 		}
-		after[loc] = orig
-		delete(after, loc)
-		require.ErrorContains(t, verify(og, p.bodies, ng, after, false), "differs after compaction", fx.Name)
-		after[loc] = orig
+		p, dir = write(func(*codec.Command) bool { return false })
+		require.ErrorIs(t, check(p, dir), ErrVerify, "%s: a message left out", fx.Name)
 
-		for k, v := range p.bodies {
-			delete(p.bodies, k)
-			require.ErrorContains(t, verify(og, p.bodies, ng, after, false), "was not written", fx.Name)
-			p.bodies[k] = v
-			break
+		// What the write took the messages from, wrong or one short.
+		p, dir = write(nil)
+		if o := p.origins.chunks[0]; len(o) >= 2 {
+			o[0], o[1] = o[1], o[0]
+			require.ErrorContains(t, check(p, dir), "differs after compaction", fx.Name)
 		}
-		require.NoError(t, verify(og, p.bodies, ng, after, false), fx.Name)
+		p, dir = write(nil)
+		k := len(p.origins.chunks) - 1
+		p.origins.chunks[k] = p.origins.chunks[k][:len(p.origins.chunks[k])-1]
+		p.origins.n--
+		require.ErrorContains(t, check(p, dir), "differs after compaction", fx.Name)
+		p, dir = write(nil)
+		p.messages--
+		require.ErrorContains(t, check(p, dir), "differs after compaction", fx.Name)
 		checked++
 	}
 	require.Greater(t, checked, 2, "fixtures with messages to move")
