@@ -139,8 +139,14 @@ func TestIDIndexMatchesMap(t *testing.T) {
 			x.del(k)
 			delete(want, k)
 		} else {
-			x.set(k, int64(step))
-			want[k] = int64(step)
+			// mostly near the others, sometimes too far from a page's
+			// base for a 32-bit difference (kept in the map, and back)
+			seq := int64(step)
+			if rng.Intn(10) == 0 {
+				seq = int64(rng.Intn(3)-1) << 40
+			}
+			x.set(k, seq)
+			want[k] = seq
 		}
 		if x.len() != len(want) {
 			t.Fatalf("step %d: len %d, want %d", step, x.len(), len(want))
@@ -162,5 +168,15 @@ func TestIDIndexMatchesMap(t *testing.T) {
 	})
 	if n != len(want) {
 		t.Fatalf("each yields %d ids, want %d", n, len(want))
+	}
+	inPages := 0
+	for key, pg := range x.pages {
+		if pg.bits == 0 || len(pg.delta) != popcount(pg.bits) {
+			t.Fatalf("page %d: bits %b with %d sequences", key, pg.bits, len(pg.delta))
+		}
+		inPages += len(pg.delta)
+	}
+	if inPages != x.n || inPages+len(x.other) != len(want) || len(x.other) == 0 {
+		t.Fatalf("%d ids in pages (n %d) and %d in the map, want %d in all and some in the map", inPages, x.n, len(x.other), len(want))
 	}
 }
