@@ -834,8 +834,10 @@ func (c *viewsCmp) delivered(where string, w, g, x []string) {
 	f.Detail = idListDiff(w, g)
 }
 
+// str is how a finding of compareViews prints a value.
 func str(v any) string { return fmt.Sprint(v) }
 
+// destinations compares the destinations listed.
 func (c *viewsCmp) destinations() {
 	var noDests []string
 	if c.noIndex != nil {
@@ -846,7 +848,7 @@ func (c *viewsCmp) destinations() {
 	}
 }
 
-// viewQueue is v's queue name (empty if none).
+// viewQueue is v's queue name (an empty one if v has none).
 func viewQueue(v *View, name string) *ViewQueue {
 	if v == nil || v.Queues[name] == nil {
 		return &ViewQueue{}
@@ -854,7 +856,7 @@ func viewQueue(v *View, name string) *ViewQueue {
 	return v.Queues[name]
 }
 
-// viewSub is v's subscription key (empty if none).
+// viewSub is v's subscription key (an empty one if v has none).
 func viewSub(v *View, key string) *ViewSub {
 	if v == nil || v.Subscriptions[key] == nil {
 		return &ViewSub{}
@@ -862,6 +864,8 @@ func viewSub(v *View, key string) *ViewSub {
 	return v.Subscriptions[key]
 }
 
+// queues compares, for each queue either lists, its count and the
+// messages it delivered.
 func (c *viewsCmp) queues() {
 	names := map[string]bool{}
 	for n := range c.want.Queues {
@@ -879,6 +883,9 @@ func (c *viewsCmp) queues() {
 	}
 }
 
+// subscriptions compares, for each durable subscription either lists,
+// whether both have it, its selector and noLocal, count and delivered
+// messages.
 func (c *viewsCmp) subscriptions() {
 	keys := map[string]bool{}
 	for k := range c.want.Subscriptions {
@@ -916,6 +923,8 @@ func preparedByXID(v *View) map[string]brokertest.PreparedTx {
 	return m
 }
 
+// prepared compares the prepared transactions and, for each one both
+// list, the messages it adds and acknowledges.
 func (c *viewsCmp) prepared() {
 	pw, pg := preparedByXID(c.want), preparedByXID(c.got)
 	if a, b := sortedKeys(pw), sortedKeys(pg); !equalStrings(a, b) {
