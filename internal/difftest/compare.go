@@ -397,48 +397,76 @@ func (in *info) selectorMatch(sel *string, id string) (match, ok bool) {
 // its index when v is with it, and the reverse; nil if none): a finding
 // says when it agrees with kahafs.
 func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Finding {
-	var fs []Finding
-	add := func(f Finding) {
-		f.View = view
-		fs = append(fs, f)
+	c := &treeCmp{view: view, g: g, v: v, other: other, in: in}
+	c.destinations()
+	c.queues()
+	c.subscriptions()
+	c.prepared()
+	return c.fs
+}
+
+// treeCmp is one comparison of kahafs's tree with a broker view (see
+// compareTree); its methods add the findings of one kind each, in the
+// order compareTree calls them.
+type treeCmp struct {
+	view     string
+	g        *refgraph.Graph
+	v, other *View
+	in       *info
+	fs       []Finding
+}
+
+func (c *treeCmp) add(f Finding) {
+	f.View = c.view
+	c.fs = append(c.fs, f)
+}
+
+// agrees notes in f that the broker's other view says what kahafs says
+// (when there is one and same).
+func (c *treeCmp) agrees(f *Finding, what string, same bool) {
+	if c.other == nil || !same {
+		return
 	}
 	otherName := "with its index"
-	if view == ViewIndex {
+	if c.view == ViewIndex {
 		otherName = "without its index"
 	}
-	agrees := func(f *Finding, what string, same bool) {
-		if other != nil && same {
-			f.Detail = append(f.Detail, fmt.Sprintf("the broker %s %s what kahafs says", otherName, what))
+	f.Detail = append(f.Detail, fmt.Sprintf("the broker %s %s what kahafs says", otherName, what))
+}
+
+// destinations compares the destinations listed.
+func (c *treeCmp) destinations() {
+	kd := kahafsDestinations(c.g)
+	bd := sortedCopy(c.v.Destinations)
+	if equalStrings(kd, bd) {
+		return
+	}
+	f := Finding{Kind: KindDestinations, Kahafs: fmt.Sprintf("%d destinations", len(kd)), Broker: fmt.Sprintf("%d destinations", len(bd))}
+	if x := setDiff(kd, bd); len(x) > 0 {
+		f.Detail = append(f.Detail, "listed by kahafs only: "+strings.Join(x, ", "))
+	}
+	if x := setDiff(bd, kd); len(x) > 0 {
+		f.Detail = append(f.Detail, "listed by the broker only: "+strings.Join(x, ", "))
+		if c.view == ViewIndex && c.other != nil && len(setDiff(x, c.other.Destinations)) == len(x) {
+			f.Detail = append(f.Detail, "the broker does not list them without its index: its index holds destinations no journal record names "+
+				"(MessageDatabase.getStoredDestination creates the index entry whenever the broker touches a destination's store, "+
+				"MessageDatabase.java:2679-2733, e.g. KahaDBTopicMessageStore's constructor, KahaDBStore.java:886-888; no command is journaled), "+
+				"which a replay and kahafs (index metadata only) cannot see")
 		}
 	}
-
-	// destinations
-	kd := kahafsDestinations(g)
-	bd := sortedCopy(v.Destinations)
-	if !equalStrings(kd, bd) {
-		f := Finding{Kind: KindDestinations, Kahafs: fmt.Sprintf("%d destinations", len(kd)), Broker: fmt.Sprintf("%d destinations", len(bd))}
-		if x := setDiff(kd, bd); len(x) > 0 {
-			f.Detail = append(f.Detail, "listed by kahafs only: "+strings.Join(x, ", "))
-		}
-		if x := setDiff(bd, kd); len(x) > 0 {
-			f.Detail = append(f.Detail, "listed by the broker only: "+strings.Join(x, ", "))
-			if view == ViewIndex && other != nil && len(setDiff(x, other.Destinations)) == len(x) {
-				f.Detail = append(f.Detail, "the broker does not list them without its index: its index holds destinations no journal record names "+
-					"(MessageDatabase.getStoredDestination creates the index entry whenever the broker touches a destination's store, "+
-					"MessageDatabase.java:2679-2733, e.g. KahaDBTopicMessageStore's constructor, KahaDBStore.java:886-888; no command is journaled), "+
-					"which a replay and kahafs (index metadata only) cannot see")
-			}
-		}
-		if other != nil {
-			agrees(&f, "lists", equalStrings(kd, sortedCopy(other.Destinations)))
-		}
-		add(f)
+	if c.other != nil {
+		c.agrees(&f, "lists", equalStrings(kd, sortedCopy(c.other.Destinations)))
 	}
+	c.add(f)
+}
 
-	// queues: what the tree shows (Destination.Pending in delivery order,
-	// Stats.Count) against what the broker counts and delivers
+// queues compares, for each queue both list, what the tree shows
+// (Destination.Pending in delivery order, Stats.Count) with what the
+// broker counts and delivers; a queue only one side lists is the
+// destinations finding's.
+func (c *treeCmp) queues() {
 	kq := map[string]*refgraph.Destination{}
-	for _, d := range g.Destinations() {
+	for _, d := range c.g.Destinations() {
 		if d.Type == codec.Queue && brokertest.ListedName(d.Name) == d.Name {
 			kq[d.Name] = d
 		}
@@ -447,212 +475,269 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 	for n := range kq {
 		qnames = append(qnames, n)
 	}
-	for n := range v.Queues {
+	for n := range c.v.Queues {
 		if _, ok := kq[n]; !ok {
 			qnames = append(qnames, n)
 		}
 	}
 	sort.Strings(qnames)
 	for _, name := range qnames {
-		d, vq := kq[name], v.Queues[name]
-		where := "queue://" + name
+		d, vq := kq[name], c.v.Queues[name]
 		if d == nil || vq == nil {
 			continue // the destinations finding names it
 		}
-		byID := map[string]*refgraph.Message{}
-		for i := range d.Messages {
-			byID[d.Messages[i].ID()] = &d.Messages[i]
-		}
+		c.queueCount(name, d, vq)
+		c.queueOrder(name, d, vq)
+	}
+}
 
-		// count
-		if d.Stats.Count != vq.Count {
-			f := Finding{Kind: KindQueueCount, Where: where, Kahafs: fmt.Sprintf("%d messages (Stats.Count; the index holds %d, %d in doubt)", d.Stats.Count, d.Stats.Messages, d.Stats.InDoubt),
-				Broker: fmt.Sprintf("%d messages (destination statistics / JMX QueueSize)", vq.Count)}
-			if vq.StoreCount != nil && *vq.StoreCount != vq.Count {
-				f.Detail = append(f.Detail, fmt.Sprintf("the broker's MessageStore.getMessageCount says %d", *vq.StoreCount))
-			}
-			if other != nil && other.Queues[name] != nil {
-				agrees(&f, "counts", other.Queues[name].Count == d.Stats.Count)
-			}
-			add(f)
-		}
+// otherQueue is the broker's other view of the queue (nil if none).
+func (c *treeCmp) otherQueue(name string) *ViewQueue {
+	if c.other == nil {
+		return nil
+	}
+	return c.other.Queues[name]
+}
 
-		// delivery order
-		var kids []string
-		deliverable := map[string]bool{}
-		var expired int
-		for _, m := range d.Pending() {
-			deliverable[m.ID()] = true
-			if in.expired(where, m.ID(), v.StartedAt) {
-				expired++
-				continue
-			}
-			kids = append(kids, m.ID())
-		}
-		if equalStrings(kids, vq.Consumed) {
+// queueCount compares the queue's message count.
+func (c *treeCmp) queueCount(name string, d *refgraph.Destination, vq *ViewQueue) {
+	if d.Stats.Count == vq.Count {
+		return
+	}
+	f := Finding{Kind: KindQueueCount, Where: "queue://" + name, Kahafs: fmt.Sprintf("%d messages (Stats.Count; the index holds %d, %d in doubt)", d.Stats.Count, d.Stats.Messages, d.Stats.InDoubt),
+		Broker: fmt.Sprintf("%d messages (destination statistics / JMX QueueSize)", vq.Count)}
+	if vq.StoreCount != nil && *vq.StoreCount != vq.Count {
+		f.Detail = append(f.Detail, fmt.Sprintf("the broker's MessageStore.getMessageCount says %d", *vq.StoreCount))
+	}
+	if o := c.otherQueue(name); o != nil {
+		c.agrees(&f, "counts", o.Count == d.Stats.Count)
+	}
+	c.add(f)
+}
+
+// queueOrder compares the queue's pending messages, in delivery order,
+// with what the broker delivered to one consumer; on a prioritized queue
+// the broker's priority dispatch (DispatchOrder) may explain the order.
+func (c *treeCmp) queueOrder(name string, d *refgraph.Destination, vq *ViewQueue) {
+	where := "queue://" + name
+	pending := d.Pending()
+	kids, expired := c.in.unexpired(where, pending, c.v.StartedAt)
+	if equalStrings(kids, vq.Consumed) {
+		return
+	}
+	byID := map[string]*refgraph.Message{}
+	for i := range d.Messages {
+		byID[d.Messages[i].ID()] = &d.Messages[i]
+	}
+	f := Finding{Kind: KindQueueOrder, Where: where,
+		Kahafs: fmt.Sprintf("%d pending messages in delivery order (Destination.Pending)", len(kids)),
+		Broker: fmt.Sprintf("%d messages delivered to one consumer (default prefetch)", len(vq.Consumed))}
+	if expired > 0 {
+		f.Kahafs += fmt.Sprintf(", %d expired ones left out", expired)
+	}
+	if c.in.prio[name] && c.priorityDispatch(&f, d, vq, pending, expired, byID) {
+		c.add(f)
+		return
+	}
+	f.Detail = append(c.in.listDiff(where, kids, vq.Consumed, d, byID), f.Detail...)
+	if o := c.otherQueue(name); o != nil {
+		c.agrees(&f, "delivers", equalStrings(kids, o.Consumed))
+	}
+	c.add(f)
+}
+
+// priorityDispatch applies the broker's rule for a prioritized queue to
+// the store order of its pending messages, with the expired ones taking
+// their places in the cursor's batch (the tree orders them as if none had
+// expired). When that gives the broker's order it explains f and returns
+// true; otherwise it adds to f.Detail how it differs.
+func (c *treeCmp) priorityDispatch(f *Finding, d *refgraph.Destination, vq *ViewQueue, pending []*refgraph.Message, expired int, byID map[string]*refgraph.Message) bool {
+	deliverable := map[string]bool{}
+	for _, m := range pending {
+		deliverable[m.ID()] = true
+	}
+	var ps []Paged
+	var pids []string
+	for _, m := range d.Messages {
+		if !deliverable[m.ID()] {
 			continue
 		}
-		f := Finding{Kind: KindQueueOrder, Where: where,
-			Kahafs: fmt.Sprintf("%d pending messages in delivery order (Destination.Pending)", len(kids)),
-			Broker: fmt.Sprintf("%d messages delivered to one consumer (default prefetch)", len(vq.Consumed))}
-		if expired > 0 {
-			f.Kahafs += fmt.Sprintf(", %d expired ones left out", expired)
-		}
-		explained := false
-		if in.prio[name] {
-			// the broker's rule on the store order of the same messages,
-			// with the expired ones taking their places in the cursor's
-			// batch (the tree orders them as if none had expired)
-			var ps []Paged
-			var pids []string
-			for _, m := range d.Messages {
-				if !deliverable[m.ID()] {
-					continue
-				}
-				ps = append(ps, Paged{Priority: int(m.Priority), Expired: in.expired(where, m.ID(), v.StartedAt)})
-				pids = append(pids, m.ID())
-			}
-			var sim []string
-			for _, p := range DispatchOrder(ps, MaxPageSize, DefaultQueuePrefetch) {
-				sim = append(sim, pids[p])
-			}
-			if equalStrings(sim, vq.Consumed) {
-				f.Kind = KindQueuePriority
-				why := "the queue is prioritized: the broker pages its messages in store order, 200 at a time, into a list ordered by JMS priority and dispatches from its head (Queue.doPageInForDispatch, PrioritizedPendingList); DispatchOrder on the store order reproduces the broker's"
-				if expired > 0 {
-					why += fmt.Sprintf("; the %d expired messages took places in the store cursor's batches (AbstractStoreCursor.fillBatch) before the queue dropped them, which the tree's order does not know", expired)
-				}
-				f.Explained = why
-				explained = true
-			} else {
-				f.Detail = append(f.Detail, "the priority dispatch rule (DispatchOrder) does not give the broker's order either:")
-				f.Detail = append(f.Detail, in.listDiff(where, sim, vq.Consumed, d, byID)...)
-			}
-		}
-		if !explained {
-			f.Detail = append(in.listDiff(where, kids, vq.Consumed, d, byID), f.Detail...)
-			if other != nil && other.Queues[name] != nil {
-				agrees(&f, "delivers", equalStrings(kids, other.Queues[name].Consumed))
-			}
-		}
-		add(f)
+		ps = append(ps, Paged{Priority: int(m.Priority), Expired: c.in.expired(f.Where, m.ID(), c.v.StartedAt)})
+		pids = append(pids, m.ID())
 	}
+	var sim []string
+	for _, p := range DispatchOrder(ps, MaxPageSize, DefaultQueuePrefetch) {
+		sim = append(sim, pids[p])
+	}
+	if !equalStrings(sim, vq.Consumed) {
+		f.Detail = append(f.Detail, "the priority dispatch rule (DispatchOrder) does not give the broker's order either:")
+		f.Detail = append(f.Detail, c.in.listDiff(f.Where, sim, vq.Consumed, d, byID)...)
+		return false
+	}
+	f.Kind = KindQueuePriority
+	why := "the queue is prioritized: the broker pages its messages in store order, 200 at a time, into a list ordered by JMS priority and dispatches from its head (Queue.doPageInForDispatch, PrioritizedPendingList); DispatchOrder on the store order reproduces the broker's"
+	if expired > 0 {
+		why += fmt.Sprintf("; the %d expired messages took places in the store cursor's batches (AbstractStoreCursor.fillBatch) before the queue dropped them, which the tree's order does not know", expired)
+	}
+	f.Explained = why
+	return true
+}
 
-	// durable subscriptions
+// unexpired returns the ids of msgs, in their order, without those that
+// had expired in dest when the broker view started (at), and how many it
+// left out.
+func (in *info) unexpired(dest string, msgs []*refgraph.Message, at int64) (ids []string, expired int) {
+	for _, m := range msgs {
+		if in.expired(dest, m.ID(), at) {
+			expired++
+			continue
+		}
+		ids = append(ids, m.ID())
+	}
+	return ids, expired
+}
+
+// subscriptions compares the durable subscriptions listed and, for each
+// one both list, its selector, count and delivered messages.
+func (c *treeCmp) subscriptions() {
 	ks := map[string]*refgraph.Subscription{}
-	for _, s := range g.Subscriptions() {
+	for _, s := range c.g.Subscriptions() {
 		if brokertest.ListedName(s.Destination.Name) != s.Destination.Name {
 			continue
 		}
 		ks[subKey(s)] = s
 	}
-	var snames []string
-	for k := range ks {
-		snames = append(snames, k)
+	snames := sortedKeys(ks)
+	if x := setDiff(snames, sortedKeys(c.v.Subscriptions)); len(x) > 0 {
+		c.add(Finding{Kind: KindSubListed, Kahafs: "lists " + strings.Join(x, ", "), Broker: "does not have them"})
 	}
-	sort.Strings(snames)
-	if x := setDiff(snames, sortedKeys(v.Subscriptions)); len(x) > 0 {
-		add(Finding{Kind: KindSubListed, Kahafs: "lists " + strings.Join(x, ", "), Broker: "does not have them"})
-	}
-	if x := setDiff(sortedKeys(v.Subscriptions), snames); len(x) > 0 {
-		add(Finding{Kind: KindSubListed, Kahafs: "does not list " + strings.Join(x, ", "), Broker: "has them"})
+	if x := setDiff(sortedKeys(c.v.Subscriptions), snames); len(x) > 0 {
+		c.add(Finding{Kind: KindSubListed, Kahafs: "does not list " + strings.Join(x, ", "), Broker: "has them"})
 	}
 	for _, key := range snames {
-		s, vs := ks[key], v.Subscriptions[key]
+		s, vs := ks[key], c.v.Subscriptions[key]
 		if vs == nil {
 			continue
 		}
-		ksel := (*string)(nil)
-		if s.HasSelector {
-			ksel = &s.Selector
-		}
-		if fmt.Sprint(deref(ksel)) != fmt.Sprint(deref(vs.Selector)) || (ksel == nil) != (vs.Selector == nil) || s.NoLocal != vs.NoLocal {
-			add(Finding{Kind: KindSubListed, Where: key,
-				Kahafs: fmt.Sprintf("selector %s, noLocal %v", quoteOpt(ksel), s.NoLocal),
-				Broker: fmt.Sprintf("selector %s, noLocal %v", quoteOpt(vs.Selector), vs.NoLocal)})
-		}
-		if s.Count != vs.StoreCount {
-			f := Finding{Kind: KindSubCount, Where: key, Kahafs: fmt.Sprintf("count %d (Subscription.Count)", s.Count),
-				Broker: fmt.Sprintf("count %d (TopicMessageStore.getMessageCount)", vs.StoreCount)}
-			if vs.CursorSize != nil && *vs.CursorSize != vs.StoreCount {
-				f.Detail = append(f.Detail, fmt.Sprintf("the offline subscription's cursor size is %d", *vs.CursorSize))
-			}
-			if other != nil && other.Subscriptions[key] != nil {
-				agrees(&f, "counts", other.Subscriptions[key].StoreCount == s.Count)
-			}
-			add(f)
-		}
-		byID := map[string]*refgraph.Message{}
-		var kids []string
-		expired := 0
-		listed := s.Pending()
-		if in.delivered != nil {
-			listed = in.delivered(s)
-		}
-		for _, m := range listed {
-			byID[m.ID()] = m
-			if in.expired(s.Destination.String(), m.ID(), v.StartedAt) {
-				expired++
-				continue
-			}
-			kids = append(kids, m.ID())
-		}
-		if equalStrings(kids, vs.Delivered) {
-			continue
-		}
-		f := Finding{Kind: KindSubDelivered, Where: key,
-			Kahafs: fmt.Sprintf("delivers %d messages (Subscription.Pending)", len(kids)),
-			Broker: fmt.Sprintf("delivered %d after reconnecting", len(vs.Delivered))}
-		if expired > 0 {
-			f.Kahafs += fmt.Sprintf(", %d expired ones left out", expired)
-		}
-		var why []string
-		cand := kids
-		if vs.Selector != nil {
-			var keep []string
-			unknown := false
-			for _, id := range cand {
-				match, ok := in.selectorMatch(vs.Selector, id)
-				if !ok {
-					unknown = true
-					keep = append(keep, id)
-				} else if match {
-					keep = append(keep, id)
-				}
-			}
-			if len(keep) != len(cand) && !unknown {
-				why = append(why, fmt.Sprintf("%d of kahafs's messages do not match the selector %q: the store recovers them (everything after lastAck) and the broker's selector drops them at dispatch", len(cand)-len(keep), *vs.Selector))
-				cand = keep
-			}
-		}
-		if equalStrings(cand, vs.Delivered) {
-			f.Explained = strings.Join(why, "; ")
-		} else {
-			f.Detail = in.listDiff(key, kids, vs.Delivered, s.Destination, byID)
-			if len(why) > 0 {
-				f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
-			}
-			if other != nil && other.Subscriptions[key] != nil {
-				agrees(&f, "delivers (explanations applied)", equalStrings(cand, other.Subscriptions[key].Delivered))
-			}
-		}
-		add(f)
+		c.subSelector(key, s, vs)
+		c.subCount(key, s, vs)
+		c.subDelivered(key, s, vs)
 	}
+}
 
-	// prepared transactions
+// otherSub is the broker's other view of the subscription (nil if none).
+func (c *treeCmp) otherSub(key string) *ViewSub {
+	if c.other == nil {
+		return nil
+	}
+	return c.other.Subscriptions[key]
+}
+
+// subSelector compares the subscription's selector and noLocal.
+func (c *treeCmp) subSelector(key string, s *refgraph.Subscription, vs *ViewSub) {
+	ksel := (*string)(nil)
+	if s.HasSelector {
+		ksel = &s.Selector
+	}
+	if fmt.Sprint(deref(ksel)) != fmt.Sprint(deref(vs.Selector)) || (ksel == nil) != (vs.Selector == nil) || s.NoLocal != vs.NoLocal {
+		c.add(Finding{Kind: KindSubListed, Where: key,
+			Kahafs: fmt.Sprintf("selector %s, noLocal %v", quoteOpt(ksel), s.NoLocal),
+			Broker: fmt.Sprintf("selector %s, noLocal %v", quoteOpt(vs.Selector), vs.NoLocal)})
+	}
+}
+
+// subCount compares the subscription's message count.
+func (c *treeCmp) subCount(key string, s *refgraph.Subscription, vs *ViewSub) {
+	if s.Count == vs.StoreCount {
+		return
+	}
+	f := Finding{Kind: KindSubCount, Where: key, Kahafs: fmt.Sprintf("count %d (Subscription.Count)", s.Count),
+		Broker: fmt.Sprintf("count %d (TopicMessageStore.getMessageCount)", vs.StoreCount)}
+	if vs.CursorSize != nil && *vs.CursorSize != vs.StoreCount {
+		f.Detail = append(f.Detail, fmt.Sprintf("the offline subscription's cursor size is %d", *vs.CursorSize))
+	}
+	if o := c.otherSub(key); o != nil {
+		c.agrees(&f, "counts", o.StoreCount == s.Count)
+	}
+	c.add(f)
+}
+
+// subDelivered compares what the tree lists for the subscription
+// (in.delivered, else Subscription.Pending) with what the broker delivered
+// after reconnecting; messages the broker's selector drops at dispatch
+// may explain the difference.
+func (c *treeCmp) subDelivered(key string, s *refgraph.Subscription, vs *ViewSub) {
+	listed := s.Pending()
+	if c.in.delivered != nil {
+		listed = c.in.delivered(s)
+	}
+	byID := map[string]*refgraph.Message{}
+	for _, m := range listed {
+		byID[m.ID()] = m
+	}
+	kids, expired := c.in.unexpired(s.Destination.String(), listed, c.v.StartedAt)
+	if equalStrings(kids, vs.Delivered) {
+		return
+	}
+	f := Finding{Kind: KindSubDelivered, Where: key,
+		Kahafs: fmt.Sprintf("delivers %d messages (Subscription.Pending)", len(kids)),
+		Broker: fmt.Sprintf("delivered %d after reconnecting", len(vs.Delivered))}
+	if expired > 0 {
+		f.Kahafs += fmt.Sprintf(", %d expired ones left out", expired)
+	}
+	cand, why := c.in.selectorDrops(vs.Selector, kids)
+	if equalStrings(cand, vs.Delivered) {
+		f.Explained = strings.Join(why, "; ")
+	} else {
+		f.Detail = c.in.listDiff(key, kids, vs.Delivered, s.Destination, byID)
+		if len(why) > 0 {
+			f.Detail = append(f.Detail, "not explained by: "+strings.Join(why, "; "))
+		}
+		if o := c.otherSub(key); o != nil {
+			c.agrees(&f, "delivers (explanations applied)", equalStrings(cand, o.Delivered))
+		}
+	}
+	c.add(f)
+}
+
+// selectorDrops leaves out of ids those the broker's selector sel drops
+// at dispatch, when it can tell for every one (selectorMatch), and says
+// why in why; otherwise it returns ids unchanged and no why.
+func (in *info) selectorDrops(sel *string, ids []string) (cand, why []string) {
+	if sel == nil {
+		return ids, nil
+	}
+	var keep []string
+	for _, id := range ids {
+		match, ok := in.selectorMatch(sel, id)
+		if !ok {
+			return ids, nil
+		}
+		if match {
+			keep = append(keep, id)
+		}
+	}
+	if len(keep) == len(ids) {
+		return ids, nil
+	}
+	return keep, []string{fmt.Sprintf("%d of kahafs's messages do not match the selector %q: the store recovers them (everything after lastAck) and the broker's selector drops them at dispatch", len(ids)-len(keep), *sel)}
+}
+
+// prepared compares the prepared transactions and, for each one both
+// list, the messages it adds and acknowledges.
+func (c *treeCmp) prepared() {
 	kp := map[string]*refgraph.Transaction{}
-	for _, t := range g.PreparedTransactions() {
+	for _, t := range c.g.PreparedTransactions() {
 		kp[t.ID] = t
 	}
 	bp := map[string]brokertest.PreparedTx{}
-	for _, t := range v.Prepared {
+	for _, t := range c.v.Prepared {
 		bp[t.XID] = t
 	}
 	kx, bx := sortedKeys(kp), sortedKeys(bp)
 	if !equalStrings(kx, bx) {
-		f := Finding{Kind: KindPrepared, Kahafs: fmt.Sprintf("%d prepared: %s", len(kx), strings.Join(kx, ", ")),
-			Broker: fmt.Sprintf("%d prepared: %s", len(bx), strings.Join(bx, ", "))}
-		add(f)
+		c.add(Finding{Kind: KindPrepared, Kahafs: fmt.Sprintf("%d prepared: %s", len(kx), strings.Join(kx, ", ")),
+			Broker: fmt.Sprintf("%d prepared: %s", len(bx), strings.Join(bx, ", "))})
 	}
 	for _, x := range kx {
 		t, b := kp[x], bp[x]
@@ -668,12 +753,11 @@ func compareTree(view string, g *refgraph.Graph, v, other *View, in *info) []Fin
 			}
 		}
 		if !equalStrings(sortedCopy(adds), sortedCopy(b.Adds)) || !equalStrings(sortedCopy(acks), sortedCopy(b.Acks)) {
-			add(Finding{Kind: KindPrepared, Where: x,
+			c.add(Finding{Kind: KindPrepared, Where: x,
 				Kahafs: fmt.Sprintf("adds %v, acks %v", adds, acks),
 				Broker: fmt.Sprintf("adds %v, acks %v", b.Adds, b.Acks)})
 		}
 	}
-	return fs
 }
 
 func deref(s *string) string {
@@ -707,98 +791,144 @@ func sortedKeys[V any](m map[string]V) []string {
 // noIndex, the view of the original without its index, explains a
 // difference the broker itself makes between the two.
 func compareViews(want, got, noIndex *View) []Finding {
-	var fs []Finding
-	add := func(where, what, w, g, n string) {
-		f := Finding{Kind: KindCompaction, View: ViewCompaction, Where: where,
-			Kahafs: "compacted: " + what + " " + g, Broker: "original: " + what + " " + w}
-		if noIndex != nil && n == g {
-			f.Explained = "the broker gives the same for the original without its index (compaction drops db.data; the broker's two views of the original differ here)"
-		}
-		fs = append(fs, f)
+	c := &viewsCmp{want: want, got: got, noIndex: noIndex}
+	c.destinations()
+	c.queues()
+	c.subscriptions()
+	c.prepared()
+	return c.fs
+}
+
+// viewsCmp is one comparison of two broker views (see compareViews); its
+// methods add the findings of one part of the views each, in the order
+// compareViews calls them.
+type viewsCmp struct {
+	want, got, noIndex *View
+	fs                 []Finding
+}
+
+// add adds a finding that what (of where) is w in the original and g in
+// the compacted store; n, what the original without its index gives,
+// explains it when it is g. It returns the finding added (valid until the
+// next add).
+func (c *viewsCmp) add(where, what, w, g, n string) *Finding {
+	f := Finding{Kind: KindCompaction, View: ViewCompaction, Where: where,
+		Kahafs: "compacted: " + what + " " + g, Broker: "original: " + what + " " + w}
+	if c.noIndex != nil && n == g {
+		f.Explained = "the broker gives the same for the original without its index (compaction drops db.data; the broker's two views of the original differ here)"
 	}
-	str := func(v any) string { return fmt.Sprint(v) }
-	nq := func(v *View, name string) *ViewQueue {
-		if v == nil || v.Queues[name] == nil {
-			return &ViewQueue{}
-		}
-		return v.Queues[name]
+	c.fs = append(c.fs, f)
+	return &c.fs[len(c.fs)-1]
+}
+
+// delivered compares the messages where delivered in the original (w) and
+// in the compacted store (g); x: those of the original without its index.
+func (c *viewsCmp) delivered(where string, w, g, x []string) {
+	if equalStrings(w, g) {
+		return
 	}
-	ns := func(v *View, key string) *ViewSub {
-		if v == nil || v.Subscriptions[key] == nil {
-			return &ViewSub{}
-		}
-		return v.Subscriptions[key]
+	f := c.add(where, "delivered", fmt.Sprintf("%d messages", len(w)), fmt.Sprintf("%d messages", len(g)), "")
+	if c.noIndex != nil && equalStrings(x, g) {
+		f.Explained = "the broker delivers the same for the original without its index"
 	}
+	f.Detail = idListDiff(w, g)
+}
+
+// str is how a finding of compareViews prints a value.
+func str(v any) string { return fmt.Sprint(v) }
+
+// destinations compares the destinations listed.
+func (c *viewsCmp) destinations() {
 	var noDests []string
-	if noIndex != nil {
-		noDests = sortedCopy(noIndex.Destinations)
+	if c.noIndex != nil {
+		noDests = sortedCopy(c.noIndex.Destinations)
 	}
-	if a, b := sortedCopy(want.Destinations), sortedCopy(got.Destinations); !equalStrings(a, b) {
-		add("", "destinations", str(a), str(b), str(noDests))
+	if a, b := sortedCopy(c.want.Destinations), sortedCopy(c.got.Destinations); !equalStrings(a, b) {
+		c.add("", "destinations", str(a), str(b), str(noDests))
 	}
+}
+
+// viewQueue is v's queue name (an empty one if v has none).
+func viewQueue(v *View, name string) *ViewQueue {
+	if v == nil || v.Queues[name] == nil {
+		return &ViewQueue{}
+	}
+	return v.Queues[name]
+}
+
+// viewSub is v's subscription key (an empty one if v has none).
+func viewSub(v *View, key string) *ViewSub {
+	if v == nil || v.Subscriptions[key] == nil {
+		return &ViewSub{}
+	}
+	return v.Subscriptions[key]
+}
+
+// queues compares, for each queue either lists, its count and the
+// messages it delivered.
+func (c *viewsCmp) queues() {
 	names := map[string]bool{}
-	for n := range want.Queues {
+	for n := range c.want.Queues {
 		names[n] = true
 	}
-	for n := range got.Queues {
+	for n := range c.got.Queues {
 		names[n] = true
 	}
 	for _, n := range sortedKeys(names) {
-		w, g, x := nq(want, n), nq(got, n), nq(noIndex, n)
+		w, g, x := viewQueue(c.want, n), viewQueue(c.got, n), viewQueue(c.noIndex, n)
 		if w.Count != g.Count {
-			add("queue://"+n, "count", str(w.Count), str(g.Count), str(x.Count))
+			c.add("queue://"+n, "count", str(w.Count), str(g.Count), str(x.Count))
 		}
-		if !equalStrings(w.Consumed, g.Consumed) {
-			f := len(fs)
-			add("queue://"+n, "delivered", fmt.Sprintf("%d messages", len(w.Consumed)), fmt.Sprintf("%d messages", len(g.Consumed)), "")
-			if noIndex != nil && equalStrings(x.Consumed, g.Consumed) {
-				fs[f].Explained = "the broker delivers the same for the original without its index"
-			}
-			fs[f].Detail = idListDiff(w.Consumed, g.Consumed)
-		}
+		c.delivered("queue://"+n, w.Consumed, g.Consumed, x.Consumed)
 	}
+}
+
+// subscriptions compares, for each durable subscription either lists,
+// whether both have it, its selector and noLocal, count and delivered
+// messages.
+func (c *viewsCmp) subscriptions() {
 	keys := map[string]bool{}
-	for k := range want.Subscriptions {
+	for k := range c.want.Subscriptions {
 		keys[k] = true
 	}
-	for k := range got.Subscriptions {
+	for k := range c.got.Subscriptions {
 		keys[k] = true
 	}
 	for _, k := range sortedKeys(keys) {
-		w, g, x := ns(want, k), ns(got, k), ns(noIndex, k)
-		_, inW := want.Subscriptions[k]
-		_, inG := got.Subscriptions[k]
+		w, g, x := viewSub(c.want, k), viewSub(c.got, k), viewSub(c.noIndex, k)
+		_, inW := c.want.Subscriptions[k]
+		_, inG := c.got.Subscriptions[k]
 		if inW != inG {
-			add(k, "has the subscription", str(inW), str(inG), "")
+			c.add(k, "has the subscription", str(inW), str(inG), "")
 			continue
 		}
 		if deref(w.Selector) != deref(g.Selector) || w.NoLocal != g.NoLocal {
-			add(k, "selector/noLocal", quoteOpt(w.Selector)+"/"+str(w.NoLocal), quoteOpt(g.Selector)+"/"+str(g.NoLocal), "")
+			c.add(k, "selector/noLocal", quoteOpt(w.Selector)+"/"+str(w.NoLocal), quoteOpt(g.Selector)+"/"+str(g.NoLocal), "")
 		}
 		if w.StoreCount != g.StoreCount {
-			add(k, "count", str(w.StoreCount), str(g.StoreCount), str(x.StoreCount))
+			c.add(k, "count", str(w.StoreCount), str(g.StoreCount), str(x.StoreCount))
 		}
-		if !equalStrings(w.Delivered, g.Delivered) {
-			f := len(fs)
-			add(k, "delivered", fmt.Sprintf("%d messages", len(w.Delivered)), fmt.Sprintf("%d messages", len(g.Delivered)), "")
-			if noIndex != nil && equalStrings(x.Delivered, g.Delivered) {
-				fs[f].Explained = "the broker delivers the same for the original without its index"
-			}
-			fs[f].Detail = idListDiff(w.Delivered, g.Delivered)
+		c.delivered(k, w.Delivered, g.Delivered, x.Delivered)
+	}
+}
+
+// preparedByXID are v's prepared transactions by XID (empty if v is nil).
+func preparedByXID(v *View) map[string]brokertest.PreparedTx {
+	m := map[string]brokertest.PreparedTx{}
+	if v != nil {
+		for _, t := range v.Prepared {
+			m[t.XID] = t
 		}
 	}
-	px := func(v *View) map[string]brokertest.PreparedTx {
-		m := map[string]brokertest.PreparedTx{}
-		if v != nil {
-			for _, t := range v.Prepared {
-				m[t.XID] = t
-			}
-		}
-		return m
-	}
-	pw, pg := px(want), px(got)
+	return m
+}
+
+// prepared compares the prepared transactions and, for each one both
+// list, the messages it adds and acknowledges.
+func (c *viewsCmp) prepared() {
+	pw, pg := preparedByXID(c.want), preparedByXID(c.got)
 	if a, b := sortedKeys(pw), sortedKeys(pg); !equalStrings(a, b) {
-		add("", "prepared", str(a), str(b), str(sortedKeys(px(noIndex))))
+		c.add("", "prepared", str(a), str(b), str(sortedKeys(preparedByXID(c.noIndex))))
 	}
 	for x, w := range pw {
 		g, ok := pg[x]
@@ -806,10 +936,9 @@ func compareViews(want, got, noIndex *View) []Finding {
 			continue
 		}
 		if !equalStrings(sortedCopy(w.Adds), sortedCopy(g.Adds)) || !equalStrings(sortedCopy(w.Acks), sortedCopy(g.Acks)) {
-			add(x, "adds/acks", str(w.Adds)+"/"+str(w.Acks), str(g.Adds)+"/"+str(g.Acks), "")
+			c.add(x, "adds/acks", str(w.Adds)+"/"+str(w.Acks), str(g.Adds)+"/"+str(g.Acks), "")
 		}
 	}
-	return fs
 }
 
 // idListDiff describes how got differs from want (plain ids).

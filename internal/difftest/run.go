@@ -11,6 +11,7 @@ import (
 
 	"github.com/kahafs/kahafs/deliver"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/store"
 )
 
 // Timing is how long one phase of a seed took.
@@ -55,121 +56,153 @@ func (r *Result) Unexplained() int {
 // oracles and kahafs, and compares them.
 func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 	r := &Result{Seed: seed, Dir: c.SeedDir(seed)}
-	odir := c.OracleDir(seed)
-	step := func(phase string, f func() (bool, error)) error {
-		t0 := time.Now()
-		cached, err := f()
-		r.Timings = append(r.Timings, Timing{Phase: phase, Seconds: time.Since(t0).Seconds(), Cached: cached})
-		return err
-	}
+	s := &seedRun{ctx: ctx, c: c, r: r, odir: c.OracleDir(seed), wdir: filepath.Join(r.Dir, "workload"),
+		views: map[bool]*View{}, inspects: map[bool]*Inspected{}}
 	fail := func(err error) *Result {
 		r.Err = fmt.Errorf("seed %d: %w", seed, err)
 		return r
 	}
-	var w *Workload
-	if err := step("workload", func() (bool, error) {
+	if err := s.step("workload", func() (bool, error) {
 		var cached bool
 		var err error
-		w, cached, err = ensureWorkload(ctx, c, r.Dir, seed)
+		s.w, cached, err = ensureWorkload(ctx, c, r.Dir, seed)
 		return cached, err
 	}); err != nil {
 		return fail(err)
 	}
-	r.Workload = w
-	in := newInfo(w)
-	wdir := filepath.Join(r.Dir, "workload")
-	store := filepath.Join(wdir, "store")
-	maxLen := w.Config.JournalMaxFileLength
-	defer os.RemoveAll(filepath.Join(odir, "scratch"))
+	r.Workload = s.w
+	s.in = newInfo(s.w)
+	defer os.RemoveAll(filepath.Join(s.odir, "scratch"))
 
-	views := map[bool]*View{}
-	inspects := map[bool]*Inspected{}
-	// With its index the broker must start: it is the baseline. A broker
-	// that cannot rebuild its index from the journal is the broker's
-	// failure, not kahafs's: noted, and that view is not compared.
 	for _, index := range []bool{true, false} {
-		index := index
-		if err := step(viewName(index), func() (bool, error) {
-			v, cached, err := ensureView(ctx, c, wdir, odir, w, index)
-			views[index] = v
-			return cached, err
-		}); err != nil {
-			if index {
-				return fail(fmt.Errorf("broker view %s: %w", indexName(index), err))
-			}
-			views[index] = nil
-			r.Notes = append(r.Notes, "BROKER FAILURE: a broker without the index does not start on this store (not compared "+indexName(index)+"): "+brokerError(err))
-		}
-		if err := step("inspect "+indexName(index), func() (bool, error) {
-			v, cached, err := ensureInspect(ctx, c, wdir, odir, w, index, false)
-			inspects[index] = v
-			return cached, err
-		}); err != nil {
-			if index {
-				return fail(fmt.Errorf("inspect %s: %w", indexName(index), err))
-			}
-			inspects[index] = nil
-			r.Notes = append(r.Notes, "BROKER FAILURE: the adapter without the index does not start or stop on this store (cleanup not compared "+indexName(index)+"): "+brokerError(err))
+		if err := s.oracles(index); err != nil {
+			return fail(err)
 		}
 	}
-
 	for _, index := range []bool{true, false} {
-		var err error
-		_ = step("kahafs "+indexName(index), func() (bool, error) {
-			a, notes, aerr := Analyse(store, index, maxLen)
-			for _, n := range notes {
-				r.Notes = append(r.Notes, "kahafs "+indexName(index)+": "+n)
-			}
-			if err = aerr; err != nil {
-				return false, err
-			}
-			g := a.Graph
-			view := ViewIndex
-			if !index {
-				view = ViewNoIndex
-			}
-			trace := func() (*Inspected, error) {
-				t0 := time.Now()
-				v, cached, err := ensureInspect(ctx, c, wdir, odir, w, index, true)
-				r.Timings = append(r.Timings, Timing{Phase: "inspect at TRACE " + indexName(index), Seconds: time.Since(t0).Seconds(), Cached: cached})
-				return v, err
-			}
-			if inspects[index] != nil {
-				r.Findings = append(r.Findings, compareCleanup(view, g, inspects[index], trace)...)
-			}
-			if views[index] != nil {
-				// the tree lists what the selector lets through (package deliver)
-				read, ver := deliver.StoreReader(a.Journal()), a.OpenWireVersion
-				in.delivered = func(s *refgraph.Subscription) []*refgraph.Message {
-					d, _, err := deliver.Subscription(s, read, ver)
-					if err != nil {
-						r.Notes = append(r.Notes, "kahafs: "+err.Error())
-					}
-					return d
-				}
-				r.Findings = append(r.Findings, compareTree(view, g, views[index], views[!index], in)...)
-			}
-			return false, nil
-		})
-		if err != nil {
+		if err := s.kahafs(index); err != nil {
 			return fail(fmt.Errorf("kahafs %s: %w", indexName(index), err))
 		}
 	}
+	s.compaction()
+	r.Notes = append(r.Notes, brokerNotes(s.views, s.in)...)
+	return r
+}
 
-	// the compaction round trip
-	_ = step("compaction", func() (bool, error) {
-		cv, cached, err := compactedView(ctx, c, odir, wdir, w)
+// seedRun is what the phases of RunSeed share.
+type seedRun struct {
+	ctx        context.Context
+	c          Config
+	r          *Result
+	w          *Workload
+	in         *info
+	odir, wdir string // the oracle's directory, the workload's
+	views      map[bool]*View
+	inspects   map[bool]*Inspected
+}
+
+// step runs one phase of the seed and records how long it took.
+func (s *seedRun) step(phase string, f func() (bool, error)) error {
+	t0 := time.Now()
+	cached, err := f()
+	s.r.Timings = append(s.r.Timings, Timing{Phase: phase, Seconds: time.Since(t0).Seconds(), Cached: cached})
+	return err
+}
+
+// oracles takes the broker's view and its Inspect run of the store with
+// or without its index. With its index the broker must start: it is the
+// baseline (an error). A broker that cannot rebuild its index from the
+// journal is the broker's failure, not kahafs's: noted, and that view is
+// not compared.
+func (s *seedRun) oracles(index bool) error {
+	if err := s.step(viewName(index), func() (bool, error) {
+		v, cached, err := ensureView(s.ctx, s.c, s.wdir, s.odir, s.w, index)
+		s.views[index] = v
+		return cached, err
+	}); err != nil {
+		if index {
+			return fmt.Errorf("broker view %s: %w", indexName(index), err)
+		}
+		s.views[index] = nil
+		s.r.Notes = append(s.r.Notes, "BROKER FAILURE: a broker without the index does not start on this store (not compared "+indexName(index)+"): "+brokerError(err))
+	}
+	if err := s.step("inspect "+indexName(index), func() (bool, error) {
+		v, cached, err := ensureInspect(s.ctx, s.c, s.wdir, s.odir, s.w, index, false)
+		s.inspects[index] = v
+		return cached, err
+	}); err != nil {
+		if index {
+			return fmt.Errorf("inspect %s: %w", indexName(index), err)
+		}
+		s.inspects[index] = nil
+		s.r.Notes = append(s.r.Notes, "BROKER FAILURE: the adapter without the index does not start or stop on this store (cleanup not compared "+indexName(index)+"): "+brokerError(err))
+	}
+	return nil
+}
+
+// kahafs analyses the store with or without its index and compares the
+// result with the broker's cleanup and view; the error is kahafs's
+// failure to analyse it.
+func (s *seedRun) kahafs(index bool) error {
+	var err error
+	_ = s.step("kahafs "+indexName(index), func() (bool, error) {
+		a, notes, aerr := Analyse(filepath.Join(s.wdir, "store"), index, s.w.Config.JournalMaxFileLength)
+		for _, n := range notes {
+			s.r.Notes = append(s.r.Notes, "kahafs "+indexName(index)+": "+n)
+		}
+		if err = aerr; err != nil {
+			return false, err
+		}
+		s.compare(index, a)
+		return false, nil
+	})
+	return err
+}
+
+// compare compares kahafs's analysis a of the store with or without its
+// index with the broker's first cleanup and its view.
+func (s *seedRun) compare(index bool, a *store.Analysis) {
+	r, g := s.r, a.Graph
+	view := ViewIndex
+	if !index {
+		view = ViewNoIndex
+	}
+	trace := func() (*Inspected, error) {
+		t0 := time.Now()
+		v, cached, err := ensureInspect(s.ctx, s.c, s.wdir, s.odir, s.w, index, true)
+		r.Timings = append(r.Timings, Timing{Phase: "inspect at TRACE " + indexName(index), Seconds: time.Since(t0).Seconds(), Cached: cached})
+		return v, err
+	}
+	if s.inspects[index] != nil {
+		r.Findings = append(r.Findings, compareCleanup(view, g, s.inspects[index], trace)...)
+	}
+	if s.views[index] != nil {
+		// the tree lists what the selector lets through (package deliver)
+		read, ver := deliver.StoreReader(a.Journal()), a.OpenWireVersion
+		s.in.delivered = func(sub *refgraph.Subscription) []*refgraph.Message {
+			d, _, err := deliver.Subscription(sub, read, ver)
+			if err != nil {
+				r.Notes = append(r.Notes, "kahafs: "+err.Error())
+			}
+			return d
+		}
+		r.Findings = append(r.Findings, compareTree(view, g, s.views[index], s.views[!index], s.in)...)
+	}
+}
+
+// compaction compares the broker's view of a compacted copy of the store
+// with its views of the original.
+func (s *seedRun) compaction() {
+	_ = s.step("compaction", func() (bool, error) {
+		cv, cached, err := compactedView(s.ctx, s.c, s.odir, s.wdir, s.w)
 		if err != nil {
-			r.Findings = append(r.Findings, Finding{Kind: KindCompaction, View: ViewCompaction,
+			s.r.Findings = append(s.r.Findings, Finding{Kind: KindCompaction, View: ViewCompaction,
 				Kahafs: "compaction or its broker view failed", Broker: "-", Detail: strings.Split(err.Error(), "\n")})
 			return cached, nil
 		}
-		r.Findings = append(r.Findings, compareViews(views[true], cv, views[false])...)
+		s.r.Findings = append(s.r.Findings, compareViews(s.views[true], cv, s.views[false])...)
 		return cached, nil
 	})
-
-	r.Notes = append(r.Notes, brokerNotes(views, in)...)
-	return r
 }
 
 func indexName(index bool) string {
