@@ -930,7 +930,8 @@ func (c *viewsCmp) prepared() {
 	if a, b := sortedKeys(pw), sortedKeys(pg); !equalStrings(a, b) {
 		c.add("", "prepared", str(a), str(b), str(sortedKeys(preparedByXID(c.noIndex))))
 	}
-	for x, w := range pw {
+	for _, x := range sortedKeys(pw) { // findings in a stable order
+		w := pw[x]
 		g, ok := pg[x]
 		if !ok {
 			continue

@@ -250,7 +250,7 @@ func ensureView(ctx context.Context, c Config, wdir, dir string, w *Workload, in
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, false, err
 	}
-	r, err := runView(ctx, c, filepath.Join(dir, "scratch"), filepath.Join(wdir, "store"),
+	r, err := runView(ctx, c, scratchDir(dir), filepath.Join(wdir, "store"),
 		filepath.Join(wdir, "workload.json"), out, w.Config.JournalMaxFileLength, index)
 	return r, false, err
 }
@@ -292,7 +292,7 @@ func ensureInspect(ctx context.Context, c Config, wdir, dir string, w *Workload,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, false, err
 	}
-	cp, err := copyStore(filepath.Join(dir, "scratch"), filepath.Join(wdir, "store"), index)
+	cp, err := copyStore(scratchDir(dir), filepath.Join(wdir, "store"), index)
 	if err != nil {
 		return nil, false, err
 	}
@@ -338,4 +338,11 @@ func journalHash(dir string) (string, error) {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// scratchDir is where this process copies stores under dir (an oracle
+// directory of the shared cache): its own, so that two runs on one cache
+// do not remove each other's copies.
+func scratchDir(dir string) string {
+	return filepath.Join(dir, "scratch-"+strconv.Itoa(os.Getpid()))
 }

@@ -72,7 +72,7 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 	}
 	r.Workload = s.w
 	s.in = newInfo(s.w)
-	defer os.RemoveAll(filepath.Join(s.odir, "scratch"))
+	defer os.RemoveAll(scratchDir(s.odir))
 
 	for _, index := range []bool{true, false} {
 		if err := s.oracles(index); err != nil {
@@ -216,7 +216,7 @@ func indexName(index bool) string {
 // runs BrokerView on the result (cached in dir by the compacted journal's
 // content).
 func compactedView(ctx context.Context, c Config, dir, wdir string, w *Workload) (*View, bool, error) {
-	scratch := filepath.Join(dir, "scratch")
+	scratch := scratchDir(dir)
 	store := filepath.Join(wdir, "store")
 	cdir, rep, err := CompactCopy(scratch, store, w.Config.JournalMaxFileLength)
 	if err != nil {
