@@ -262,34 +262,47 @@ func (s *Snapshot) findInTransactions(id string, cmds map[codec.Location]codec.E
 	}
 	var out []string
 	for _, k := range ks {
-		t := txs[x.order[k]]
-		if !holdsCommand(t, cmds) && !inDoubt(t, id) {
-			continue
-		}
-		_, name := x.entry(k)
-		dir := path.Join(nameByTransaction, name)
-		tab, err := s.transactionTable(t)
+		paths, err := s.transactionPaths(txs, x, k, id, cmds)
 		if err != nil {
 			return nil, err
 		}
-		for c, loc := range t.Commands {
-			if _, ok := cmds[locKey(loc)]; !ok {
-				continue
-			}
-			i := len(tab.members) + int(tab.first[c])
-			out = append(out, path.Join(dir, tab.at(i).name))
-			if hasBody(tab.types[c]) {
-				out = append(out, path.Join(dir, tab.at(i+1).name))
-			}
+		out = append(out, paths...)
+	}
+	return out, nil
+}
+
+// transactionPaths returns the paths under by-transaction/ of the k-th
+// transaction of x that show the commands in cmds or the message id in
+// doubt (none when it holds neither).
+func (s *Snapshot) transactionPaths(txs []*refgraph.Transaction, x *nameIndex, k int, id string, cmds map[codec.Location]codec.EntryType) ([]string, error) {
+	t := txs[x.order[k]]
+	if !holdsCommand(t, cmds) && !inDoubt(t, id) {
+		return nil, nil
+	}
+	_, name := x.entry(k)
+	dir := path.Join(nameByTransaction, name)
+	tab, err := s.transactionTable(t)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for c, loc := range t.Commands {
+		if _, ok := cmds[locKey(loc)]; !ok {
+			continue
 		}
-		if j, ok := tab.members.find(nameInDoubt); ok {
-			if l, err := tab.members[j].sub(); err == nil {
-				ml := l.(*messageList)
-				for i := 0; i < ml.n; i++ {
-					if ml.msg(i).HasID(id) {
-						d := path.Join(dir, nameInDoubt)
-						out = append(out, path.Join(d, ml.at(2*i).name), path.Join(d, ml.at(2*i+1).name))
-					}
+		i := len(tab.members) + int(tab.first[c])
+		out = append(out, path.Join(dir, tab.at(i).name))
+		if hasBody(tab.types[c]) {
+			out = append(out, path.Join(dir, tab.at(i+1).name))
+		}
+	}
+	if j, ok := tab.members.find(nameInDoubt); ok {
+		if l, err := tab.members[j].sub(); err == nil {
+			ml := l.(*messageList)
+			for i := 0; i < ml.n; i++ {
+				if ml.msg(i).HasID(id) {
+					d := path.Join(dir, nameInDoubt)
+					out = append(out, path.Join(d, ml.at(2*i).name), path.Join(d, ml.at(2*i+1).name))
 				}
 			}
 		}

@@ -82,9 +82,7 @@ func (x *idIndex) set(k msgKey, seq int64) {
 				return
 			}
 			pg.bits |= bit
-			pg.delta = append(pg.delta, 0)
-			copy(pg.delta[i+1:], pg.delta[i:])
-			pg.delta[i] = int32(d)
+			pg.delta = insertAt(pg.delta, i, int32(d))
 			x.n++
 			delete(x.other, k) // (when it was too far from the base before)
 			return
@@ -116,10 +114,7 @@ func (x *idIndex) delPaged(key, bit uint64) {
 		delete(x.pages, key)
 		return
 	}
-	pg.delta = append(pg.delta[:i], pg.delta[i+1:]...)
-	if n := len(pg.delta); n <= cap(pg.delta)/4 {
-		pg.delta = append(make([]int32, 0, 2*n), pg.delta...) // give back what acks freed
-	}
+	pg.delta = removeAt(pg.delta, i)
 }
 
 // each calls fn for every id, in no particular order; fn must not change

@@ -118,9 +118,7 @@ func (x *orderIndex) set(seq int64, e entry) {
 		return
 	}
 	p.bits |= bit
-	p.es = append(p.es, packedEntry{})
-	copy(p.es[i+1:], p.es[i:])
-	p.es[i] = pe
+	p.es = insertAt(p.es, i, pe)
 	x.n++
 }
 
@@ -141,10 +139,26 @@ func (x *orderIndex) del(seq int64) {
 		delete(x.pages, k)
 		return
 	}
-	p.es = append(p.es[:i], p.es[i+1:]...)
-	if n := len(p.es); n <= cap(p.es)/4 {
-		p.es = append(make([]packedEntry, 0, 2*n), p.es...) // give back what acks freed
+	p.es = removeAt(p.es, i)
+}
+
+// insertAt inserts v at s[i].
+func insertAt[T any](s []T, i int, v T) []T {
+	var zero T
+	s = append(s, zero)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	return s
+}
+
+// removeAt removes s[i], and gives back the array's room once no more than
+// a quarter of it is used (what acks freed).
+func removeAt[T any](s []T, i int) []T {
+	s = append(s[:i], s[i+1:]...)
+	if n := len(s); n <= cap(s)/4 {
+		s = append(make([]T, 0, 2*n), s...)
 	}
+	return s
 }
 
 // each calls fn for every entry, in no particular order; fn must not

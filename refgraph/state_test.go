@@ -396,18 +396,23 @@ func (f *fieldAddrs) int32(v *int32)        { f.add(v) }
 func (f *fieldAddrs) int64(v *int64)        { f.add(v) }
 func (f *fieldAddrs) loc(v *codec.Location) { f.add(v) }
 
+// fieldsOf returns the addresses of the fields of the struct p points to.
+func fieldsOf(p any) []uintptr {
+	rv := reflect.ValueOf(p).Elem()
+	var out []uintptr
+	for i := 0; i < rv.NumField(); i++ {
+		out = append(out, rv.Field(i).Addr().Pointer())
+	}
+	return out
+}
+
 // TestPositionFieldsListed: position.fields, the one list the state is
 // written and read through, visits every field of position exactly once.
 func TestPositionFieldsListed(t *testing.T) {
 	var p position
 	var got fieldAddrs
 	p.fields(&got)
-	rv := reflect.ValueOf(&p).Elem()
-	var want []uintptr
-	for i := 0; i < rv.NumField(); i++ {
-		want = append(want, rv.Field(i).Addr().Pointer())
-	}
-	assert.ElementsMatch(t, want, got, "every field of position must be listed once in position.fields (and stateVersion bumped)")
+	assert.ElementsMatch(t, fieldsOf(&p), got, "every field of position must be listed once in position.fields (and stateVersion bumped)")
 }
 
 func (f *fieldAddrs) files(v *[]*File)               { f.add(v) }
@@ -431,12 +436,7 @@ func TestModelFieldsListed(t *testing.T) {
 	var m model
 	var got fieldAddrs
 	m.fields(&got)
-	rv := reflect.ValueOf(&m).Elem()
-	var want []uintptr
-	for i := 0; i < rv.NumField(); i++ {
-		want = append(want, rv.Field(i).Addr().Pointer())
-	}
-	assert.Equal(t, want, []uintptr(got), "every field of model must be listed once in model.fields, in the order of the fields (and stateVersion bumped)")
+	assert.Equal(t, fieldsOf(&m), []uintptr(got), "every field of model must be listed once in model.fields, in the order of the fields (and stateVersion bumped)")
 }
 
 // FuzzResumeState: a saved state that does not decode is refused, never a
