@@ -2,6 +2,7 @@ package refgraph
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -53,7 +54,7 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 5
+const stateVersion = 6
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was
@@ -374,6 +375,7 @@ func saveDone(w *binenc.Writer, l *lazyTxs, done []*Transaction) {
 	}
 	w.Uvarint(uint64(l.n + more.n))
 	w.Uvarint(uint64(l.idLen + more.idLen))
+	w.Uvarint(uint64(l.idBytes + more.idBytes))
 	for _, blk := range append(l.ids[:len(l.ids):len(l.ids)], more.ids...) {
 		w.B = append(w.B, blk...)
 	}
@@ -926,13 +928,19 @@ func (d *stateDecoder) code(a, b string) string {
 func (d *stateDecoder) doneTxs() *lazyTxs {
 	r := d.r
 	n := r.Count(5)
-	ids := r.Bytes() // every id, one after the other
+	idLen := r.Uvarint()
+	ids := r.Bytes() // every id, one after the other, as idsCoder writes them
 	total := r.Count(3)
+	if idLen > maxIDExpansion*uint64(len(ids)) {
+		r.Fail("transaction ids of %d bytes in %d", idLen, len(ids))
+	} else if got, err := expandIDs(ids, nil); err != nil || uint64(got) != idLen {
+		r.Fail("transaction ids of %d bytes announced, %d found (%v)", idLen, got, err)
+	}
 	if n == 0 || r.Err() != nil {
 		return &lazyTxs{}
 	}
 	from := len(d.data) - r.Len()
-	l := &lazyTxs{n: n, total: total, idLen: len(ids), ids: [][]byte{ids}}
+	l := &lazyTxs{n: n, total: total, idLen: int(idLen), idBytes: len(ids), ids: [][]byte{ids}}
 	m := l.maker(false)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		m.record(d)
@@ -950,12 +958,74 @@ func (d *stateDecoder) doneTxs() *lazyTxs {
 // (add) into blocks that are never copied to grow; a resumed state's were
 // checked when it was read, so making them cannot fail.
 type lazyTxs struct {
-	n     int
-	total int      // locations of all
-	idLen int      // bytes of all ids
-	ids   [][]byte // every id, one after the other
-	recs  [][]byte // per transaction: id length, kind, state, locations, operations; whole in one block
-	w     binenc.Writer
+	n       int
+	total   int      // locations of all
+	idLen   int      // bytes of all ids
+	idBytes int      // bytes of ids as kept (each as its difference from the one before)
+	ids     [][]byte // every id, one after the other (see addID); whole in one block
+	last    string   // the id added last ("" after a resumed state)
+	recs    [][]byte // per transaction: id length, kind, state, locations, operations; whole in one block
+	w       binenc.Writer
+}
+
+// Transaction ids repeat their connection's id ("TX:ID:host-port-start-1:1012:100"
+// and ":101" after it), so each is kept as the length it shares with the
+// id before it, the length of the rest and the rest: about 5 bytes for a
+// 44-byte local transaction id. maxIDExpansion bounds what a saved state's
+// ids may expand to (a real store's: 6–10 times).
+const maxIDExpansion = 64
+
+// addID appends id to l.ids; a block starts with a whole id.
+func (l *lazyTxs) addID(id string) {
+	shared := 0
+	for shared < len(id) && shared < len(l.last) && id[shared] == l.last[shared] {
+		shared++
+	}
+	blocks := len(l.ids)
+	l.ids = room(l.ids, 2*binary.MaxVarintLen64+len(id))
+	if len(l.ids) != blocks {
+		shared = 0 // a block starts with a whole id: each can be read alone
+	}
+	rest := id[shared:]
+	k := len(l.ids) - 1
+	before := len(l.ids[k])
+	l.ids[k] = binary.AppendUvarint(l.ids[k], uint64(shared))
+	l.ids[k] = binary.AppendUvarint(l.ids[k], uint64(len(rest)))
+	l.ids[k] = append(l.ids[k], rest...)
+	l.idBytes += len(l.ids[k]) - before
+	l.idLen += len(id)
+	l.last = id
+}
+
+// expandIDs reads ids as addID writes them, appending each to dst when
+// dst is not nil, and returns the bytes of all ids. It fails on an id that
+// shares more than the one before it has, or on a cut entry.
+func expandIDs(b []byte, dst *strings.Builder) (int, error) {
+	total, prev, prevLen := 0, 0, 0 // prev: where the id before starts in dst
+	for len(b) > 0 {
+		shared, n1 := binary.Uvarint(b)
+		if n1 <= 0 {
+			return total, errors.New("cut transaction id")
+		}
+		rest, n2 := binary.Uvarint(b[n1:])
+		if n2 <= 0 || rest > uint64(len(b)-n1-n2) {
+			return total, errors.New("cut transaction id")
+		}
+		if shared > uint64(prevLen) {
+			return total, errors.New("transaction id shares more than the id before it has")
+		}
+		b = b[n1+n2:]
+		if dst != nil {
+			at := dst.Len()
+			dst.WriteString(dst.String()[prev : prev+int(shared)])
+			dst.Write(b[:rest])
+			prev = at
+		}
+		prevLen = int(shared) + int(rest)
+		total += prevLen
+		b = b[rest:]
+	}
+	return total, nil
 }
 
 // lazyBlock is the size of the blocks add appends to.
@@ -973,10 +1043,7 @@ func room(blocks [][]byte, n int) [][]byte {
 func (l *lazyTxs) add(id string, kind TxKind, st TxState, cmds []codec.Location, ops []TxOp) {
 	l.n++
 	l.total += len(cmds)
-	l.idLen += len(id)
-	l.ids = room(l.ids, len(id))
-	k := len(l.ids) - 1
-	l.ids[k] = append(l.ids[k], id...)
+	l.addID(id)
 	w := &l.w
 	w.B = w.B[:0]
 	w.Uvarint(uint64(len(id)))
@@ -992,7 +1059,7 @@ func (l *lazyTxs) add(id string, kind TxKind, st TxState, cmds []codec.Location,
 		w.Location(op.Loc)
 	}
 	l.recs = room(l.recs, len(w.B))
-	k = len(l.recs) - 1
+	k := len(l.recs) - 1
 	l.recs[k] = append(l.recs[k], w.B...)
 }
 
@@ -1035,7 +1102,7 @@ func (l *lazyTxs) maker(build bool) *txMaker {
 		var b strings.Builder
 		b.Grow(l.idLen)
 		for _, blk := range l.ids {
-			b.Write(blk)
+			expandIDs(blk, &b) // checked when added or resumed
 		}
 		m.ids = b.String()
 	}

@@ -3,6 +3,7 @@ package refgraph
 import (
 	"bytes"
 	"fmt"
+	"math/rand"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/binenc"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
 	"github.com/kahafs/kahafs/kahaindex"
@@ -549,4 +551,63 @@ func TestLazyTransactions(t *testing.T) {
 		require.Equal(t, &lists[0][0], &l[0], "made once")
 	}
 	assert.Equal(t, want, gr.Dump())
+}
+
+// TestLazyTransactionIDs: finished transactions' ids kept as differences
+// from the id before come back whole — across blocks, through a saved
+// state and with a resumed list added to — and a saved state whose ids
+// do not expand as announced is refused.
+func TestLazyTransactionIDs(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	var want []string
+	l := &lazyTxs{}
+	conn := 0
+	add := func(l *lazyTxs, n int) {
+		for i := 0; i < n; i++ {
+			var id string
+			switch rng.Intn(50) {
+			case 0:
+				id = ""
+			case 1:
+				id = fmt.Sprintf("XID:[1,globalId=%x,branchId=%x]", rng.Uint64(), rng.Uint32())
+			case 2:
+				conn = rng.Intn(5) // another connection's transactions
+			default:
+				id = fmt.Sprintf("TX:ID:host-41234-1795990400000-1:%d:%d", 1000+conn, len(want))
+			}
+			want = append(want, id)
+			l.add(id, LocalTx, Committed, nil, nil)
+		}
+	}
+	add(l, 40000) // more than one block
+	require.Greater(t, len(l.ids), 1)
+	assert.Less(t, l.idBytes, l.idLen/4, "kept as differences")
+	ids := func(l *lazyTxs) []string {
+		var out []string
+		for _, tx := range l.decode() {
+			out = append(out, tx.ID)
+		}
+		return out
+	}
+	assert.Equal(t, want, ids(l))
+
+	var w binenc.Writer
+	saveDone(&w, l, nil)
+	d := &stateDecoder{r: binenc.NewReader(w.B), data: w.B, names: strTable{}}
+	r := d.doneTxs()
+	require.NoError(t, d.r.Err())
+	add(r, 1000) // a resumed list goes on
+	assert.Equal(t, want, ids(r))
+
+	// an id sharing more than the one before it has
+	bad := &lazyTxs{}
+	bad.add("TX:1", LocalTx, Committed, nil, nil)
+	bad.add("TX:2", LocalTx, Committed, nil, nil)
+	blk := bad.ids[0]
+	blk[len(blk)-3] = 9 // the second id's shared length
+	w = binenc.Writer{}
+	saveDone(&w, bad, nil)
+	d = &stateDecoder{r: binenc.NewReader(w.B), data: w.B, names: strTable{}}
+	d.doneTxs()
+	assert.Error(t, d.r.Err())
 }
