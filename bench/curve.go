@@ -10,11 +10,7 @@ import (
 
 // The memory curve (issue 15): peak RSS against pending messages, one
 // store per size of the same shape, held against the budget of
-// 64 MiB + 100 B per pending message.
-const (
-	budgetBase       = 64 << 20
-	budgetPerPending = 100
-)
+// 64 MiB + 100 B per pending message (rssBase, rssPerPending).
 
 // curvePoint is one store of the curve.
 type curvePoint struct {
@@ -26,7 +22,7 @@ type curvePoint struct {
 	err              error
 }
 
-func (p curvePoint) budget() int64 { return budgetBase + budgetPerPending*p.pending }
+func (p curvePoint) budget() int64 { return rssBase + rssPerPending*p.pending }
 
 // memoryCurve measures `holders --no-cache` (its peak RSS) and the mount
 // (its peak RSS when it first answers) on a store of each size.

@@ -17,23 +17,11 @@ import (
 // encoding of the same field as long as the size prefix is fixed afterwards:
 // that is all the generator does to the broker's templates.
 
-// OpenWire data structure types used here (OpenWire v11). Part of the wire
-// format.
+// Limits of the template rewriting (OpenWire v11; the data structure types
+// are openwire's).
 const (
-	owQueue        = 100
-	owTopic        = 101
-	owTempQueue    = 102
-	owTempTopic    = 103
-	owMessageID    = 110
-	owLocalTxID    = 111
-	owXATxID       = 112
-	owConnectionID = 120
-	owSessionID    = 121
-	owConsumerID   = 122
-	owProducerID   = 123
-	owBrokerID     = 124
-	owMaxDepth     = 4
-	owHeaderSize   = 5 // size prefix + type
+	owMaxDepth   = 4
+	owHeaderSize = 5 // size prefix + type
 )
 
 var errOpenWire = errors.New("openwire template")
@@ -108,22 +96,22 @@ func (w *owWalker) obj(depth int) span {
 		return span{}
 	}
 	switch t := w.u8(); t {
-	case owQueue, owTopic, owTempQueue, owTempTopic, owConnectionID, owBrokerID:
+	case openwire.TypeQueue, openwire.TypeTopic, openwire.TypeTempQueue, openwire.TypeTempTopic, openwire.TypeConnectionID, openwire.TypeBrokerID:
 		w.str()
-	case owProducerID, owConsumerID:
+	case openwire.TypeProducerID, openwire.TypeConsumerID:
 		w.str()
 		w.skip(16)
-	case owSessionID:
+	case openwire.TypeSessionID:
 		w.str()
 		w.skip(8)
-	case owMessageID:
+	case openwire.TypeMessageID:
 		w.str()
 		w.obj(depth + 1)
 		w.skip(16)
-	case owLocalTxID:
+	case openwire.TypeLocalTxID:
 		w.skip(8)
 		w.obj(depth + 1)
-	case owXATxID:
+	case openwire.TypeXATxID:
 		w.skip(4)
 		w.bytesSeq()
 		w.bytesSeq()
@@ -251,9 +239,9 @@ func owAppendBytes(dst, b []byte) []byte {
 }
 
 func owAppendDest(dst []byte, d codec.Destination) []byte {
-	t := byte(owQueue)
+	t := byte(openwire.TypeQueue)
 	if d.Type == codec.Topic {
-		t = owTopic
+		t = openwire.TypeTopic
 	}
 	return owAppendStr(append(dst, 1, t), string(d.Name))
 }
@@ -261,10 +249,10 @@ func owAppendDest(dst []byte, d codec.Destination) []byte {
 func owAppendTx(dst []byte, tx codec.TxID) []byte {
 	switch tx.Kind {
 	case codec.LocalTx:
-		dst = binary.BigEndian.AppendUint64(append(dst, 1, owLocalTxID), uint64(tx.LocalID))
-		return owAppendStr(append(dst, 1, owConnectionID), string(tx.ConnectionID))
+		dst = binary.BigEndian.AppendUint64(append(dst, 1, openwire.TypeLocalTxID), uint64(tx.LocalID))
+		return owAppendStr(append(dst, 1, openwire.TypeConnectionID), string(tx.ConnectionID))
 	case codec.XATx:
-		dst = binary.BigEndian.AppendUint32(append(dst, 1, owXATxID), uint32(tx.FormatID))
+		dst = binary.BigEndian.AppendUint32(append(dst, 1, openwire.TypeXATxID), uint32(tx.FormatID))
 		dst = owAppendBytes(dst, tx.GlobalID)
 		return owAppendBytes(dst, tx.BranchQualifier)
 	}
@@ -281,7 +269,7 @@ type producer struct {
 func (p producer) String() string { return fmt.Sprintf("%s:%d:%d", p.conn, p.session, p.value) }
 
 func owAppendProducer(dst []byte, p producer) []byte {
-	dst = owAppendStr(append(dst, 1, owProducerID), p.conn)
+	dst = owAppendStr(append(dst, 1, openwire.TypeProducerID), p.conn)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(p.value))
 	return binary.BigEndian.AppendUint64(dst, uint64(p.session))
 }
@@ -289,7 +277,7 @@ func owAppendProducer(dst []byte, p producer) []byte {
 // owAppendMessageID writes a MessageId without text view, as the broker
 // stores it: producer id, producer sequence id, broker sequence id.
 func owAppendMessageID(dst []byte, p producer, seq, brokerSeq int64) []byte {
-	dst = append(dst, 1, owMessageID, 0)
+	dst = append(dst, 1, openwire.TypeMessageID, 0)
 	dst = owAppendProducer(dst, p)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(seq))
 	return binary.BigEndian.AppendUint64(dst, uint64(brokerSeq))

@@ -71,26 +71,7 @@ func (s *Snapshot) findMessage(id string, opts FindOptions) ([]string, *codec.Lo
 			return nil, nil, err
 		}
 	}
-	locs := make([]codec.Location, 0, len(cmds))
-	for loc := range cmds {
-		locs = append(locs, loc)
-	}
-	sort.Slice(locs, func(i, j int) bool { return locs[i].Less(locs[j]) })
-
-	var out []string
-	for _, loc := range locs {
-		f := s.file(loc.File)
-		if f == nil {
-			continue
-		}
-		e := recEntry{off: loc.Offset, typ: cmds[loc]}
-		dir := path.Join(nameByFile, f.info.Name)
-		out = append(out, path.Join(dir, commandName(e, false)))
-		if hasBody(e.typ) {
-			out = append(out, path.Join(dir, commandName(e, true)))
-		}
-	}
-	out = append(out, dests...)
+	out := append(s.commandPaths(cmds), dests...)
 	txs, err := s.findInTransactions(id, cmds, full, opts.Scan)
 	if err != nil {
 		return nil, nil, err
@@ -269,6 +250,30 @@ func (s *Snapshot) findInTransactions(id string, cmds map[codec.Location]codec.E
 		out = append(out, paths...)
 	}
 	return out, nil
+}
+
+// commandPaths returns the paths under by-file/ of the commands in cmds
+// (and of their bodies), in journal order.
+func (s *Snapshot) commandPaths(cmds map[codec.Location]codec.EntryType) []string {
+	locs := make([]codec.Location, 0, len(cmds))
+	for loc := range cmds {
+		locs = append(locs, loc)
+	}
+	sort.Slice(locs, func(i, j int) bool { return locs[i].Less(locs[j]) })
+	var out []string
+	for _, loc := range locs {
+		f := s.file(loc.File)
+		if f == nil {
+			continue
+		}
+		e := recEntry{off: loc.Offset, typ: cmds[loc]}
+		dir := path.Join(nameByFile, f.info.Name)
+		out = append(out, path.Join(dir, commandName(e, false)))
+		if hasBody(e.typ) {
+			out = append(out, path.Join(dir, commandName(e, true)))
+		}
+	}
+	return out
 }
 
 // transactionPaths returns the paths under by-transaction/ of the k-th

@@ -3,7 +3,6 @@ package fsnode
 import (
 	"fmt"
 	"path"
-	"sort"
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
@@ -56,26 +55,7 @@ func (s *Snapshot) findMessageWalk(id string, opts FindOptions) ([]string, *code
 			return nil, nil, err
 		}
 	}
-	locs := make([]codec.Location, 0, len(cmds))
-	for loc := range cmds {
-		locs = append(locs, loc)
-	}
-	sort.Slice(locs, func(i, j int) bool { return locs[i].Less(locs[j]) })
-
-	var out []string
-	for _, loc := range locs {
-		f := s.file(loc.File)
-		if f == nil {
-			continue
-		}
-		e := recEntry{off: loc.Offset, typ: cmds[loc]}
-		dir := path.Join(nameByFile, f.info.Name)
-		out = append(out, path.Join(dir, commandName(e, false)))
-		if hasBody(e.typ) {
-			out = append(out, path.Join(dir, commandName(e, true)))
-		}
-	}
-	out = append(out, dests...)
+	out := append(s.commandPaths(cmds), dests...)
 	txs, err := s.findInTransactionsWalk(id, cmds)
 	if err != nil {
 		return nil, nil, err

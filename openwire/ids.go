@@ -5,26 +5,30 @@ import (
 	"strconv"
 )
 
-// Data structure types of OpenWire (CommandTypes). Part of the wire format.
+// Data structure types of OpenWire (CommandTypes), the byte before a data
+// structure's fields. Part of the wire format.
 const (
-	typeMessage       = 23
-	typeBytesMessage  = 24
-	typeMapMessage    = 25
-	typeObjectMessage = 26
-	typeStreamMessage = 27
-	typeTextMessage   = 28
-	typeBlobMessage   = 29
-	typeQueue         = 100
-	typeTopic         = 101
-	typeTempQueue     = 102
-	typeTempTopic     = 103
-	typeMessageID     = 110
-	typeLocalTxID     = 111
-	typeXATxID        = 112
-	typeConnectionID  = 120
-	typeConsumerID    = 122
-	typeProducerID    = 123
-	typeBrokerID      = 124
+	TypeMessageAck       = 22
+	TypeMessage          = 23
+	TypeBytesMessage     = 24
+	TypeMapMessage       = 25
+	TypeObjectMessage    = 26
+	TypeStreamMessage    = 27
+	TypeTextMessage      = 28
+	TypeBlobMessage      = 29
+	TypeSubscriptionInfo = 55
+	TypeQueue            = 100
+	TypeTopic            = 101
+	TypeTempQueue        = 102
+	TypeTempTopic        = 103
+	TypeMessageID        = 110
+	TypeLocalTxID        = 111
+	TypeXATxID           = 112
+	TypeConnectionID     = 120
+	TypeSessionID        = 121
+	TypeConsumerID       = 122
+	TypeProducerID       = 123
+	TypeBrokerID         = 124
 )
 
 // Destination is a queue or topic (temporary or not).
@@ -185,16 +189,16 @@ func typeList(ts []byte) string {
 
 func (r *reader) destination(what string) *Destination {
 	var typ string
-	switch r.nested(what, typeQueue, typeTopic, typeTempQueue, typeTempTopic) {
+	switch r.nested(what, TypeQueue, TypeTopic, TypeTempQueue, TypeTempTopic) {
 	case 0:
 		return nil
-	case typeQueue:
+	case TypeQueue:
 		typ = "queue"
-	case typeTopic:
+	case TypeTopic:
 		typ = "topic"
-	case typeTempQueue:
+	case TypeTempQueue:
 		typ = "temp-queue"
-	case typeTempTopic:
+	case TypeTempTopic:
 		typ = "temp-topic"
 	}
 	d := &Destination{Type: typ, Name: r.looseString(what)}
@@ -213,7 +217,7 @@ func (r *reader) producerIDBody(what string) *ProducerID {
 }
 
 func (r *reader) producerID(what string) *ProducerID {
-	if r.nested(what, typeProducerID) == 0 {
+	if r.nested(what, TypeProducerID) == 0 {
 		return nil
 	}
 	return r.producerIDBody(what)
@@ -222,7 +226,7 @@ func (r *reader) producerID(what string) *ProducerID {
 // messageID reads a MessageId; textView says whether the version has the
 // field (10 and later).
 func (r *reader) messageID(what string, textView bool) *MessageID {
-	if r.nested(what, typeMessageID) == 0 {
+	if r.nested(what, TypeMessageID) == 0 {
 		return nil
 	}
 	m := &MessageID{}
@@ -236,14 +240,14 @@ func (r *reader) messageID(what string, textView bool) *MessageID {
 }
 
 func (r *reader) transactionID(what string) *TransactionID {
-	switch r.nested(what, typeLocalTxID, typeXATxID) {
-	case typeLocalTxID:
+	switch r.nested(what, TypeLocalTxID, TypeXATxID) {
+	case TypeLocalTxID:
 		t := &TransactionID{Value: r.i64(what)}
-		if r.nested(what, typeConnectionID) != 0 {
+		if r.nested(what, TypeConnectionID) != 0 {
 			t.ConnectionID = r.looseString(what)
 		}
 		return t
-	case typeXATxID:
+	case TypeXATxID:
 		t := &TransactionID{XA: true, FormatID: r.i32(what)}
 		t.GlobalID, _ = r.byteSeq(what)
 		t.BranchQualifier, _ = r.byteSeq(what)
@@ -253,7 +257,7 @@ func (r *reader) transactionID(what string) *TransactionID {
 }
 
 func (r *reader) consumerID(what string) *ConsumerID {
-	if r.nested(what, typeConsumerID) == 0 {
+	if r.nested(what, TypeConsumerID) == 0 {
 		return nil
 	}
 	c := &ConsumerID{ConnectionID: r.looseString(what)}
@@ -280,7 +284,7 @@ func (r *reader) brokerIDs(what string) []string {
 	}
 	ids := make([]string, 0, n)
 	for i := 0; i < n && r.err == nil; i++ {
-		if r.nested(what, typeBrokerID) != 0 {
+		if r.nested(what, TypeBrokerID) != 0 {
 			ids = append(ids, r.looseString(what))
 		} else {
 			ids = append(ids, "")

@@ -9,13 +9,13 @@ type Kind byte
 // Message kinds: their OpenWire data structure types. Part of the wire
 // format.
 const (
-	KindMessage       Kind = typeMessage
-	KindBytesMessage  Kind = typeBytesMessage
-	KindMapMessage    Kind = typeMapMessage
-	KindObjectMessage Kind = typeObjectMessage
-	KindStreamMessage Kind = typeStreamMessage
-	KindTextMessage   Kind = typeTextMessage
-	KindBlobMessage   Kind = typeBlobMessage
+	KindMessage       Kind = TypeMessage
+	KindBytesMessage  Kind = TypeBytesMessage
+	KindMapMessage    Kind = TypeMapMessage
+	KindObjectMessage Kind = TypeObjectMessage
+	KindStreamMessage Kind = TypeStreamMessage
+	KindTextMessage   Kind = TypeTextMessage
+	KindBlobMessage   Kind = TypeBlobMessage
 )
 
 var kindNames = [...]string{

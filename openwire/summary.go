@@ -12,30 +12,9 @@ import (
 // stores (OpenWire v11, no marshal cache, size prefix), cheaply and
 // without decoding bodies. Message (Decoder) is the full reading.
 
-// OpenWire data structure types found in the journal. Part of the wire
-// format (OpenWire v11, loose encoding, no marshal cache, size prefix).
+// Limits of the summary readers (OpenWire v11, loose encoding, no marshal
+// cache, size prefix; the data structure types are in ids.go).
 const (
-	owMessageAck        = 22
-	owMessage           = 23
-	owBytesMessage      = 24
-	owMapMessage        = 25
-	owObjectMessage     = 26
-	owStreamMessage     = 27
-	owTextMessage       = 28
-	owBlobMessage       = 29
-	owSubscriptionInfo  = 55
-	owQueue             = 100
-	owTopic             = 101
-	owTempQueue         = 102
-	owTempTopic         = 103
-	owMessageID         = 110
-	owLocalTxID         = 111
-	owXATxID            = 112
-	owConnectionID      = 120
-	owSessionID         = 121
-	owConsumerID        = 122
-	owProducerID        = 123
-	owBrokerID          = 124
 	owMaxStringBytes    = 1 << 16
 	owMaxNestingAllowed = 4
 )
@@ -45,9 +24,9 @@ const (
 var errSummary = fmt.Errorf("openwire: %w data", ErrMalformed)
 
 var owTypeNames = map[byte]string{
-	owMessage: "Message", owBytesMessage: "BytesMessage", owMapMessage: "MapMessage",
-	owObjectMessage: "ObjectMessage", owStreamMessage: "StreamMessage", owTextMessage: "TextMessage",
-	owBlobMessage: "BlobMessage",
+	TypeMessage: "Message", TypeBytesMessage: "BytesMessage", TypeMapMessage: "MapMessage",
+	TypeObjectMessage: "ObjectMessage", TypeStreamMessage: "StreamMessage", TypeTextMessage: "TextMessage",
+	TypeBlobMessage: "BlobMessage",
 }
 
 // MessageSummary is what the OpenWire message of an ADD command holds
@@ -186,20 +165,20 @@ func (r *owReader) obj(depth int) string {
 	}
 	t := r.u8()
 	switch t {
-	case owQueue:
+	case TypeQueue:
 		return "queue://" + r.str()
-	case owTopic:
+	case TypeTopic:
 		return "topic://" + r.str()
-	case owTempQueue:
+	case TypeTempQueue:
 		return "temp-queue://" + r.str()
-	case owTempTopic:
+	case TypeTempTopic:
 		return "temp-topic://" + r.str()
-	case owProducerID:
+	case TypeProducerID:
 		conn := r.str()
 		value := r.i64()
 		session := r.i64()
 		return conn + ":" + strconv.FormatInt(session, 10) + ":" + strconv.FormatInt(value, 10)
-	case owMessageID:
+	case TypeMessageID:
 		text := r.str()
 		prod := r.obj(depth + 1)
 		seq := r.i64()
@@ -208,11 +187,11 @@ func (r *owReader) obj(depth int) string {
 			return text
 		}
 		return prod + ":" + strconv.FormatInt(seq, 10)
-	case owLocalTxID:
+	case TypeLocalTxID:
 		value := r.i64()
 		conn := r.obj(depth + 1)
 		return "TX:" + conn + ":" + strconv.FormatInt(value, 10)
-	case owXATxID:
+	case TypeXATxID:
 		format := r.i32()
 		go1, gn := r.bytesSeq()
 		bo, bn := r.bytesSeq()
@@ -220,12 +199,12 @@ func (r *owReader) obj(depth int) string {
 			return ""
 		}
 		return "XID:[" + strconv.Itoa(int(format)) + ",globalId=" + hexOf(r.b, go1, gn) + ",branchId=" + hexOf(r.b, bo, bn) + "]"
-	case owConnectionID, owBrokerID:
+	case TypeConnectionID, TypeBrokerID:
 		return r.str()
-	case owSessionID:
+	case TypeSessionID:
 		conn := r.str()
 		return conn + ":" + strconv.FormatInt(r.i64(), 10)
-	case owConsumerID:
+	case TypeConsumerID:
 		conn := r.str()
 		session := r.i64()
 		value := r.i64()
@@ -333,7 +312,7 @@ type SubscriptionInfo struct {
 func ParseSubscriptionInfo(b []byte) (SubscriptionInfo, error) {
 	var si SubscriptionInfo
 	r := &owReader{b: b}
-	if t := r.header(); r.err == nil && t != owSubscriptionInfo {
+	if t := r.header(); r.err == nil && t != TypeSubscriptionInfo {
 		return si, fmt.Errorf("%w: type %d is not a SubscriptionInfo", errSummary, t)
 	}
 	si.ClientID = r.str()
@@ -363,7 +342,7 @@ type AckSummary struct {
 func ParseMessageAck(b []byte) (AckSummary, error) {
 	var a AckSummary
 	r := &owReader{b: b}
-	if t := r.header(); r.err == nil && t != owMessageAck {
+	if t := r.header(); r.err == nil && t != TypeMessageAck {
 		return a, fmt.Errorf("%w: type %d is not a MessageAck", errSummary, t)
 	}
 	r.i32()
