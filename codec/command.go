@@ -91,15 +91,26 @@ type TxID struct {
 
 // String prints the id the way the broker does: TX:<conn>:<n> or
 // XID:[<fmt>,globalId=<hex>,branchId=<hex>].
-func (t TxID) String() string {
+func (t TxID) String() string { return string(t.AppendString(nil)) }
+
+// AppendString appends String's text to b.
+func (t TxID) AppendString(b []byte) []byte {
 	switch t.Kind {
 	case LocalTx:
-		return "TX:" + string(t.ConnectionID) + ":" + strconv.FormatInt(t.LocalID, 10)
+		b = append(b, "TX:"...)
+		b = append(b, t.ConnectionID...)
+		b = append(b, ':')
+		return strconv.AppendInt(b, t.LocalID, 10)
 	case XATx:
-		return "XID:[" + strconv.Itoa(int(t.FormatID)) + ",globalId=" + hex.EncodeToString(t.GlobalID) +
-			",branchId=" + hex.EncodeToString(t.BranchQualifier) + "]"
+		b = append(b, "XID:["...)
+		b = strconv.AppendInt(b, int64(t.FormatID), 10)
+		b = append(b, ",globalId="...)
+		b = hex.AppendEncode(b, t.GlobalID)
+		b = append(b, ",branchId="...)
+		b = hex.AppendEncode(b, t.BranchQualifier)
+		return append(b, ']')
 	}
-	return ""
+	return b
 }
 
 // Key identifies the transaction (same value for the same broker identity).

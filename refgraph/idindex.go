@@ -64,6 +64,57 @@ func (x *idIndex) get(k msgKey) (int64, bool) {
 	return s, ok
 }
 
+// add sets k to seq unless k is there already: then it returns the
+// sequence k has, and dup (get and set in one look at the page).
+func (x *idIndex) add(k msgKey, seq int64) (prev int64, dup bool) {
+	if p, ok := pack(k); ok {
+		key, bit := idSlot(p)
+		pg := x.pages[key]
+		if pg != nil && pg.bits&bit != 0 {
+			return pg.base + int64(pg.delta[bits.OnesCount64(pg.bits&(bit-1))]), true
+		}
+		if s, ok := x.other[k]; ok {
+			return s, true
+		}
+		if pg != nil {
+			if d := seq - pg.base; d == int64(int32(d)) {
+				pg.bits |= bit
+				pg.delta = insertAt(pg.delta, bits.OnesCount64(pg.bits&(bit-1)), int32(d))
+				x.n++
+				return 0, false
+			}
+		}
+	} else if s, ok := x.other[k]; ok {
+		return s, true
+	}
+	x.set(k, seq)
+	return 0, false
+}
+
+// take removes k and returns the sequence it had (get and del in one).
+func (x *idIndex) take(k msgKey) (int64, bool) {
+	if p, ok := pack(k); ok {
+		key, bit := idSlot(p)
+		if pg := x.pages[key]; pg != nil && pg.bits&bit != 0 {
+			i := bits.OnesCount64(pg.bits & (bit - 1))
+			seq := pg.base + int64(pg.delta[i])
+			pg.bits &^= bit
+			x.n--
+			if pg.bits == 0 {
+				delete(x.pages, key)
+			} else {
+				pg.delta = removeAt(pg.delta, i)
+			}
+			return seq, true
+		}
+	}
+	s, ok := x.other[k]
+	if ok {
+		delete(x.other, k)
+	}
+	return s, ok
+}
+
 func (x *idIndex) set(k msgKey, seq int64) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)

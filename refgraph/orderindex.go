@@ -122,6 +122,28 @@ func (x *orderIndex) set(seq int64, e entry) {
 	x.n++
 }
 
+// take removes the entry of seq and returns it (get and del in one).
+func (x *orderIndex) take(seq int64) (entry, bool) {
+	k, bit := slot(seq)
+	p := x.pages[k]
+	if p == nil || p.bits&bit == 0 {
+		return entry{}, false
+	}
+	i := p.rank(bit)
+	e := x.unpack(seq, p.es[i])
+	if p.es[i].flags&flagWidePrio != 0 {
+		delete(x.prio, seq)
+	}
+	p.bits &^= bit
+	x.n--
+	if p.bits == 0 {
+		delete(x.pages, k)
+	} else {
+		p.es = removeAt(p.es, i)
+	}
+	return e, true
+}
+
 // del removes the entry of seq, if any.
 func (x *orderIndex) del(seq int64) {
 	k, bit := slot(seq)
@@ -142,8 +164,19 @@ func (x *orderIndex) del(seq int64) {
 	p.es = removeAt(p.es, i)
 }
 
-// insertAt inserts v at s[i].
+// insertAt inserts v at s[i], s being a page's entries (at most 64).
+// A full array grows to 16 entries, then to a page's 64: append's
+// doubling from one made seven arrays for a page filled in order, 85 MB
+// made and collected on a store with 850 k pending messages, where this
+// makes two (removeAt gives back what acks free).
 func insertAt[T any](s []T, i int, v T) []T {
+	if len(s) == cap(s) {
+		n := pageSeqs
+		if cap(s) < 16 {
+			n = 16
+		}
+		s = append(make([]T, 0, max(n, len(s)+1)), s...)
+	}
 	var zero T
 	s = append(s, zero)
 	copy(s[i+1:], s[i:])

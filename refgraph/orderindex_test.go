@@ -46,7 +46,14 @@ func TestOrderIndexMatchesMap(t *testing.T) {
 						break
 					}
 				}
-				x.del(s)
+				if rng.Intn(2) == 0 {
+					x.del(s)
+				} else {
+					got, ok := x.take(s)
+					if w, wok := want[s]; ok != wok || got != w {
+						t.Fatalf("seed %d step %d: take(%d) = %v, %v; want %v, %v", seed, step, s, got, ok, w, wok)
+					}
+				}
 				delete(want, s)
 			}
 			if x.len() != len(want) {
@@ -135,10 +142,31 @@ func TestIDIndexMatchesMap(t *testing.T) {
 	}
 	for step := 0; step < 20000; step++ {
 		k := keys[rng.Intn(len(keys))]
-		if rng.Intn(3) == 0 {
+		switch r := rng.Intn(6); {
+		case r == 0:
 			x.del(k)
 			delete(want, k)
-		} else {
+		case r == 1:
+			got, ok := x.take(k)
+			w, wok := want[k]
+			if got != w || ok != wok {
+				t.Fatalf("step %d: take(%v) = %d, %v; want %d, %v", step, k, got, ok, w, wok)
+			}
+			delete(want, k)
+		case r == 2:
+			seq := int64(step)
+			if rng.Intn(10) == 0 {
+				seq = int64(rng.Intn(3)-1) << 40
+			}
+			prev, dup := x.add(k, seq)
+			w, wok := want[k]
+			if dup != wok || dup && prev != w {
+				t.Fatalf("step %d: add(%v) = %d, %v; want %d, %v", step, k, prev, dup, w, wok)
+			}
+			if !wok {
+				want[k] = seq
+			}
+		default:
 			// mostly near the others, sometimes too far from a page's
 			// base for a 32-bit difference (kept in the map, and back)
 			seq := int64(step)

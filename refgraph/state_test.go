@@ -343,7 +343,7 @@ var stateFields = map[reflect.Type]map[string]string{
 		"keep":       "derived from opts",
 		"indexAhead": "a state with it set is not saved",
 		"early":      "derived from Options and the files (resumeEarly)",
-		"buf":        "scratch", "rbBuf": "scratch", "spareOps": "scratch", "spareTx": "scratch", "built": "a spent builder is not saved",
+		"buf":        "scratch", "rbBuf": "scratch", "rbCmd": "scratch", "spareOps": "scratch", "spareTx": "scratch", "built": "a spent builder is not saved",
 	},
 	reflect.TypeOf(finished{}): {"done": "saved", "lazy": "saved (before done)"},
 	reflect.TypeOf(File{}): {
