@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/kahaindex"
@@ -246,6 +248,13 @@ func (m *model) materialize(g *Graph, open []*txState) {
 			all = append(all, d)
 		}
 	}
+	// the largest first (see below), then by key: warnings in one order
+	sort.Slice(all, func(i, j int) bool {
+		if ni, nj := all[i].entries.len(), all[j].entries.len(); ni != nj {
+			return ni > nj
+		}
+		return all[i].key < all[j].key
+	})
 	pa := m.preparedAcks(open)
 	// the builder's per-message maps go as the graph takes their place:
 	// the id index now, each order index once its messages are made (what
@@ -253,39 +262,32 @@ func (m *model) materialize(g *Graph, open []*txState) {
 	for _, d := range all {
 		d.ids = idIndex{}
 	}
-	prefixes := map[uint32]*string{}
-	for _, d := range all {
-		acked := pa[d.key]
-		gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
-		gd.Messages, gd.Stats.Files, gd.ackedTx = m.messages(d, acked, prefixes)
-		gd.Stats.Messages, gd.Stats.Bytes, gd.Stats.Count = d.count, d.bytes, d.count
-		if !d.topic {
-			if w := queueDelivery(gd, d.statDelta, acked[""]); w != "" {
-				m.warnf("%s", w)
+	// Destinations are made on every core, the largest first (a store's
+	// dead-letter queue often holds most of its messages): nothing is shared
+	// but what is only read (the prefixes are made before). 2.5 GB store,
+	// 812 k pending, 2 cores: 0.36 → 0.2 s.
+	prefixes := m.graphPrefixes()
+	made := make([]*Destination, len(all))
+	warnings := make([][]string, len(all))
+	next := make(chan int, len(all))
+	for i := range all {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(all)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				made[i], warnings[i] = m.destination(all[i], pa[all[i].key], prefixes)
 			}
-		}
-		for _, s := range d.subs {
-			gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}
-			if info, err := openwire.ParseSubscriptionInfo(s.info); err == nil {
-				gs.ClientID, gs.SubscriptionName = info.ClientID, info.SubscriptionName
-				gs.Selector, gs.HasSelector, gs.NoLocal = info.Selector, info.HasSelector, info.NoLocal
-			} else {
-				m.warnf("subscription %s on %s: subscription info does not parse: %v", s.key, gd, err)
-				if c, n, ok := strings.Cut(s.key, ":"); ok {
-					gs.ClientID, gs.SubscriptionName = c, n
-				}
-			}
-			if s.hasPos {
-				if n := s.pos.count(); n > 0 {
-					gs.Count = n - 1
-				}
-				gs.AckPositions = make([]SeqRange, len(s.pos.r))
-				for i, r := range s.pos.r {
-					gs.AckPositions[i] = SeqRange{r.first, r.last}
-				}
-			}
-			gs.pending, gs.inDoubt = subscriptionDelivery(gd.Messages, s, acked[s.key])
-			gd.Subscriptions = append(gd.Subscriptions, gs)
+		}()
+	}
+	wg.Wait()
+	for i, gd := range made {
+		for _, w := range warnings[i] {
+			m.warnf("%s", w)
 		}
 		g.dests = append(g.dests, gd)
 		g.destByK[gd.Key] = gd
@@ -304,6 +306,45 @@ func (m *model) materialize(g *Graph, open []*txState) {
 		s.Messages += d.Stats.Messages
 		s.MessageBytes += d.Stats.Bytes
 	}
+}
+
+// destination makes the graph's destination of d, its messages and
+// subscriptions, and the warnings they give. It runs beside the other
+// destinations': it changes d and nothing else of m.
+func (m *model) destination(d *dest, acked map[string]map[string]string, prefixes map[uint32]*string) (*Destination, []string) {
+	var warnings []string
+	gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
+	gd.Messages, gd.Stats.Files, gd.ackedTx = m.messages(d, acked, prefixes)
+	gd.Stats.Messages, gd.Stats.Bytes, gd.Stats.Count = d.count, d.bytes, d.count
+	if !d.topic {
+		if w := queueDelivery(gd, d.statDelta, acked[""]); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	for _, s := range d.subs {
+		gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}
+		if info, err := openwire.ParseSubscriptionInfo(s.info); err == nil {
+			gs.ClientID, gs.SubscriptionName = info.ClientID, info.SubscriptionName
+			gs.Selector, gs.HasSelector, gs.NoLocal = info.Selector, info.HasSelector, info.NoLocal
+		} else {
+			warnings = append(warnings, fmt.Sprintf("subscription %s on %s: subscription info does not parse: %v", s.key, gd, err))
+			if c, n, ok := strings.Cut(s.key, ":"); ok {
+				gs.ClientID, gs.SubscriptionName = c, n
+			}
+		}
+		if s.hasPos {
+			if n := s.pos.count(); n > 0 {
+				gs.Count = n - 1
+			}
+			gs.AckPositions = make([]SeqRange, len(s.pos.r))
+			for i, r := range s.pos.r {
+				gs.AckPositions[i] = SeqRange{r.first, r.last}
+			}
+		}
+		gs.pending, gs.inDoubt = subscriptionDelivery(gd.Messages, s, acked[s.key])
+		gd.Subscriptions = append(gd.Subscriptions, gs)
+	}
+	return gd, warnings
 }
 
 // messages makes the messages of d in the order of its order index (by
@@ -422,13 +463,21 @@ func ackedBySequence(acked map[string]map[string]string) map[int64][]ackedID {
 }
 
 func (m *model) graphID(k msgKey, prefixes map[uint32]*string) msgID {
-	p := prefixes[k.prefix]
-	if p == nil {
-		p = new(string)
-		*p = m.ids.names[k.prefix]
-		prefixes[k.prefix] = p
+	return msgID{prefix: prefixes[k.prefix], seq: k.seq}
+}
+
+// graphPrefixes makes the graph's string of every live id prefix, shared
+// by the messages that have it.
+func (m *model) graphPrefixes() map[uint32]*string {
+	prefixes := map[uint32]*string{}
+	for ix, n := range m.ids.refs {
+		if n > 0 {
+			p := new(string)
+			*p = m.ids.names[ix]
+			prefixes[uint32(ix)] = p
+		}
 	}
-	return msgID{prefix: p, seq: k.seq}
+	return prefixes
 }
 
 // dispatchOrder reorders a queue's delivery (store order) as a broker
