@@ -20,21 +20,31 @@ type idTable struct {
 	names  []string
 	refs   []int32
 	free   []uint32
-	recent [4]uint32 // prefixes found last (a cache: producers interleave)
-	next   int
+	// recent: prefixes found before, by recentSlot of the name (a
+	// cache, checked against the names: producers interleave, and their
+	// ids differ at the end)
+	recent [64]uint32
+}
+
+// recentSlot picks the recent slot of a prefix from its length and last
+// bytes.
+func recentSlot(p []byte) int {
+	h := uint(len(p)) * 0x9e3779b1
+	for _, c := range p[max(len(p)-8, 0):] {
+		h = h*31 + uint(c)
+	}
+	return int(h ^ h>>11) & 63
 }
 
 // find returns the index of a live prefix.
 func (t *idTable) find(p []byte) (uint32, bool) {
-	for _, ix := range t.recent {
-		if int(ix) < len(t.names) && t.refs[ix] > 0 && t.names[ix] == string(p) {
-			return ix, true
-		}
+	slot := &t.recent[recentSlot(p)]
+	if ix := *slot; int(ix) < len(t.names) && t.refs[ix] > 0 && t.names[ix] == string(p) {
+		return ix, true
 	}
 	ix, ok := t.byName[string(p)]
 	if ok {
-		t.recent[t.next] = ix
-		t.next = (t.next + 1) % len(t.recent)
+		*slot = ix
 	}
 	return ix, ok
 }
@@ -83,6 +93,7 @@ func (t *idTable) intern(id []byte) msgKey {
 			t.refs = append(t.refs, 0)
 		}
 		t.byName[s] = ix
+		t.recent[recentSlot(p)] = ix
 	}
 	t.refs[ix]++
 	return msgKey{ix, seq}

@@ -366,7 +366,7 @@ var stateFields = map[reflect.Type]map[string]string{
 	reflect.TypeOf(Transaction{}): {"ID": "saved", "Kind": "saved", "State": "saved", "Commands": "saved", "Ops": "saved", "InDoubt": "made by Build (prepared transactions)"},
 	reflect.TypeOf(TxOp{}):        {"Add": "saved", "Destination": "saved", "MessageID": "saved", "Subscription": "saved", "Loc": "saved"},
 	reflect.TypeOf(idTable{}): {"byName": "saved", "names": "saved", "refs": "saved", "free": "saved",
-		"recent": "lookup cache, checked against the names", "next": "lookup cache"},
+		"recent": "lookup cache, checked against the names"},
 	reflect.TypeOf(seqSet{}):   {"r": "saved"},
 	reflect.TypeOf(seqRange{}): {"first": "saved", "last": "saved"},
 	reflect.TypeOf(msgKey{}):   {"prefix": "saved", "seq": "saved"},
