@@ -33,7 +33,7 @@ func recentSlot(p []byte) int {
 	for _, c := range p[max(len(p)-8, 0):] {
 		h = h*31 + uint(c)
 	}
-	return int(h ^ h>>11) & 63
+	return int(h^h>>11) & 63
 }
 
 // find returns the index of a live prefix.
