@@ -1,9 +1,10 @@
 package codec
 
 import (
-	"encoding/hex"
 	"strconv"
 	"strings"
+
+	"github.com/kahafs/kahafs/openwire"
 )
 
 // DestType is KahaDestination.DestinationType.
@@ -95,22 +96,10 @@ func (t TxID) String() string { return string(t.AppendString(nil)) }
 
 // AppendString appends String's text to b.
 func (t TxID) AppendString(b []byte) []byte {
-	switch t.Kind {
-	case LocalTx:
-		b = append(b, "TX:"...)
-		b = append(b, t.ConnectionID...)
-		b = append(b, ':')
-		return strconv.AppendInt(b, t.LocalID, 10)
-	case XATx:
-		b = append(b, "XID:["...)
-		b = strconv.AppendInt(b, int64(t.FormatID), 10)
-		b = append(b, ",globalId="...)
-		b = hex.AppendEncode(b, t.GlobalID)
-		b = append(b, ",branchId="...)
-		b = hex.AppendEncode(b, t.BranchQualifier)
-		return append(b, ']')
+	if t.Kind != LocalTx && t.Kind != XATx {
+		return b
 	}
-	return b
+	return openwire.AppendTransactionID(b, t.Kind == XATx, t.ConnectionID, t.LocalID, t.FormatID, t.GlobalID, t.BranchQualifier)
 }
 
 // Key identifies the transaction (same value for the same broker identity).

@@ -118,22 +118,30 @@ func (t *TransactionID) String() string { return string(t.AppendTo(nil)) }
 
 // AppendTo appends String (nothing for nil).
 func (t *TransactionID) AppendTo(dst []byte) []byte {
-	switch {
-	case t == nil:
+	if t == nil {
 		return dst
-	case t.XA:
+	}
+	return AppendTransactionID(dst, t.XA, t.ConnectionID, t.Value, t.FormatID, t.GlobalID, t.BranchQualifier)
+}
+
+// AppendTransactionID appends a transaction id as ActiveMQ prints it: a
+// local one (TX:CONNECTION:VALUE) or, xa set, an XA one
+// (XID:[FORMAT,globalId=HEX,branchId=HEX]). The journal's transaction ids
+// (codec.TxID) are printed through it too.
+func AppendTransactionID[S ~string | ~[]byte](dst []byte, xa bool, connectionID S, value int64, formatID int32, globalID, branchQualifier []byte) []byte {
+	if xa {
 		dst = append(dst, "XID:["...)
-		dst = strconv.AppendInt(dst, int64(t.FormatID), 10)
+		dst = strconv.AppendInt(dst, int64(formatID), 10)
 		dst = append(dst, ",globalId="...)
-		dst = hex.AppendEncode(dst, t.GlobalID)
+		dst = hex.AppendEncode(dst, globalID)
 		dst = append(dst, ",branchId="...)
-		dst = hex.AppendEncode(dst, t.BranchQualifier)
+		dst = hex.AppendEncode(dst, branchQualifier)
 		return append(dst, ']')
 	}
 	dst = append(dst, "TX:"...)
-	dst = append(dst, t.ConnectionID...)
+	dst = append(dst, connectionID...)
 	dst = append(dst, ':')
-	return strconv.AppendInt(dst, t.Value, 10)
+	return strconv.AppendInt(dst, value, 10)
 }
 
 // ConsumerID identifies a consumer: connection id, session, consumer.

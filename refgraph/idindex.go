@@ -96,16 +96,7 @@ func (x *idIndex) take(k msgKey) (int64, bool) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)
 		if pg := x.pages[key]; pg != nil && pg.bits&bit != 0 {
-			i := bits.OnesCount64(pg.bits & (bit - 1))
-			seq := pg.base + int64(pg.delta[i])
-			pg.bits &^= bit
-			x.n--
-			if pg.bits == 0 {
-				delete(x.pages, key)
-			} else {
-				pg.delta = removeAt(pg.delta, i)
-			}
-			return seq, true
+			return x.remove(key, pg, bit), true
 		}
 	}
 	s, ok := x.other[k]
@@ -154,18 +145,24 @@ func (x *idIndex) del(k msgKey) {
 }
 
 func (x *idIndex) delPaged(key, bit uint64) {
-	pg := x.pages[key]
-	if pg == nil || pg.bits&bit == 0 {
-		return
+	if pg := x.pages[key]; pg != nil && pg.bits&bit != 0 {
+		x.remove(key, pg, bit)
 	}
+}
+
+// remove takes the id of bit out of pg, the page of key, and returns its
+// sequence.
+func (x *idIndex) remove(key uint64, pg *idPage, bit uint64) int64 {
 	i := bits.OnesCount64(pg.bits & (bit - 1))
+	seq := pg.base + int64(pg.delta[i])
 	pg.bits &^= bit
 	x.n--
 	if pg.bits == 0 {
 		delete(x.pages, key)
-		return
+	} else {
+		pg.delta = removeAt(pg.delta, i)
 	}
-	pg.delta = removeAt(pg.delta, i)
+	return seq
 }
 
 // each calls fn for every id, in no particular order; fn must not change

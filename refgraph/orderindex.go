@@ -122,7 +122,7 @@ func (x *orderIndex) set(seq int64, e entry) {
 	x.n++
 }
 
-// take removes the entry of seq and returns it (get and del in one).
+// take removes the entry of seq and returns it.
 func (x *orderIndex) take(seq int64) (entry, bool) {
 	k, bit := slot(seq)
 	p := x.pages[k]
@@ -145,24 +145,7 @@ func (x *orderIndex) take(seq int64) (entry, bool) {
 }
 
 // del removes the entry of seq, if any.
-func (x *orderIndex) del(seq int64) {
-	k, bit := slot(seq)
-	p := x.pages[k]
-	if p == nil || p.bits&bit == 0 {
-		return
-	}
-	i := p.rank(bit)
-	if p.es[i].flags&flagWidePrio != 0 {
-		delete(x.prio, seq)
-	}
-	p.bits &^= bit
-	x.n--
-	if p.bits == 0 {
-		delete(x.pages, k)
-		return
-	}
-	p.es = removeAt(p.es, i)
-}
+func (x *orderIndex) del(seq int64) { x.take(seq) }
 
 // insertAt inserts v at s[i], s being a page's entries (at most 64).
 // A full array grows to 16 entries, then to a page's 64: append's
