@@ -38,9 +38,10 @@ import (
 // mostly be dropped from the kernel cache before the walk came to them.
 // A data file's directory, listed in inode order, links its first
 // entries up to the limit (inodeOrdered). The calls of a big listing also
-// link while the walk looks entries up as it lists them (du, find -size:
-// a LOOKUP in the directory since the last call), as the kernel's
-// READDIRPLUS_AUTO would.
+// link once the walk looks entries up (a LOOKUP in the directory since the
+// last call), as the kernel's READDIRPLUS_AUTO would: fts lists a
+// directory of more than 100,000 entries in batches, and the batches after
+// the first are linked, up to the limit each (see linking).
 
 // dirHandle is an open directory of the tree: its listing and what the
 // last READDIRPLUS call of the listing looked up. go-fuse serializes the
