@@ -136,8 +136,10 @@ func (h *dirHandle) call(ctx context.Context) {
 	h.req, h.entries, h.looked, h.rendering = ctx, false, false, false
 	if h.listing.Load() == nil && h.s.m != nil {
 		if c := h.s.m.cache.Load(); c != nil {
-			h.listing.Store(c)
+			// Counted before it is set: a LOOKUP that pauses the
+			// listing meanwhile (pause) finds nothing to end.
 			c.listingStarted()
+			h.listing.Store(c)
 		}
 	}
 }
