@@ -195,9 +195,9 @@ func TestRelistingRendersNothing(t *testing.T) {
 }
 
 // TestBigListingLinksAfterLookups: a directory bigger than the link limit
-// is listed by name, except for the calls that follow a LOOKUP in it (a
-// walk that stats as it lists, as du does): those look their entries up
-// in bulk, as the kernel's READDIRPLUS_AUTO would.
+// is listed by name until a call follows a LOOKUP in it (a walk that
+// stats as it lists, as du does): that call and the later ones look their
+// entries up in bulk, as the kernel's READDIRPLUS_AUTO would.
 func TestBigListingLinksAfterLookups(t *testing.T) {
 	const n = 3000
 	dir := pendingStore(t, n)
@@ -228,10 +228,126 @@ func TestBigListingLinksAfterLookups(t *testing.T) {
 	_, err = os.Lstat(filepath.Join(pending, first[0])) // a LOOKUP
 	require.NoError(t, err)
 	require.Equal(t, 1, liveNodes(root, false))
+	// The rest of the listing does not fit in the link limit: the .json
+	// files only (see TestBatchWalkLinks).
 	next := list()
-	assert.Equal(t, 1+len(next), liveNodes(root, false), "the call after a lookup links its entries")
-	list()
-	assert.Equal(t, 1+len(next), liveNodes(root, false), "and the next one, without a lookup, does not")
+	assert.Equal(t, 1+jsonFiles(next), liveNodes(root, false), "the call after a lookup links its entries")
+	again := list()
+	assert.Equal(t, 1+jsonFiles(next)+jsonFiles(again), liveNodes(root, false), "and the next one, without a lookup, too")
+}
+
+// jsonFiles counts the .json files among names.
+func jsonFiles(names []string) int {
+	k := 0
+	for _, name := range names {
+		if filepath.Ext(name) == ".json" {
+			k++
+		}
+	}
+	return k
+}
+
+// TestBatchWalkLinks: gnulib's fts reads a directory of more than 100,000
+// entries in batches: it lists a batch whole (by name: nothing looked up
+// yet), reads every file of it, then lists the next batch, in calls that
+// only the first of follows a LOOKUP. Every call of the next batch links
+// (there, up to the link limit, the .json files first: fts reads them
+// first, in inode order), and the walk reads those files without a LOOKUP
+// or a render, as the FUSE-free tree has them.
+func TestBatchWalkLinks(t *testing.T) {
+	const n = 2000 // 4000 entries
+	dir := pendingStore(t, n)
+	opts := quietOpts(t)
+	opts.KernelCache = 2048 // link limit 1536
+	fsys, mnt := mountStore(t, dir, opts)
+	rel := "by-destination/queue/" + bigQueue + "/pending"
+	pending := filepath.Join(mnt, rel)
+	_, err := os.Stat(pending)
+	require.NoError(t, err)
+	root := fsys.root.EmbeddedInode()
+	node := root
+	for _, c := range []string{"by-destination", "queue", bigQueue, "pending"} {
+		node = node.GetChild(c)
+		require.NotNil(t, node, c)
+	}
+	td := node.Operations().(*tableDir)
+	lim := fsys.Snapshot().linkLimit()
+	require.Equal(t, 1536, lim)
+
+	fd, err := syscall.Open(pending, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fd)
+	buf := make([]byte, 8192)
+	list := func() []string {
+		k, err := syscall.Getdents(fd, buf)
+		require.NoError(t, err)
+		_, _, names := syscall.ParseDirent(buf[:k], -1, nil)
+		return names
+	}
+	var batch []string
+	for len(batch) < lim+64 {
+		names := list()
+		require.NotEmpty(t, names)
+		batch = append(batch, names...)
+	}
+	require.Zero(t, liveNodes(root, false), "the first batch is listed by name")
+	for _, name := range batch {
+		_, err := os.Lstat(filepath.Join(pending, name)) // fts reads it: a LOOKUP each
+		require.NoError(t, err)
+	}
+	var rest []string
+	calls := 0
+	for names := list(); len(names) > 0; names = list() {
+		rest = append(rest, names...)
+		calls++
+	}
+	require.Len(t, rest, 2*n-len(batch))
+	require.Greater(t, calls, 1, "the next batch takes several calls")
+	require.Greater(t, len(rest), lim, "more than the limit leaves: the .json files first")
+
+	var linked, bodies, jsons int
+	type file struct {
+		name string
+		ino  uint64
+	}
+	var files []file
+	lookups := td.lookups.Load()
+	for _, name := range rest {
+		if filepath.Ext(name) == ".json" {
+			jsons++
+		}
+		if node.GetChild(name) != nil {
+			linked++
+			if filepath.Ext(name) == ".body" {
+				bodies++
+			}
+		} else {
+			require.Equal(t, ".body", filepath.Ext(name), "%s: every .json of the batch is linked", name)
+		}
+		var st syscall.Stat_t
+		require.NoError(t, syscall.Lstat(filepath.Join(pending, name), &st))
+		files = append(files, file{name, st.Ino})
+	}
+	assert.LessOrEqual(t, linked, lim, "no more than the link limit")
+	assert.Less(t, bodies, len(rest)-jsons, "not every .body")
+	assert.EqualValues(t, len(rest)-linked, td.lookups.Load()-lookups, "a LOOKUP for each entry not linked, none for the others")
+
+	// fts reads the batch in inode order: the .json files first, looked
+	// up by the listing and pushed: no request, no render.
+	sort.Slice(files, func(i, j int) bool { return files[i].ino < files[j].ino })
+	s := fsys.Snapshot()
+	lookups, renders := td.lookups.Load(), fsys.m.renders.Load()
+	for i, f := range files {
+		if i == jsons {
+			assert.Equal(t, lookups, td.lookups.Load(), "the .json files are read without a LOOKUP")
+			assert.Equal(t, renders, fsys.m.renders.Load(), "and without a render")
+		}
+		b, err := os.ReadFile(filepath.Join(pending, f.name))
+		require.NoError(t, err)
+		want, err := s.ReadFile(rel + "/" + f.name)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(b), f.name)
+	}
 }
 
 // TestLookAhead: LOOKUPs of every other entry of a pending/ listed by name
@@ -371,5 +487,5 @@ func TestCachedListingLinksAfterLookups(t *testing.T) {
 	assert.False(t, td.cached.Load())
 	require.Equal(t, 1, liveNodes(root, false))
 	next := list()
-	assert.Equal(t, 1+len(next), liveNodes(root, false), "the call after a lookup is answered here and links its entries")
+	assert.Equal(t, 1+jsonFiles(next), liveNodes(root, false), "the call after a lookup is answered here and links its entries (the .json files: see TestBatchWalkLinks)")
 }

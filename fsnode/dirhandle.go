@@ -3,6 +3,7 @@ package fsnode
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -37,9 +38,10 @@ import (
 // mostly be dropped from the kernel cache before the walk came to them.
 // A data file's directory, listed in inode order, links its first
 // entries up to the limit (inodeOrdered). The calls of a big listing also
-// link while the walk looks entries up as it lists them (du, find -size:
-// a LOOKUP in the directory since the last call), as the kernel's
-// READDIRPLUS_AUTO would.
+// link once the walk looks entries up (a LOOKUP in the directory since the
+// last call), as the kernel's READDIRPLUS_AUTO would: fts lists a
+// directory of more than 100,000 entries in batches, and the batches after
+// the first are linked, up to the limit each (see linking).
 
 // dirHandle is an open directory of the tree: its listing and what the
 // last READDIRPLUS call of the listing looked up. go-fuse serializes the
@@ -51,7 +53,9 @@ type dirHandle struct {
 
 	req       context.Context // the call the pending pushes were looked up in
 	push      []pushItem      // looked up in the call req
-	linked    int             // entries looked up by this listing
+	linked    int             // entries looked up by this listing (since the last batch: see linking)
+	walked    bool            // LOOKUPs followed a call of this listing (see linking)
+	first     twoRounds       // the call req links only what a walk reads first (see linking); nil: all
 	entries   bool            // the call req has listed entries
 	looked    bool            // the call req has looked entries up (READDIRPLUS)
 	link      bool            // the call req links its entries (see linking)
@@ -62,8 +66,10 @@ type dirHandle struct {
 	ahead     chan struct{}   // closed when the renders ahead are done; nil: none
 
 	// listing: the kernelCache counts this listing as under way (from
-	// its first call to the call that lists nothing, or the release).
-	listing *kernelCache
+	// its first call to the call that lists nothing, or the release, or
+	// a LOOKUP in a big directory: see pause). Set by the calls, taken
+	// by a LOOKUP too.
+	listing atomic.Pointer[kernelCache]
 }
 
 type pushItem struct {
@@ -107,6 +113,7 @@ func (d *dirNode) OpendirHandle(context.Context, uint32) (fs.FileHandle, uint32,
 	if td, ok := h.dir.(*tableDir); ok {
 		h.seen = td.lookups.Load()
 		if td.big {
+			td.lister.Store(h)
 			// The kernel keeps the listing (the tree does not change):
 			// a second one is answered from its cache. Not for smaller
 			// directories, whose listings link their entries.
@@ -127,10 +134,12 @@ func (h *dirHandle) call(ctx context.Context) {
 	}
 	h.flush()
 	h.req, h.entries, h.looked, h.rendering = ctx, false, false, false
-	if h.listing == nil && h.s.m != nil {
+	if h.listing.Load() == nil && h.s.m != nil {
 		if c := h.s.m.cache.Load(); c != nil {
-			h.listing = c
+			// Counted before it is set: a LOOKUP that pauses the
+			// listing meanwhile (pause) finds nothing to end.
 			c.listingStarted()
+			h.listing.Store(c)
 		}
 	}
 }
@@ -140,9 +149,20 @@ func (h *dirHandle) call(ctx context.Context) {
 // next: their content is in the page cache before the answer.
 func (h *dirHandle) end() {
 	h.wait()
-	if c := h.listing; c != nil {
-		h.listing = nil
+	if c := h.listing.Swap(nil); c != nil {
 		c.listingEnded()
+	}
+}
+
+// pause notes a LOOKUP in the big directory h lists: the walk reads what
+// it listed (gnulib's fts lists a batch of 100,000 entries whole, then
+// reads it) and sends no listing call meanwhile, so the kernelCache may
+// drop nodes again, and does so now rather than in the middle of the
+// next calls, whose entries the kernel would then take for stale (one
+// GETATTR per file). The next call counts the listing again.
+func (h *dirHandle) pause() {
+	if c := h.listing.Swap(nil); c != nil {
+		c.listingPaused()
 	}
 }
 
@@ -239,6 +259,15 @@ func (h *dirHandle) renderAhead(from int) {
 	if ar, ok := tab.(aheadRenderer); ok {
 		render = ar.renderAhead
 	}
+	if first := h.first; first != nil {
+		render = func(from, to int) {
+			for i := max(from, 0); i < min(to, tab.len()); i++ {
+				if !first.laterRound(i) {
+					renderEntries(h.s, tab, i, i+1, 1)
+				}
+			}
+		}
+	}
 	if lim := h.s.linkLimit(); lim > 0 && h.linked >= lim {
 		return // not looked up: nothing to render
 	}
@@ -272,6 +301,11 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	}
 	if !h.link || h.s.linkLimit() > 0 && h.linked >= h.s.linkLimit() {
 		return nil, errNotLinked
+	}
+	if h.first != nil {
+		if ls, ok := h.stream.(*listStream); ok && h.first.laterRound(ls.pos-1) {
+			return nil, errNotLinked
+		}
 	}
 	if child := h.relisted(name, out); child != nil {
 		h.linked++
@@ -343,34 +377,77 @@ func (h *dirHandle) Releasedir(context.Context, uint32) {
 		h.stream.Close()
 	}
 	h.end()
+	if td, ok := h.dir.(*tableDir); ok {
+		td.lister.CompareAndSwap(h, nil)
+	}
 }
 
 // linking reports whether the READDIRPLUS call under way links (looks up
 // and pushes) its entries: every call of a listing of a directory that
-// fits in the link limit; in a bigger one, only a call that follows a
-// LOOKUP in the directory (a walk that uses the entries as it lists them),
-// as the kernel's READDIRPLUS_AUTO would.
+// fits in the link limit; in a bigger one, every call from the first that
+// follows a LOOKUP in the directory (a walk that uses the entries as it
+// lists them), as the kernel's READDIRPLUS_AUTO would, and the later
+// calls of the listing too: gnulib's fts (grep -r, du, find) lists a
+// directory of more than 100,000 entries in batches of that many, each
+// listed whole before it reads a file of it, so that only the first call
+// of a batch follows lookups.
+//
+// The link limit bounds what the listing links until the walk has looked
+// up as many entries (it read a batch): by then the kernel cache has
+// dropped what the listing linked before, so that it never holds more
+// than the link limit of nodes the walk has not read yet. A walk that
+// looks entries up as it lists them (du) looks up fewer between two calls
+// and links up to the limit once, as before.
+//
+// fts reads a batch in inode order, a pending/'s .json files before its
+// .body files (twoRounds): while the rest of the listing does not fit in
+// what the limit leaves, a call links the .json files only. Linking both
+// would link the .body files of the first half of the batch, and the
+// lookups of the .json files of its second half would make the kernel
+// cache drop them before the walk came to them.
 func (h *dirHandle) linking() bool {
 	lim := h.s.linkLimit()
+	h.first = nil
 	td, ok := h.dir.(*tableDir)
 	if !ok {
 		return true // the root: a few entries
 	}
 	n := td.lookups.Load()
-	followed := n != h.seen
+	looked := n - h.seen // LOOKUPs in the directory since the last call
 	h.seen = n
 	if lim <= 0 {
 		return true
 	}
-	if ls, ok := h.stream.(*listStream); ok && ls.n <= lim {
+	ls, _ := h.stream.(*listStream)
+	if ls != nil && ls.n <= lim {
 		return true
 	}
-	if tab, _ := td.table(); tab != nil {
-		if _, ok := tab.(inodeOrdered); ok {
-			return true // up to the link limit
-		}
+	tab, _ := td.table()
+	if _, ok := tab.(inodeOrdered); ok {
+		return true // up to the link limit
 	}
-	return followed
+	if looked > 0 {
+		h.walked = true
+	}
+	if looked >= int64(lim) {
+		h.linked = 0 // a batch read: what was linked before is dropped
+	}
+	if !h.walked {
+		return false
+	}
+	if tr, ok := tab.(twoRounds); ok && ls != nil && ls.n-(ls.pos-1) > lim-h.linked {
+		h.first = tr
+	}
+	return true
+}
+
+// twoRounds is a big table that a walk in inode order reads in two
+// rounds: a pending/ list, its .json files (kindCommand inodes), then its
+// .body files (kindBody).
+type twoRounds interface {
+	// laterRound reports whether the entry at position i is read in the
+	// second round.
+	laterRound(i int) bool
 }
 
 // inodeOrdered is a table listed in inode order, whose size is bounded:

@@ -140,6 +140,19 @@ func (c *kernelCache) listingEnded() {
 	}
 }
 
+// listingPaused notes that a listing paused: a walk reads what it listed
+// (see dirHandle.pause). What is due is dropped by the goroutine: the
+// caller is a LOOKUP, which the walk waits for.
+func (c *kernelCache) listingPaused() {
+	c.mu.Lock()
+	c.listings--
+	due := c.dueLocked()
+	c.mu.Unlock()
+	if due {
+		c.wake()
+	}
+}
+
 // dueLocked reports whether a batch is to be dropped now. c.mu held.
 func (c *kernelCache) dueLocked() bool {
 	n := len(c.queue)

@@ -333,6 +333,12 @@ func appendPendingName(dst []byte, i int, id string, body bool) []byte {
 
 func (l *messageList) len() int { return 2 * l.n }
 
+var _ twoRounds = (*messageList)(nil)
+
+// laterRound: the .body files (every kindBody inode is above every
+// kindCommand inode).
+func (l *messageList) laterRound(i int) bool { return i%2 == 1 }
+
 func (l *messageList) at(i int) entry {
 	m, body := l.msg(i/2), i%2 == 1
 	return commandOf(pendingName(i/2, m.ID(), body), m.Loc, body)

@@ -104,6 +104,9 @@ type tableDir struct {
 	cached atomic.Bool
 	// uncaching: the invalidation uncache started is under way.
 	uncaching sync.WaitGroup
+	// lister: the last handle that opened the big directory, whose
+	// listing a LOOKUP pauses (see dirHandle.pause).
+	lister atomic.Pointer[dirHandle]
 }
 
 func newTableDir(s *Snapshot, open func() (dirTable, error)) *tableDir {
@@ -189,6 +192,9 @@ var _ fs.NodeLookuper = (*tableDir)(nil)
 func (d *tableDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
 	d.lookups.Add(1)
 	d.uncache()
+	if h := d.lister.Load(); h != nil {
+		h.pause()
+	}
 	n, errno := d.lookup(ctx, name, out)
 	if errno == 0 && !n.IsDir() {
 		if tab, _ := d.table(); tab != nil {
