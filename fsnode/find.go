@@ -223,27 +223,29 @@ func (s *Snapshot) findInTransactions(id string, cmds map[codec.Location]codec.E
 	if !all && len(ids) == 0 {
 		return nil, nil
 	}
-	txs := s.graph.Transactions()
-	x := s.txIndex()
-	var ks []int
-	if all {
-		ks = make([]int, x.len())
-		for k := range ks {
-			ks[k] = k
-		}
-	} else {
-		for _, tx := range ids {
-			k := sort.Search(x.len(), func(k int) bool { return x.raw(int(x.order[k])) >= tx })
-			for ; k < x.len() && x.raw(int(x.order[k])) == tx; k++ {
-				ks = append(ks, k)
+	if !all {
+		// by id: the finished transactions a mount keeps encoded are
+		// not all made (by-transaction/'s names are their ids, the k-th
+		// of an id marked as nameIndex does)
+		sort.Strings(ids)
+		var out []string
+		for _, tx := range slices.Compact(ids) {
+			for dup, t := range s.graph.TransactionsWithID(tx) {
+				paths, err := s.transactionPaths(t, entryName(tx, dup), id, cmds)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, paths...)
 			}
 		}
-		sort.Ints(ks)
-		ks = slices.Compact(ks)
+		return out, nil
 	}
+	txs := s.graph.Transactions()
+	x := s.txIndex()
 	var out []string
-	for _, k := range ks {
-		paths, err := s.transactionPaths(txs, x, k, id, cmds)
+	for k := range x.len() {
+		_, name := x.entry(k)
+		paths, err := s.transactionPaths(txs[x.order[k]], name, id, cmds)
 		if err != nil {
 			return nil, err
 		}
@@ -276,15 +278,13 @@ func (s *Snapshot) commandPaths(cmds map[codec.Location]codec.EntryType) []strin
 	return out
 }
 
-// transactionPaths returns the paths under by-transaction/ of the k-th
-// transaction of x that show the commands in cmds or the message id in
-// doubt (none when it holds neither).
-func (s *Snapshot) transactionPaths(txs []*refgraph.Transaction, x *nameIndex, k int, id string, cmds map[codec.Location]codec.EntryType) ([]string, error) {
-	t := txs[x.order[k]]
+// transactionPaths returns the paths under by-transaction/ of transaction
+// t, called name there, that show the commands in cmds or the message id
+// in doubt (none when it holds neither).
+func (s *Snapshot) transactionPaths(t *refgraph.Transaction, name, id string, cmds map[codec.Location]codec.EntryType) ([]string, error) {
 	if !holdsCommand(t, cmds) && !inDoubt(t, id) {
 		return nil, nil
 	}
-	_, name := x.entry(k)
 	dir := path.Join(nameByTransaction, name)
 	tab, err := s.transactionTable(t)
 	if err != nil {

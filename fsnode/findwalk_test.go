@@ -74,7 +74,8 @@ func (s *Snapshot) findInTransactionsWalk(id string, cmds map[codec.Location]cod
 	x := s.txIndex()
 	var out []string
 	for k := 0; k < x.len(); k++ {
-		paths, err := s.transactionPaths(txs, x, k, id, cmds)
+		_, name := x.entry(k)
+		paths, err := s.transactionPaths(txs[x.order[k]], name, id, cmds)
 		if err != nil {
 			return nil, err
 		}
@@ -132,6 +133,9 @@ func TestFindMessageIndexed(t *testing.T) {
 	for _, fx := range brokertest.Fixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			s := openFixture(t, fx)
+			// the same lookups on a mount whose finished transactions
+			// are not made yet (found by id: TransactionsWithID)
+			fresh := openFixture(t, fx)
 			ids := map[string]bool{"ID:no-such-message:1:1:1:1": true, "": true, "ID:x": true}
 			for _, d := range s.graph.Destinations() {
 				for i := range d.Messages {
@@ -148,8 +152,20 @@ func TestFindMessageIndexed(t *testing.T) {
 					ids[m.ID()] = true
 				}
 			}
+			type found struct {
+				paths []string
+				held  *codec.Location
+				err   bool
+			}
+			before := map[string]found{}
+			for id := range ids {
+				paths, held, err := fresh.findMessage(id, FindOptions{})
+				before[id] = found{paths, held, err != nil}
+			}
 			n := 0
 			for id := range ids {
+				want, wantHeld, wantErr := s.findMessageWalk(id, FindOptions{})
+				assert.Equal(t, found{want, wantHeld, wantErr != nil}, before[id], "%q before the transactions are made", id)
 				for _, scan := range []bool{false, true} {
 					if scan && n%7 != 0 {
 						continue // the scan reads the journal: a sample

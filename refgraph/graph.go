@@ -29,6 +29,9 @@ type Graph struct {
 	lazyTail []*Transaction
 	allOnce  sync.Once
 	all      []*Transaction
+	// lazyMu guards lazy.ids and lazy.recs, which allOnce drops, against
+	// TransactionsWithID
+	lazyMu   sync.Mutex
 	gc       []int32
 	gcLog    []string
 	diffs    []IndexDiff
@@ -567,10 +570,44 @@ func (g *Graph) Transactions() []*Transaction {
 	g.allOnce.Do(func() {
 		all := make([]*Transaction, 0, len(g.txs)+g.lazy.n+len(g.lazyTail))
 		all = append(append(append(all, g.txs...), g.lazy.decode()...), g.lazyTail...)
+		g.lazyMu.Lock()
 		g.all = all
 		g.lazy.ids, g.lazy.recs = nil, nil // made: the encoded form can go
+		g.lazyMu.Unlock()
 	})
 	return g.all
+}
+
+// TransactionsWithID returns the transactions of Transactions whose id is
+// id, in that order, without making the finished ones a mount keeps
+// encoded when they are not made yet (a message's transaction, found in
+// tens of milliseconds instead of the second it takes to make them all on
+// a store with 450 k).
+func (g *Graph) TransactionsWithID(id string) []*Transaction {
+	var out []*Transaction
+	for _, t := range g.txs {
+		if t.ID == id {
+			out = append(out, t)
+		}
+	}
+	if g.lazy == nil {
+		return out
+	}
+	g.lazyMu.Lock()
+	all, ids, recs := g.all, g.lazy.ids, g.lazy.recs
+	g.lazyMu.Unlock()
+	rest := g.lazyTail
+	if all != nil {
+		rest = all[len(g.txs):]
+	} else {
+		out = append(out, g.lazy.find(ids, recs, id)...)
+	}
+	for _, t := range rest {
+		if t.ID == id {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // PreparedTransactions lists the prepared transactions.

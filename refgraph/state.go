@@ -1111,12 +1111,24 @@ func (l *lazyTxs) maker(build bool) *txMaker {
 
 // record reads one transaction from d.
 func (m *txMaker) record(d *stateDecoder) {
+	t, ok := m.read(d, m.build)
+	if m.build && ok {
+		i := len(m.out)
+		m.txs[i] = t
+		m.out = append(m.out, &m.txs[i])
+	}
+}
+
+// read reads one transaction from d, and makes it when build: its
+// locations in m.locs when the maker builds (all), in an array of their
+// own otherwise (one found by find), its id from m.ids when the maker
+// has them.
+func (m *txMaker) read(d *stateDecoder, build bool) (t Transaction, ok bool) {
 	r := d.r
-	var t Transaction
 	n := r.Uvarint()
 	if n > uint64(m.l.idLen-m.at) {
 		r.Fail("transaction ids longer than announced")
-		return
+		return t, false
 	}
 	if m.build {
 		t.ID = m.ids[m.at : m.at+int(n)]
@@ -1127,29 +1139,73 @@ func (m *txMaker) record(d *stateDecoder) {
 	notNil, k := r.Bool(), r.Count(3)
 	if k > m.l.total-m.nlocs {
 		r.Fail("more transaction commands than announced")
-		return
+		return t, false
 	}
 	m.nlocs += k
 	switch {
 	case !notNil && k != 0:
 		r.Fail("nil list with elements")
-	case m.build && notNil:
+	case build && notNil && m.build:
 		from := len(m.locs)
 		m.locs = d.locsInto(m.locs, k)
 		t.Commands = m.locs[from:len(m.locs):len(m.locs)]
+	case build && notNil:
+		t.Commands = d.locsInto(make([]codec.Location, 0, k), k)
 	case notNil:
 		d.locsInto(nil, k)
 	}
 	k = r.Count(5)
 	for j := 0; j < k && r.Err() == nil; j++ {
-		t.Ops = append(t.Ops, TxOp{Add: r.Bool(), Destination: d.str(), MessageID: r.String(),
-			Subscription: d.str(), Loc: r.Location()})
+		op := TxOp{Add: r.Bool(), Destination: d.str(), MessageID: r.String(),
+			Subscription: d.str(), Loc: r.Location()}
+		if build {
+			t.Ops = append(t.Ops, op)
+		}
 	}
-	if m.build && r.Err() == nil {
-		i := len(m.out)
-		m.txs[i] = t
-		m.out = append(m.out, &m.txs[i])
+	return t, r.Err() == nil
+}
+
+// find makes the transactions of ids and recs (l's, or what they were
+// before the graph made them all) whose id is id, in order, reading the
+// others' ids and skipping their records: a lookup by id (the
+// transaction of a message) without making hundreds of thousands.
+func (l *lazyTxs) find(ids, recs [][]byte, id string) []*Transaction {
+	var at []int // positions of the transactions called id
+	i := 0
+	var cur []byte
+	for _, blk := range ids {
+		for b := blk; len(b) > 0; i++ {
+			shared, n1 := binary.Uvarint(b)
+			rest, n2 := binary.Uvarint(b[n1:])
+			b = b[n1+n2:]
+			cur = append(cur[:shared], b[:rest]...)
+			b = b[rest:]
+			if string(cur) == id {
+				at = append(at, i)
+			}
+		}
 	}
+	if len(at) == 0 {
+		return nil
+	}
+	var out []*Transaction
+	m := l.maker(false)
+	names := strTable{}
+	i = 0
+	for _, blk := range recs {
+		d := &stateDecoder{r: binenc.NewReader(blk), data: blk, names: names}
+		for ; d.r.Len() > 0 && d.r.Err() == nil && len(at) > 0; i++ {
+			t, ok := m.read(d, i == at[0])
+			if i == at[0] {
+				at = at[1:]
+				if ok {
+					t.ID = id
+					out = append(out, &t)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // end checks that the ids announced were all used.

@@ -611,3 +611,74 @@ func TestLazyTransactionIDs(t *testing.T) {
 	d.doneTxs()
 	assert.Error(t, d.r.Err())
 }
+
+// TestTransactionsWithID: a lookup by id finds what a filter of
+// Transactions finds (duplicate ids, open, finished and tail ones, in
+// order, with their commands and operations), before the finished ones are
+// made and after, and beside a concurrent Transactions.
+func TestTransactionsWithID(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	l := &lazyTxs{}
+	var ids []string
+	id := func() string {
+		if len(ids) > 0 && rng.Intn(20) == 0 {
+			return ids[rng.Intn(len(ids))] // an id used before (a reused XA id)
+		}
+		s := fmt.Sprintf("TX:ID:host-41234-1795990400000-1:%d:%d", 1000+rng.Intn(3), rng.Intn(1e6))
+		ids = append(ids, s)
+		return s
+	}
+	for i := 0; i < 30000; i++ { // more than one block
+		var cmds []codec.Location
+		var ops []TxOp
+		for j := rng.Intn(4); j > 0; j-- {
+			loc := codec.Location{File: int32(1 + rng.Intn(9)), Offset: rng.Int31n(1 << 25), Size: 1 + rng.Int31n(4096)}
+			cmds = append(cmds, loc)
+			ops = append(ops, TxOp{Add: rng.Intn(2) == 0, Destination: "queue://Q", MessageID: fmt.Sprintf("ID:p:1:1:1:%d", i), Loc: loc})
+		}
+		l.add(id(), LocalTx, Committed, cmds, ops)
+	}
+	open := []*Transaction{{ID: id(), Kind: LocalTx, State: Prepared}, {ID: ids[3], Kind: LocalTx, State: InFlight}}
+	tail := []*Transaction{{ID: ids[5], Kind: LocalTx, State: RolledBack}}
+	g := &Graph{txs: open, lazy: l, lazyTail: tail}
+	ref := &Graph{txs: open, lazy: &lazyTxs{}, lazyTail: tail}
+	*ref.lazy = *l
+	filter := func(all []*Transaction, id string) []Transaction {
+		var out []Transaction
+		for _, t := range all {
+			if t.ID == id {
+				out = append(out, *t)
+			}
+		}
+		return out
+	}
+	values := func(ts []*Transaction) []Transaction {
+		var out []Transaction
+		for _, t := range ts {
+			out = append(out, *t)
+		}
+		return out
+	}
+	all := ref.Transactions()
+	probe := append([]string{"TX:none", ids[3], ids[5]}, ids[:200]...)
+	dups := 0
+	for _, id := range probe {
+		want := filter(all, id)
+		if len(want) > 1 {
+			dups++
+		}
+		assert.Equal(t, want, values(g.TransactionsWithID(id)), "before the transactions are made: %s", id)
+	}
+	assert.Greater(t, dups, 2, "ids found more than once")
+	assert.Nil(t, g.all, "a lookup makes no transaction list")
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); g.Transactions() }()
+	for _, id := range probe[:50] {
+		assert.Equal(t, filter(all, id), values(g.TransactionsWithID(id)), "while they are made: %s", id)
+	}
+	wg.Wait()
+	for _, id := range probe {
+		assert.Equal(t, filter(all, id), values(g.TransactionsWithID(id)), "after they are made: %s", id)
+	}
+}
