@@ -182,7 +182,11 @@ func (s *Snapshot) command(loc codec.Location, body bool) (*dataFile, recEntry, 
 	if f == nil {
 		return nil, recEntry{}, &codec.CorruptionError{File: codec.DataFileName(loc.File), FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrMissingFile}
 	}
-	e, found, err := f.find(loc.Offset)
+	e, found := f.located(loc)
+	var err error
+	if !found {
+		e, found, err = f.find(loc.Offset)
+	}
 	if err == nil && !found {
 		err = &codec.CorruptionError{File: f.info.Path, FileID: loc.File, Offset: int64(loc.Offset), Err: errChanged, Detail: "no command at this offset"}
 	}

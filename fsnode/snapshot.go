@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -196,6 +197,11 @@ type dataFile struct {
 	msgs      []int32    // positions in idx of the message commands (ADD, UPDATE): they have a .body
 	idxErr    error
 
+	// batches: the file's batches, known from their control records
+	// alone (see located); nil when the file is not read so
+	batchOnce sync.Once
+	batches   []batchSpan
+
 	openOnce sync.Once
 	fd       *os.File
 	openErr  error
@@ -287,6 +293,76 @@ func (f *dataFile) index() ([]recEntry, error) {
 		f.idx = idx
 	})
 	return f.idx, f.idxErr
+}
+
+// batchSpan is a batch of a data file: its control record at off, its
+// records up to end.
+type batchSpan struct{ off, end int32 }
+
+// located returns the index entry of the command at loc from the record
+// itself, without the file's index: its size from loc, its type from its
+// header, its batch from the batches' control records (batchIndex). A
+// pending message is rendered so: the index of every record of a 32 MiB
+// file (a scan of it, and 40 k entries kept) for one message in it made a
+// grep of a pending/ whose messages are in every file scan the whole
+// journal and keep an entry per record. ok is false where this cannot
+// tell (no size, a file read with damage, a record outside the batches
+// or not the record loc says): index() then does.
+func (f *dataFile) located(loc codec.Location) (recEntry, bool) {
+	if loc.Size <= codec.RecordHeaderSize {
+		return recEntry{}, false
+	}
+	spans := f.batchIndex()
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].end > loc.Offset })
+	if i == len(spans) || loc.Offset < spans[i].off+codec.BatchHeaderSize || loc.Offset+loc.Size > spans[i].end {
+		return recEntry{}, false
+	}
+	fd, err := f.open()
+	if err != nil {
+		return recEntry{}, false
+	}
+	var h [codec.RecordHeaderSize + 1]byte
+	if n, _ := f.readRecord(fd, h[:], recEntry{off: loc.Offset}); n < len(h) {
+		return recEntry{}, false
+	}
+	if int32(binary.BigEndian.Uint32(h[:])) != loc.Size || h[4] != codec.RecordTypeUser {
+		return recEntry{}, false
+	}
+	typ := codec.EntryType(h[codec.RecordHeaderSize])
+	if !typ.Valid() {
+		return recEntry{}, false
+	}
+	return recEntry{off: loc.Offset, size: loc.Size, batch: spans[i].off, typ: typ}, true
+}
+
+// batchIndex lists the batches of a file read clean, from their control
+// records (28 bytes read a batch: 512 reads for a 32 MiB file of 64 KiB
+// batches, where index() reads and decodes the 32 MiB), up to where the
+// store was read.
+func (f *dataFile) batchIndex() []batchSpan {
+	f.batchOnce.Do(func() {
+		if !f.sum.Clean() {
+			return
+		}
+		fd, err := f.open()
+		if err != nil {
+			return
+		}
+		var h [codec.BatchHeaderSize]byte
+		for pos := int64(0); pos+codec.BatchHeaderSize <= f.sum.End; {
+			if _, err := fd.ReadAt(h[:], pos); err != nil || !bytes.Equal(h[:len(codec.BatchMagic)], codec.BatchMagic) {
+				return
+			}
+			length := int64(int32(binary.BigEndian.Uint32(h[len(codec.BatchMagic):])))
+			end := pos + codec.BatchHeaderSize + length
+			if length <= 0 || end > f.sum.End {
+				return
+			}
+			f.batches = append(f.batches, batchSpan{int32(pos), int32(end)})
+			pos = end
+		}
+	})
+	return f.batches
 }
 
 // find returns the index entry of the command at offset off.
