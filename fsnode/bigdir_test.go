@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/stretchr/testify/assert"
@@ -41,17 +43,54 @@ func pendingStore(t testing.TB, n int) string {
 	return dir
 }
 
+// bigPendingRel is the pending/ of pendingStore's queue, below the top.
+var bigPendingRel = "by-destination/queue/" + bigQueue + "/pending"
+
+// pendingNode is the node of pendingStore's pending/, which the kernel
+// has looked up.
+func pendingNode(t testing.TB, root *fs.Inode) *tableDir {
+	node := root
+	for _, c := range strings.Split(bigPendingRel, "/") {
+		node = node.GetChild(c)
+		require.NotNil(t, node, c)
+	}
+	return node.Operations().(*tableDir)
+}
+
+// lister opens the directory dir and returns a function that lists what
+// one getdents call (8 KiB) returns.
+func lister(t testing.TB, dir string) func() []string {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Close(fd) })
+	buf := make([]byte, 8192)
+	return func() []string {
+		k, err := syscall.Getdents(fd, buf)
+		require.NoError(t, err)
+		_, _, names := syscall.ParseDirent(buf[:k], -1, nil)
+		return names
+	}
+}
+
+// mountPending mounts a pendingStore of n messages with the kernel cache
+// (the link limit is three quarters of it; 0: the default) and returns
+// it and the path of the queue's pending/ in it.
+func mountPending(t testing.TB, n, kernelCache int) (*FS, string) {
+	opts := quietOpts(t)
+	if kernelCache != 0 {
+		opts.KernelCache = kernelCache
+	}
+	fsys, mnt := mountStore(t, pendingStore(t, n), opts)
+	return fsys, filepath.Join(mnt, bigPendingRel)
+}
+
 // TestListingRendersNothing: a plain listing of a pending/ bigger than the
 // link limit (what `ls` does: getdents, no stat) renders nothing and
 // makes no node; the names are the FUSE-free listing's, and the files
 // still read whole, with their size.
 func TestListingRendersNothing(t *testing.T) {
-	const n = 3000 // 6000 entries: tens of kernel calls
-	dir := pendingStore(t, n)
-	opts := quietOpts(t)
-	opts.KernelCache = 4096 // a listing links at most 3072 entries
-	fsys, mnt := mountStore(t, dir, opts)
-	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	const n = 3000                            // 6000 entries: tens of kernel calls
+	fsys, pending := mountPending(t, n, 4096) // a listing links at most 3072 entries
 	_, err := os.Stat(pending)
 	require.NoError(t, err)
 
@@ -166,9 +205,7 @@ func TestAppendNames(t *testing.T) {
 // pushes nothing again, and every file still reads whole.
 func TestRelistingRendersNothing(t *testing.T) {
 	const n = 1500 // more entries than the recent renders keep
-	dir := pendingStore(t, n)
-	fsys, mnt := mountStore(t, dir, quietOpts(t))
-	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	fsys, pending := mountPending(t, n, 0)
 	_, err := os.Stat(pending)
 	require.NoError(t, err)
 
@@ -200,24 +237,15 @@ func TestRelistingRendersNothing(t *testing.T) {
 // entries up in bulk, as the kernel's READDIRPLUS_AUTO would.
 func TestBigListingLinksAfterLookups(t *testing.T) {
 	const n = 3000
-	dir := pendingStore(t, n)
-	opts := quietOpts(t)
-	opts.KernelCache = 4096 // link limit 3072 < 6000 entries
-	fsys, mnt := mountStore(t, dir, opts)
-	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	fsys, pending := mountPending(t, n, 4096) // link limit 3072 < 6000 entries
 	_, err := os.Stat(pending)
 	require.NoError(t, err)
 	root := fsys.root.EmbeddedInode()
 
-	fd, err := syscall.Open(pending, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
-	require.NoError(t, err)
-	defer syscall.Close(fd)
-	buf := make([]byte, 8192)
+	getdents := lister(t, pending)
 	list := func() []string {
-		k, err := syscall.Getdents(fd, buf)
-		require.NoError(t, err)
-		require.Positive(t, k)
-		_, _, names := syscall.ParseDirent(buf[:k], -1, nil)
+		names := getdents()
+		require.NotEmpty(t, names)
 		return names
 	}
 	first := list()
@@ -255,35 +283,17 @@ func jsonFiles(names []string) int {
 // first, in inode order), and the walk reads those files without a LOOKUP
 // or a render, as the FUSE-free tree has them.
 func TestBatchWalkLinks(t *testing.T) {
-	const n = 2000 // 4000 entries
-	dir := pendingStore(t, n)
-	opts := quietOpts(t)
-	opts.KernelCache = 2048 // link limit 1536
-	fsys, mnt := mountStore(t, dir, opts)
-	rel := "by-destination/queue/" + bigQueue + "/pending"
-	pending := filepath.Join(mnt, rel)
+	const n = 2000                            // 4000 entries
+	fsys, pending := mountPending(t, n, 2048) // link limit 1536
+	rel := bigPendingRel
 	_, err := os.Stat(pending)
 	require.NoError(t, err)
 	root := fsys.root.EmbeddedInode()
-	node := root
-	for _, c := range []string{"by-destination", "queue", bigQueue, "pending"} {
-		node = node.GetChild(c)
-		require.NotNil(t, node, c)
-	}
-	td := node.Operations().(*tableDir)
+	td := pendingNode(t, root)
 	lim := fsys.Snapshot().linkLimit()
 	require.Equal(t, 1536, lim)
 
-	fd, err := syscall.Open(pending, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
-	require.NoError(t, err)
-	defer syscall.Close(fd)
-	buf := make([]byte, 8192)
-	list := func() []string {
-		k, err := syscall.Getdents(fd, buf)
-		require.NoError(t, err)
-		_, _, names := syscall.ParseDirent(buf[:k], -1, nil)
-		return names
-	}
+	list := lister(t, pending)
 	var batch []string
 	for len(batch) < lim+64 {
 		names := list()
@@ -316,7 +326,7 @@ func TestBatchWalkLinks(t *testing.T) {
 		if filepath.Ext(name) == ".json" {
 			jsons++
 		}
-		if node.GetChild(name) != nil {
+		if td.EmbeddedInode().GetChild(name) != nil {
 			linked++
 			if filepath.Ext(name) == ".body" {
 				bodies++
@@ -355,11 +365,7 @@ func TestBatchWalkLinks(t *testing.T) {
 // in) render the next .json files ahead, and no .body.
 func TestLookAhead(t *testing.T) {
 	const n = 3000
-	dir := pendingStore(t, n)
-	opts := quietOpts(t)
-	opts.KernelCache = 4096
-	fsys, mnt := mountStore(t, dir, opts)
-	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
+	fsys, pending := mountPending(t, n, 4096)
 	s := fsys.Snapshot()
 	list, err := s.ReadDir("by-destination/queue/" + bigQueue + "/pending")
 	require.NoError(t, err)
@@ -395,13 +401,9 @@ func TestLookAhead(t *testing.T) {
 // content is the FUSE-free tree's. The directory reports a 1 MiB block
 // size (the listing buffer; see tableDir.blksize), a small one does not.
 func TestBigDirectorySizes(t *testing.T) {
-	const n = 1500 // 3000 entries
-	dir := pendingStore(t, n)
-	opts := quietOpts(t)
-	opts.KernelCache = 1024 // link limit 768
-	fsys, mnt := mountStore(t, dir, opts)
-	rel := "by-destination/queue/" + bigQueue + "/pending"
-	pending := filepath.Join(mnt, rel)
+	const n = 1500                            // 3000 entries
+	fsys, pending := mountPending(t, n, 1024) // link limit 768
+	rel := bigPendingRel
 	var st syscall.Stat_t
 	require.NoError(t, syscall.Stat(pending, &st))
 	assert.EqualValues(t, bigListBlock, st.Blksize, "a big directory's block size")
@@ -450,21 +452,12 @@ func TestBigDirectorySizes(t *testing.T) {
 // entries, as without the cache.
 func TestCachedListingLinksAfterLookups(t *testing.T) {
 	const n = 3000
-	dir := pendingStore(t, n)
-	opts := quietOpts(t)
-	opts.KernelCache = 4096 // link limit 3072 < 6000 entries
-	fsys, mnt := mountStore(t, dir, opts)
-	pending := filepath.Join(mnt, "by-destination", "queue", bigQueue, "pending")
-	names, err := os.ReadDir(pending) // fills the kernel's cache
+	fsys, pending := mountPending(t, n, 4096) // link limit 3072 < 6000 entries
+	names, err := os.ReadDir(pending)         // fills the kernel's cache
 	require.NoError(t, err)
 	require.Len(t, names, 2*n)
 	root := fsys.root.EmbeddedInode()
-	node := root
-	for _, c := range []string{"by-destination", "queue", bigQueue, "pending"} {
-		node = node.GetChild(c)
-		require.NotNil(t, node, c)
-	}
-	td := node.Operations().(*tableDir)
+	td := pendingNode(t, root)
 
 	fd, err := syscall.Open(pending, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
 	require.NoError(t, err)
