@@ -476,7 +476,7 @@ func TestCachedListingLinksAfterLookups(t *testing.T) {
 
 	_, err = os.Lstat(filepath.Join(pending, first[0])) // a LOOKUP
 	require.NoError(t, err)
-	td.uncaching.Wait()
+	td.waitUncached()
 	assert.False(t, td.cached.Load())
 	require.Equal(t, 1, liveNodes(root, false))
 	next := list()

@@ -102,8 +102,12 @@ type tableDir struct {
 	// last LOOKUP in it, so the kernel may answer listings from its
 	// cache (see uncache).
 	cached atomic.Bool
-	// uncaching: the invalidation uncache started is under way.
-	uncaching sync.WaitGroup
+	// uncached is closed when the invalidation uncache started last is
+	// done (nil: none started); guarded by uncacheMu. Not a WaitGroup: a
+	// test waits for it after a LOOKUP that the kernel, not Go, orders
+	// before the wait.
+	uncacheMu sync.Mutex
+	uncached  chan struct{}
 	// lister: the last handle that opened the big directory, whose
 	// listing a LOOKUP pauses (see dirHandle.pause).
 	lister atomic.Pointer[dirHandle]
@@ -158,12 +162,25 @@ func (d *tableDir) uncache() {
 		return
 	}
 	n := d.EmbeddedInode()
-	d.uncaching.Add(1)
+	done := make(chan struct{})
+	d.uncacheMu.Lock()
+	d.uncached = done
+	d.uncacheMu.Unlock()
 	go func() {
-		defer d.uncaching.Done()
+		defer close(done)
 		// ENOENT: the kernel forgot the directory meanwhile.
 		_ = n.NotifyContent(0, 0)
 	}()
+}
+
+// waitUncached returns when the invalidation uncache started last is done.
+func (d *tableDir) waitUncached() {
+	d.uncacheMu.Lock()
+	done := d.uncached
+	d.uncacheMu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // bigListing reports whether a directory of n entries is past the link
