@@ -265,11 +265,11 @@ func (fr *framer) fill(pos int64) (int64, bool, error) {
 		if binary.BigEndian.Uint32(b) == 0 && b[4] == 0 {
 			return 0, true, fr.zeros(at)
 		}
-		if !bytes.Equal(b[:batchMagicLen], BatchMagic) {
+		length32, stored, ok := BatchHeader(b)
+		if !ok {
 			return 0, true, fr.fallback(at)
 		}
-		length := int64(int32(binary.BigEndian.Uint32(b[16:])))
-		stored := binary.BigEndian.Uint64(b[20:])
+		length := int64(length32)
 		total := BatchHeaderSize + length
 		if length <= 0 || at+total > fr.size {
 			return 0, true, fr.fallback(at)

@@ -32,6 +32,17 @@ type Record struct {
 	Data  []byte // the whole record, header included (Loc.Size bytes)
 }
 
+// BatchHeader reads the batch control record b starts with: ok when b
+// holds one (BatchHeaderSize bytes that start with BatchMagic), with the
+// length of the batch's records after it and its stored checksum (0:
+// none).
+func BatchHeader(b []byte) (length int32, sum uint64, ok bool) {
+	if len(b) < BatchHeaderSize || !bytes.Equal(b[:batchMagicLen], BatchMagic) {
+		return 0, 0, false
+	}
+	return int32(binary.BigEndian.Uint32(b[batchMagicLen:])), binary.BigEndian.Uint64(b[batchMagicLen+4:]), true
+}
+
 // Payload is the record body: KahaEntryType byte, varint length, protobuf.
 func (r Record) Payload() []byte { return r.Data[RecordHeaderSize:] }
 
@@ -151,11 +162,10 @@ func (r *Reader) step() (Record, bool, *CorruptionError) {
 		if rest < BatchHeaderSize {
 			return r.damaged(pos, ErrTruncated, "partial batch control record")
 		}
-		if !bytes.Equal(d[pos:pos+batchMagicLen], BatchMagic) {
+		length, sum, ok := BatchHeader(d[pos:])
+		if !ok {
 			return r.damaged(pos, ErrBadBatch, "bad batch magic")
 		}
-		length := int32(binary.BigEndian.Uint32(d[pos+16:]))
-		sum := binary.BigEndian.Uint64(d[pos+20:])
 		if length < 0 {
 			return r.damaged(pos, ErrBadBatch, fmt.Sprintf("negative batch length %d", length))
 		}

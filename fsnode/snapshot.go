@@ -350,12 +350,12 @@ func (f *dataFile) batchIndex() []batchSpan {
 		}
 		var h [codec.BatchHeaderSize]byte
 		for pos := int64(0); pos+codec.BatchHeaderSize <= f.sum.End; {
-			if _, err := fd.ReadAt(h[:], pos); err != nil || !bytes.Equal(h[:len(codec.BatchMagic)], codec.BatchMagic) {
+			if _, err := fd.ReadAt(h[:], pos); err != nil {
 				return
 			}
-			length := int64(int32(binary.BigEndian.Uint32(h[len(codec.BatchMagic):])))
-			end := pos + codec.BatchHeaderSize + length
-			if length <= 0 || end > f.sum.End {
+			length, _, ok := codec.BatchHeader(h[:])
+			end := pos + codec.BatchHeaderSize + int64(length)
+			if !ok || length <= 0 || end > f.sum.End {
 				return
 			}
 			f.batches = append(f.batches, batchSpan{int32(pos), int32(end)})

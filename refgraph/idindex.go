@@ -76,18 +76,13 @@ func (x *idIndex) add(k msgKey, seq int64) (prev int64, dup bool) {
 		if s, ok := x.other[k]; ok {
 			return s, true
 		}
-		if pg != nil {
-			if d := seq - pg.base; d == int64(int32(d)) {
-				pg.bits |= bit
-				pg.delta = insertAt(pg.delta, bits.OnesCount64(pg.bits&(bit-1)), int32(d))
-				x.n++
-				return 0, false
-			}
-		}
-	} else if s, ok := x.other[k]; ok {
+		x.setPaged(k, key, bit, pg, seq)
+		return 0, false
+	}
+	if s, ok := x.other[k]; ok {
 		return s, true
 	}
-	x.set(k, seq)
+	x.setOther(k, seq)
 	return 0, false
 }
 
@@ -109,28 +104,40 @@ func (x *idIndex) take(k msgKey) (int64, bool) {
 func (x *idIndex) set(k msgKey, seq int64) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)
-		pg := x.pages[key]
-		if pg == nil {
-			if x.pages == nil {
-				x.pages = map[uint64]*idPage{}
-			}
-			pg = &idPage{base: seq}
-			x.pages[key] = pg
+		x.setPaged(k, key, bit, x.pages[key], seq)
+		return
+	}
+	x.setOther(k, seq)
+}
+
+// setPaged sets k, which packs into bit of the page of key (pg: that
+// page, nil when there is none yet), to seq.
+func (x *idIndex) setPaged(k msgKey, key, bit uint64, pg *idPage, seq int64) {
+	if pg == nil {
+		if x.pages == nil {
+			x.pages = map[uint64]*idPage{}
 		}
-		if d := seq - pg.base; d == int64(int32(d)) {
-			i := bits.OnesCount64(pg.bits & (bit - 1))
-			if pg.bits&bit != 0 {
-				pg.delta[i] = int32(d)
-				return
-			}
-			pg.bits |= bit
-			pg.delta = insertAt(pg.delta, i, int32(d))
-			x.n++
-			delete(x.other, k) // (when it was too far from the base before)
+		pg = &idPage{base: seq}
+		x.pages[key] = pg
+	}
+	if d := seq - pg.base; d == int64(int32(d)) {
+		i := bits.OnesCount64(pg.bits & (bit - 1))
+		if pg.bits&bit != 0 {
+			pg.delta[i] = int32(d)
 			return
 		}
-		x.delPaged(key, bit) // too far from the base: a map entry
+		pg.bits |= bit
+		pg.delta = insertAt(pg.delta, i, int32(d))
+		x.n++
+		delete(x.other, k) // (when it was too far from the base before)
+		return
 	}
+	x.delPaged(key, bit) // too far from the base: a map entry
+	x.setOther(k, seq)
+}
+
+// setOther sets k to seq in the map of the ids kept outside pages.
+func (x *idIndex) setOther(k msgKey, seq int64) {
 	if x.other == nil {
 		x.other = map[msgKey]int64{}
 	}
