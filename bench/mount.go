@@ -126,9 +126,49 @@ func (b *bench) lsPending(r *result, mnt string) {
 	// cache of it (a big directory is kept: no request reaches kahafs),
 	// sorted as the timed one and unsorted (ls -f)
 	again, err := b.runChild(io.Discard, nil, "ls", []string{dir})
-	unsorted, err2 := b.runChild(io.Discard, nil, "ls", []string{"-f", dir})
+	var names bytes.Buffer
+	unsorted, err2 := b.runChild(&names, nil, "ls", []string{"-f", dir})
 	if err == nil && err2 == nil {
 		r.note("ls's own share — the second listing, from the kernel's cache: %s sorted, %s unsorted (ls -f)", seconds(again.wall), seconds(unsorted.wall))
+	}
+	if err2 == nil {
+		b.lsFloor(r, &names)
+	}
+}
+
+// lsFloor lists the same names (ls -f output) in a directory of empty
+// files on the machine's fastest file system (tmpfs, /dev/shm, where there
+// is one), sorted and unsorted: what ls itself takes for a directory of
+// that size, with no file system work to speak of — the floor under the
+// timed listing.
+func (b *bench) lsFloor(r *result, names *bytes.Buffer) {
+	parent := "/dev/shm"
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+		parent = b.work
+	}
+	dir, err := os.MkdirTemp(parent, "kahafs-bench-ls-")
+	if err != nil {
+		r.note("no floor listing: %v", err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	n := 0
+	for _, name := range strings.Split(names.String(), "\n") {
+		if name == "" || name == "." || name == ".." {
+			continue
+		}
+		fd, err := syscall.Open(filepath.Join(dir, name), syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
+		if err != nil {
+			r.note("no floor listing: %v", err)
+			return
+		}
+		syscall.Close(fd)
+		n++
+	}
+	sorted, err := b.runChild(io.Discard, nil, "ls", []string{dir})
+	unsorted, err2 := b.runChild(io.Discard, nil, "ls", []string{"-f", dir})
+	if err == nil && err2 == nil {
+		r.note("the same %s names as empty files in %s: ls %s sorted, %s unsorted (ls -f)", thousands(int64(n)), parent, seconds(sorted.wall), seconds(unsorted.wall))
 	}
 }
 
