@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -189,25 +189,45 @@ type child struct {
 }
 
 // runChild runs name args with stdout to out (nil: /dev/null), timing it
-// and reading the child's peak RSS. A non-zero exit status is an error
-// unless it is in okStatus.
+// and reading the child's peak RSS, through the spawner (spawnArg). A
+// non-zero exit status is an error unless it is in okStatus.
 func (b *bench) runChild(out io.Writer, env []string, name string, args []string, okStatus ...int) (child, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.o.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd, report, err := spawned(name, args)
+	if err != nil {
+		return child{}, err
+	}
+	defer report.Close()
 	cmd.Stdout = out
 	tail := &tailBuffer{max: 4096}
 	cmd.Stderr = tail
 	cmd.Env = append(os.Environ(), env...)
+	// the spawner and the child in a process group of their own, which a
+	// timeout kills whole
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Start()
+	cmd.ExtraFiles[0].Close() // the spawner's end of the report
+	var timedOut atomic.Bool
+	if err == nil {
+		t := time.AfterFunc(b.o.timeout, func() {
+			timedOut.Store(true)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		})
+		err = cmd.Wait()
+		t.Stop()
+	}
 	c := child{wall: time.Since(start), stderr: tail.String()}
 	if cmd.ProcessState != nil {
-		c.rss = maxRSS(cmd.ProcessState)
 		c.status = cmd.ProcessState.ExitCode()
+		if wall, rss, ok := readSpawnReport(report); ok {
+			c.wall, c.rss = wall, rss
+		}
+	}
+	if timedOut.Load() {
+		err = fmt.Errorf("timed out after %s", b.o.timeout)
 	}
 	var ee *exec.ExitError
-	if errors.As(err, &ee) && ctx.Err() == nil && slices.Contains(okStatus, c.status) {
+	if errors.As(err, &ee) && slices.Contains(okStatus, c.status) {
 		err = nil
 	}
 	if err != nil {

@@ -126,49 +126,67 @@ func (b *bench) lsPending(r *result, mnt string) {
 	// cache of it (a big directory is kept: no request reaches kahafs),
 	// sorted as the timed one and unsorted (ls -f)
 	again, err := b.runChild(io.Discard, nil, "ls", []string{dir})
-	var names bytes.Buffer
-	unsorted, err2 := b.runChild(&names, nil, "ls", []string{"-f", dir})
+	unsorted, err2 := b.runChild(io.Discard, nil, "ls", []string{"-f", dir})
 	if err == nil && err2 == nil {
 		r.note("ls's own share — the second listing, from the kernel's cache: %s sorted, %s unsorted (ls -f)", seconds(again.wall), seconds(unsorted.wall))
 	}
-	if err2 == nil {
-		b.lsFloor(r, &names)
-	}
+	b.lsFloor(r, dir)
 }
 
-// lsFloor lists the same names (ls -f output) in a directory of empty
-// files on the machine's fastest file system (tmpfs, /dev/shm, where there
-// is one), sorted and unsorted: what ls itself takes for a directory of
-// that size, with no file system work to speak of — the floor under the
-// timed listing.
-func (b *bench) lsFloor(r *result, names *bytes.Buffer) {
+// lsFloor lists the names of dir again in a directory of empty files on
+// the machine's fastest file system (tmpfs, /dev/shm, where there is
+// one), sorted and unsorted: what ls itself takes for a directory of that
+// size with no file system work to speak of, the floor under the timed
+// listing. The names stream from an untimed listing (the bench holds none
+// of them: see spawnArg).
+func (b *bench) lsFloor(r *result, dir string) {
 	parent := "/dev/shm"
 	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
 		parent = b.work
 	}
-	dir, err := os.MkdirTemp(parent, "kahafs-bench-ls-")
+	floor, err := os.MkdirTemp(parent, "kahafs-bench-ls-")
 	if err != nil {
 		r.note("no floor listing: %v", err)
 		return
 	}
-	defer os.RemoveAll(dir)
-	n := 0
-	for _, name := range strings.Split(names.String(), "\n") {
-		if name == "" || name == "." || name == ".." {
-			continue
-		}
-		fd, err := syscall.Open(filepath.Join(dir, name), syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
-		if err != nil {
-			r.note("no floor listing: %v", err)
-			return
-		}
-		syscall.Close(fd)
-		n++
+	defer os.RemoveAll(floor)
+	n, err := copyNames(dir, floor)
+	if err != nil {
+		r.note("no floor listing: %v", err)
+		return
 	}
-	sorted, err := b.runChild(io.Discard, nil, "ls", []string{dir})
-	unsorted, err2 := b.runChild(io.Discard, nil, "ls", []string{"-f", dir})
+	sorted, err := b.runChild(io.Discard, nil, "ls", []string{floor})
+	unsorted, err2 := b.runChild(io.Discard, nil, "ls", []string{"-f", floor})
 	if err == nil && err2 == nil {
 		r.note("the same %s names as empty files in %s: ls %s sorted, %s unsorted (ls -f)", thousands(int64(n)), parent, seconds(sorted.wall), seconds(unsorted.wall))
+	}
+}
+
+// copyNames makes an empty file in to for every entry of from, and
+// returns how many.
+func copyNames(from, to string) (int, error) {
+	d, err := os.Open(from)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	n := 0
+	for {
+		names, err := d.Readdirnames(4096)
+		for _, name := range names {
+			fd, err := syscall.Open(filepath.Join(to, name), syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
+			if err != nil {
+				return n, err
+			}
+			syscall.Close(fd)
+			n++
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
 	}
 }
 
@@ -182,7 +200,7 @@ func (b *bench) grepPending(r *result, mnt string) {
 	}
 	q := qs[1]
 	dir := filepath.Join(mnt, "by-destination", "queue", q, "pending")
-	ents, err := os.ReadDir(dir)
+	files, err := countEntries(dir)
 	if err != nil {
 		r.err = err
 		return
@@ -192,7 +210,7 @@ func (b *bench) grepPending(r *result, mnt string) {
 	r.wall, r.rss, r.err = c.wall, c.rss, err
 	r.command = "`grep -r -F TEXT MNT/by-destination/queue/" + q + "/pending` (TEXT in no file)"
 	if r.wall > 0 {
-		r.note("%s files read, %s files/s", thousands(int64(len(ents))), thousands(int64(float64(len(ents))/r.wall.Seconds())))
+		r.note("%s files read, %s files/s", thousands(int64(files)), thousands(int64(float64(files)/r.wall.Seconds())))
 	}
 }
 
@@ -254,8 +272,11 @@ func (s *mountServer) waitListing(mnt string, timeout time.Duration) error {
 	}
 }
 
-// stop asks the server to unmount (SIGTERM) and returns its peak RSS.
+// stop asks the server to unmount (SIGTERM) and returns its peak RSS:
+// its VmHWM just before, since wait4's figure would count the bench's own
+// peak (see spawnArg) and an unmount adds nothing to it.
 func (s *mountServer) stop(mnt string) (int64, error) {
+	rss := vmHWM(s.cmd.Process.Pid)
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
@@ -263,7 +284,6 @@ func (s *mountServer) stop(mnt string) (int64, error) {
 		s.kill(mnt)
 		return 0, fmt.Errorf("kahafs mount did not exit within a minute of SIGTERM: %s", s.stderr)
 	}
-	rss := maxRSS(s.cmd.ProcessState)
 	var ee *exec.ExitError
 	if s.waitErr != nil && !errors.As(s.waitErr, &ee) {
 		return rss, s.waitErr
@@ -294,6 +314,27 @@ func (b *bench) grep(r *result, mnt string) {
 	r.note("%d matches of a pending message's id", lines.n)
 	if c.status == 2 {
 		r.note("grep reported errors: %s", firstLine(c.stderr))
+	}
+}
+
+// countEntries counts the entries of dir, holding a few thousand names at
+// a time (see spawnArg).
+func countEntries(dir string) (int, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	n := 0
+	for {
+		names, err := d.Readdirnames(4096)
+		n += len(names)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
 	}
 }
 
