@@ -1,0 +1,55 @@
+package main
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMain lets the test binary be the spawner, as the bench's is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == spawnArg {
+		os.Exit(spawnMain(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestChildRSSIsItsOwn: a child's peak RSS does not count the bench's
+// memory (256 MiB resident here), and the spawner passes on the child's
+// output, environment and exit status.
+func TestChildRSSIsItsOwn(t *testing.T) {
+	ballast := make([]byte, 256<<20)
+	for i := 0; i < len(ballast); i += 4096 {
+		ballast[i] = 1 // resident: a page at a time
+	}
+	b := &bench{o: options{timeout: time.Minute}}
+	var out strings.Builder
+	c, err := b.runChild(&out, []string{"KAHAFS_SPAWN_TEST=seen"}, "sh", []string{"-c", "echo $KAHAFS_SPAWN_TEST"})
+	require.NoError(t, err)
+	require.Equal(t, "seen\n", out.String())
+	require.Positive(t, c.rss)
+	require.Less(t, c.rss, int64(64<<20), "the child's peak RSS counts the bench's 256 MiB")
+	require.Positive(t, c.wall)
+	runtime.KeepAlive(ballast)
+
+	c, err = b.runChild(io.Discard, nil, "sh", []string{"-c", "echo oops >&2; exit 3"}, 3)
+	require.NoError(t, err, "status 3 is allowed")
+	require.Equal(t, 3, c.status)
+	require.Equal(t, "oops", c.stderr)
+	_, err = b.runChild(io.Discard, nil, "sh", []string{"-c", "exit 4"})
+	require.ErrorContains(t, err, "exit status 4")
+}
+
+// TestChildTimeout: a child past the timeout is killed with its spawner.
+func TestChildTimeout(t *testing.T) {
+	b := &bench{o: options{timeout: 300 * time.Millisecond}}
+	start := time.Now()
+	_, err := b.runChild(io.Discard, nil, "sleep", []string{"30"})
+	require.ErrorContains(t, err, "timed out")
+	require.Less(t, time.Since(start), 20*time.Second, "the child was not killed")
+}
