@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/stretchr/testify/assert"
@@ -93,4 +94,30 @@ func locOfPath(p string) (int32, bool) {
 		o = o*10 + int32(c-'0')
 	}
 	return o, true
+}
+
+// TestMountIndexesAhead: a mounted snapshot makes its index of messages by
+// id without waiting for a lookup, and a refreshed one too; the tree
+// without FUSE makes it at its first lookup only.
+func TestMountIndexesAhead(t *testing.T) {
+	fx := brokertest.Fixtures(t)[0]
+	opts := quietOpts(t)
+	opts.MaxFileLength = int64(fx.Expected.MaxFileLength)
+	unmounted, err := Open(fx.StoreDir, opts)
+	require.NoError(t, err)
+	fsys, _ := mountStore(t, fx.StoreDir, opts)
+	require.Eventually(t, func() bool { return fsys.Snapshot().ids.made.Load() }, 30*time.Second, 5*time.Millisecond,
+		"the mounted snapshot's index of messages by id was not made ahead")
+	before := fsys.Snapshot()
+	refreshed, err := fsys.Refresh(true)
+	require.NoError(t, err)
+	require.True(t, refreshed)
+	require.NotSame(t, before, fsys.Snapshot())
+	require.Eventually(t, func() bool { return fsys.Snapshot().ids.made.Load() }, 30*time.Second, 5*time.Millisecond,
+		"the refreshed snapshot's index was not made ahead")
+
+	s := unmounted.Snapshot()
+	assert.False(t, s.ids.made.Load(), "the tree without FUSE made its index before a lookup")
+	_, _ = s.FindMessage("ID:kahafs-no-such-message:1:1:1:1", FindOptions{})
+	assert.True(t, s.ids.made.Load())
 }

@@ -90,11 +90,22 @@ func locKey(loc codec.Location) codec.Location {
 }
 
 // messageIndex is the snapshot's index of held messages by id, made at
-// the first lookup.
+// the first lookup, or ahead of it on a mount (indexAhead).
 func (s *Snapshot) messageIndex() *refgraph.IDIndex {
-	s.ids.once.Do(func() { s.ids.x = refgraph.NewIDIndex(s.graph) })
+	s.ids.once.Do(func() {
+		s.ids.x = refgraph.NewIDIndex(s.graph)
+		s.ids.made.Store(true)
+	})
 	return s.ids.x
 }
+
+// indexAhead makes the index of held messages by id of a mounted
+// snapshot on a goroutine of its own, so that the first by-message-id/
+// lookup answers in milliseconds rather than make it first (0.2 s for
+// 812 k pending messages; the index is 4 bytes a slot, a slot or two a
+// message). The tree without FUSE (kahafs ls, cat, find) makes it when it
+// looks up.
+func (s *Snapshot) indexAhead() { go s.messageIndex() }
 
 // listedPaths returns the paths under by-destination/ of the entries that
 // list the messages refs (all with the given id), in tree order, and the

@@ -291,6 +291,9 @@ func (f *FS) reload(first bool) error {
 			f.gen++
 			f.print = p
 			f.cur.Store(s)
+			if f.server != nil {
+				s.indexAhead()
+			}
 			return nil
 		}
 		if !errors.Is(err, codec.ErrMissingFile) {
@@ -382,6 +385,7 @@ func (f *FS) Mount(mountpoint string) error {
 		return fmt.Errorf("mount %s at %s: %w", f.dir, mnt, classifyMountError(err))
 	}
 	f.server, f.mnt = server, mnt
+	f.cur.Load().indexAhead()
 	return nil
 }
 

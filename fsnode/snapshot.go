@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
@@ -67,6 +68,7 @@ type Snapshot struct {
 type messageIDs struct {
 	once sync.Once
 	x    *refgraph.IDIndex
+	made atomic.Bool // x is made (for tests: the index made ahead)
 }
 
 // selected keeps, per durable subscription with a selector, what the
