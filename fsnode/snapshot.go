@@ -64,7 +64,7 @@ type Snapshot struct {
 }
 
 // messageIDs is the index by-message-id/ and FindMessage look messages up
-// in, made at the first lookup.
+// in, made at the first lookup or, on a mount, ahead of it (indexAhead).
 type messageIDs struct {
 	once sync.Once
 	x    *refgraph.IDIndex
