@@ -165,7 +165,20 @@ func (b *bench) lsFloor(r *result, dir string) {
 // copyNames makes an empty file in to for every entry of from, and
 // returns how many.
 func copyNames(from, to string) (int, error) {
-	d, err := os.Open(from)
+	return eachName(from, func(name string) error {
+		fd, err := syscall.Open(filepath.Join(to, name), syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
+		if err == nil {
+			syscall.Close(fd)
+		}
+		return err
+	})
+}
+
+// eachName calls fn with the name of every entry of dir, holding a few
+// thousand names at a time (the bench holds no big listing: see
+// spawnArg), and returns how many it passed.
+func eachName(dir string, fn func(name string) error) (int, error) {
+	d, err := os.Open(dir)
 	if err != nil {
 		return 0, err
 	}
@@ -174,11 +187,9 @@ func copyNames(from, to string) (int, error) {
 	for {
 		names, err := d.Readdirnames(4096)
 		for _, name := range names {
-			fd, err := syscall.Open(filepath.Join(to, name), syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
-			if err != nil {
+			if err := fn(name); err != nil {
 				return n, err
 			}
-			syscall.Close(fd)
 			n++
 		}
 		if err == io.EOF {
@@ -200,7 +211,7 @@ func (b *bench) grepPending(r *result, mnt string) {
 	}
 	q := qs[1]
 	dir := filepath.Join(mnt, "by-destination", "queue", q, "pending")
-	files, err := countEntries(dir)
+	files, err := eachName(dir, func(string) error { return nil })
 	if err != nil {
 		r.err = err
 		return
@@ -314,27 +325,6 @@ func (b *bench) grep(r *result, mnt string) {
 	r.note("%d matches of a pending message's id", lines.n)
 	if c.status == 2 {
 		r.note("grep reported errors: %s", firstLine(c.stderr))
-	}
-}
-
-// countEntries counts the entries of dir, holding a few thousand names at
-// a time (see spawnArg).
-func countEntries(dir string) (int, error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return 0, err
-	}
-	defer d.Close()
-	n := 0
-	for {
-		names, err := d.Readdirnames(4096)
-		n += len(names)
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
 	}
 }
 
