@@ -99,13 +99,20 @@ func (s *Snapshot) messageIndex() *refgraph.IDIndex {
 	return s.ids.x
 }
 
-// indexAhead makes the index of held messages by id of a mounted
-// snapshot on a goroutine of its own, so that the first by-message-id/
-// lookup answers in milliseconds rather than make it first (0.2 s for
-// 812 k pending messages; the index is 4 bytes a slot, a slot or two a
-// message). The tree without FUSE (kahafs ls, cat, find) makes it when it
-// looks up.
-func (s *Snapshot) indexAhead() { go s.messageIndex() }
+// indexAhead makes the indexes a by-message-id/ lookup uses, of a
+// mounted snapshot, on a goroutine of its own, so that the first lookup
+// answers in milliseconds rather than make them first: held messages by
+// id (0.2 s for 812 k pending messages; 4 bytes a slot, a slot or two a
+// message) and the finished transactions by id (0.1 s for 450 k; two
+// slots of 4 bytes a transaction). The tree without FUSE (kahafs ls, cat,
+// find) makes the first when it looks up and reads the transactions in
+// order.
+func (s *Snapshot) indexAhead() {
+	go func() {
+		s.messageIndex()
+		s.graph.IndexTransactions()
+	}()
+}
 
 // listedPaths returns the paths under by-destination/ of the entries that
 // list the messages refs (all with the given id), in tree order, and the

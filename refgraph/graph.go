@@ -29,9 +29,10 @@ type Graph struct {
 	lazyTail []*Transaction
 	allOnce  sync.Once
 	all      []*Transaction
-	// lazyMu guards lazy.ids and lazy.recs, which allOnce drops, against
-	// TransactionsWithID
+	// lazyMu guards lazy.ids and lazy.recs, which allOnce drops, and
+	// txIdx (IndexTransactions) against TransactionsWithID
 	lazyMu   sync.Mutex
+	txIdx    *txIndex
 	gc       []int32
 	gcLog    []string
 	diffs    []IndexDiff
@@ -573,6 +574,7 @@ func (g *Graph) Transactions() []*Transaction {
 		g.lazyMu.Lock()
 		g.all = all
 		g.lazy.ids, g.lazy.recs = nil, nil // made: the encoded form can go
+		g.txIdx = nil
 		g.lazyMu.Unlock()
 	})
 	return g.all
@@ -594,12 +596,15 @@ func (g *Graph) TransactionsWithID(id string) []*Transaction {
 		return out
 	}
 	g.lazyMu.Lock()
-	all, ids, recs := g.all, g.lazy.ids, g.lazy.recs
+	all, ids, recs, idx := g.all, g.lazy.ids, g.lazy.recs, g.txIdx
 	g.lazyMu.Unlock()
 	rest := g.lazyTail
-	if all != nil {
+	switch {
+	case all != nil:
 		rest = all[len(g.txs):]
-	} else {
+	case idx != nil:
+		out = append(out, idx.find(g.lazy, ids, recs, id)...)
+	default:
 		out = append(out, g.lazy.find(ids, recs, id)...)
 	}
 	for _, t := range rest {
@@ -608,6 +613,33 @@ func (g *Graph) TransactionsWithID(id string) []*Transaction {
 		}
 	}
 	return out
+}
+
+// IndexTransactions makes the index TransactionsWithID finds the finished
+// transactions a mount keeps encoded in (txIndex), so that a lookup no
+// longer reads every one before the one it finds; a mount makes it ahead
+// of its lookups. It does nothing when they are all made (Transactions)
+// or when their encoded form does not read as it should (lookups then
+// read it in order and find that too).
+func (g *Graph) IndexTransactions() {
+	if g.lazy == nil {
+		return
+	}
+	g.lazyMu.Lock()
+	ids, recs, done := g.lazy.ids, g.lazy.recs, g.all != nil || g.txIdx != nil
+	g.lazyMu.Unlock()
+	if done || ids == nil {
+		return
+	}
+	x, ok := newTxIndex(g.lazy, ids, recs)
+	if !ok {
+		return
+	}
+	g.lazyMu.Lock()
+	if g.all == nil && g.txIdx == nil {
+		g.txIdx = x
+	}
+	g.lazyMu.Unlock()
 }
 
 // PreparedTransactions lists the prepared transactions.

@@ -640,6 +640,7 @@ func TestTransactionsWithID(t *testing.T) {
 	}
 	open := []*Transaction{{ID: id(), Kind: LocalTx, State: Prepared}, {ID: ids[3], Kind: LocalTx, State: InFlight}}
 	tail := []*Transaction{{ID: ids[5], Kind: LocalTx, State: RolledBack}}
+	orig := *l // the encoded form (a Graph drops it once it makes them all)
 	g := &Graph{txs: open, lazy: l, lazyTail: tail}
 	ref := &Graph{txs: open, lazy: &lazyTxs{}, lazyTail: tail}
 	*ref.lazy = *l
@@ -680,5 +681,58 @@ func TestTransactionsWithID(t *testing.T) {
 	wg.Wait()
 	for _, id := range probe {
 		assert.Equal(t, filter(all, id), values(g.TransactionsWithID(id)), "after they are made: %s", id)
+	}
+
+	// indexed (IndexTransactions, a mount's): every id, and ids not there
+	byID := map[string][]Transaction{}
+	for _, t := range all {
+		byID[t.ID] = append(byID[t.ID], *t)
+	}
+	gi := &Graph{txs: open, lazy: &lazyTxs{}, lazyTail: tail}
+	*gi.lazy = orig
+	gi.IndexTransactions()
+	require.NotNil(t, gi.txIdx)
+	lookups := 0
+	for i, id := range append([]string{"TX:none", "", "TX:ID:host-41234-1795990400000-1:1000:"}, ids...) {
+		if i%5 == 4 && len(byID[id]) < 2 {
+			continue // most ids, every one found more than once
+		}
+		require.Equal(t, byID[id], values(gi.TransactionsWithID(id)), "indexed: %s", id)
+		lookups++
+	}
+	assert.Greater(t, lookups, 20000)
+	assert.Nil(t, gi.all, "an indexed lookup makes no transaction list")
+	// made while lookups run, and while the transactions are made
+	gc := &Graph{txs: open, lazy: &lazyTxs{}, lazyTail: tail}
+	*gc.lazy = orig
+	wg.Add(2)
+	go func() { defer wg.Done(); gc.IndexTransactions() }()
+	go func() { defer wg.Done(); gc.Transactions() }()
+	for _, id := range probe[:50] {
+		assert.Equal(t, byID[id], values(gc.TransactionsWithID(id)), "while indexed and made: %s", id)
+	}
+	wg.Wait()
+	assert.Nil(t, gc.txIdx, "no index once the transactions are made")
+	gi.Transactions()
+	assert.Nil(t, gi.txIdx, "the index goes once the transactions are made")
+	gi.IndexTransactions()
+	assert.Nil(t, gi.txIdx, "no index once the transactions are made")
+
+	// an encoded form that does not read as it should is not indexed,
+	// and a lookup finds what reading it in order finds
+	for _, cut := range []struct {
+		name string
+		fn   func(*lazyTxs)
+	}{
+		{"records cut", func(c *lazyTxs) { c.recs = [][]byte{c.recs[0][:len(c.recs[0])-3]} }},
+		{"an id cut", func(c *lazyTxs) { c.ids = [][]byte{c.ids[0][:len(c.ids[0])-2]} }},
+		{"a record too many", func(c *lazyTxs) { c.n-- }},
+	} {
+		bad := &lazyTxs{}
+		*bad = orig
+		cut.fn(bad)
+		gb := &Graph{lazy: bad}
+		gb.IndexTransactions()
+		assert.Nil(t, gb.txIdx, cut.name)
 	}
 }
