@@ -103,8 +103,8 @@ func (s *Snapshot) messageIndex() *refgraph.IDIndex {
 // mounted snapshot, on a goroutine of its own, so that the first lookup
 // answers in milliseconds rather than make them first: held messages by
 // id (0.2 s for 812 k pending messages; 4 bytes a slot, a slot or two a
-// message) and the finished transactions by id (0.1 s for 450 k; two
-// slots of 4 bytes a transaction). The tree without FUSE (kahafs ls, cat,
+// message) and the finished transactions by id (0.1 s for 188 k; two to
+// four slots of 4 bytes a transaction). The tree without FUSE (kahafs ls, cat,
 // find) makes the first when it looks up and reads the transactions in
 // order.
 func (s *Snapshot) indexAhead() {

@@ -584,7 +584,7 @@ func (g *Graph) Transactions() []*Transaction {
 // id, in that order, without making the finished ones a mount keeps
 // encoded when they are not made yet (a message's transaction, found in
 // tens of milliseconds instead of the second it takes to make them all on
-// a store with 450 k).
+// a store with 188 k).
 func (g *Graph) TransactionsWithID(id string) []*Transaction {
 	var out []*Transaction
 	for _, t := range g.txs {
