@@ -50,6 +50,9 @@
 //     message, a binary search over sorted raw names for destinations,
 //     subscriptions and transactions (nameIndex). A data file's record index
 //     is built the first time its directory is used.
+//     by-message-id/ looks messages up in two indexes by id (held messages,
+//     finished transactions) that a mount makes on a goroutine of its own
+//     once mounted and after each refresh (indexAhead).
 //   - Inode numbers derive from what a node shows (ino.go): a command has
 //     the number of its journal location, so the same command under
 //     by-file/, pending/ and by-transaction/ has one inode number; its link

@@ -104,9 +104,9 @@ func (s *Snapshot) messageIndex() *refgraph.IDIndex {
 // answers in milliseconds rather than make them first: held messages by
 // id (0.2 s for 812 k pending messages; 4 bytes a slot, a slot or two a
 // message) and the finished transactions by id (0.1 s for 188 k; two to
-// four slots of 4 bytes a transaction). The tree without FUSE (kahafs ls, cat,
-// find) makes the first when it looks up and reads the transactions in
-// order.
+// four slots of 4 bytes a transaction). The tree without FUSE (kahafs
+// ls, cat, find) makes the first when it looks up, and reads the
+// transactions in order.
 func (s *Snapshot) indexAhead() {
 	go func() {
 		s.messageIndex()
