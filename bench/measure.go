@@ -201,9 +201,9 @@ func (b *bench) runChild(out io.Writer, env []string, name string, args []string
 	tail := &tailBuffer{max: 4096}
 	cmd.Stderr = tail
 	cmd.Env = append(os.Environ(), env...)
-	// the spawner and the child in a process group of their own, which a
-	// timeout kills whole
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// once the spawner has exited, its output is not waited for long (a
+	// process that kept it open would hold the run)
+	cmd.WaitDelay = time.Second
 	start := time.Now()
 	err = cmd.Start()
 	cmd.ExtraFiles[0].Close() // the spawner's end of the report
@@ -211,14 +211,14 @@ func (b *bench) runChild(out io.Writer, env []string, name string, args []string
 	if err == nil {
 		t := time.AfterFunc(b.o.timeout, func() {
 			timedOut.Store(true)
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Process.Kill() // and so the child (spawnMain)
 		})
 		err = cmd.Wait()
 		t.Stop()
 	}
 	c := child{wall: time.Since(start), stderr: tail.String()}
-	if cmd.ProcessState != nil {
-		c.status = cmd.ProcessState.ExitCode()
+	if ps := cmd.ProcessState; ps != nil && ps.Exited() { // not killed: it reported
+		c.status = ps.ExitCode()
 		if wall, rss, ok := readSpawnReport(report); ok {
 			c.wall, c.rss = wall, rss
 		}

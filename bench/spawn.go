@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,16 +28,21 @@ const spawnArg = "-kahafs-bench-spawn"
 const spawnReportFD = 3
 
 // spawnMain is the spawner: it runs args with the spawner's standard
-// files and environment, passes on the signals that stop it, reports on
-// spawnReportFD and exits with the child's status (128 + the signal that
-// killed it).
+// files and environment, passes on the signals that stop it, takes the
+// child with it when it is killed, reports on spawnReportFD and exits
+// with the child's status (128 + the signal that killed it).
 func spawnMain(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, "bench spawn: no command")
 		return 2
 	}
+	syscall.CloseOnExec(spawnReportFD) // the report is the spawner's alone
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// The child dies with the spawner (a timeout kills the spawner), which
+	// Linux tells by the thread that started it: this one, kept.
+	runtime.LockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	start := time.Now()
