@@ -99,6 +99,9 @@ type seedRun struct {
 	odir, wdir string // the oracle's directory, the workload's
 	views      map[bool]*View
 	inspects   map[bool]*Inspected
+	// heldBack: by queue name, the messages kahafs found the original's
+	// broker (with its index) holds back because its stored count drifted
+	heldBack map[string][]string
 }
 
 // step runs one phase of the seed and records how long it took.
@@ -163,6 +166,9 @@ func (s *seedRun) kahafs(index bool) error {
 // index with the broker's first cleanup and its view.
 func (s *seedRun) compare(index bool, a *store.Analysis) {
 	r, g := s.r, a.Graph
+	if index {
+		s.heldBack = heldBack(g)
+	}
 	view := ViewIndex
 	if !index {
 		view = ViewNoIndex
@@ -200,9 +206,21 @@ func (s *seedRun) compaction() {
 				Kahafs: "compaction or its broker view failed", Broker: "-", Detail: strings.Split(err.Error(), "\n")})
 			return cached, nil
 		}
-		s.r.Findings = append(s.r.Findings, compareViews(s.views[true], cv, s.views[false])...)
+		s.r.Findings = append(s.r.Findings, compareViews(s.views[true], cv, s.views[false], s.heldBack)...)
 		return cached, nil
 	})
+}
+
+// heldBack lists, by queue name, the ids of the messages g's queues hold
+// but do not deliver because their stored count drifted.
+func heldBack(g *refgraph.Graph) map[string][]string {
+	out := map[string][]string{}
+	for _, d := range g.Destinations() {
+		for _, m := range d.Undelivered() {
+			out[d.Name] = append(out[d.Name], m.ID())
+		}
+	}
+	return out
 }
 
 func indexName(index bool) string {
@@ -276,7 +294,7 @@ func brokerNotes(views map[bool]*View, in *info) []string {
 	}
 	if a, b := views[true], views[false]; a != nil && b != nil {
 		var diff []string
-		for _, f := range compareViews(a, b, nil) {
+		for _, f := range compareViews(a, b, nil, nil) {
 			diff = append(diff, strings.TrimSpace(fmt.Sprintf("%s %s, without: %s", f.Where,
 				strings.TrimPrefix(f.Broker, "original: "), strings.TrimPrefix(f.Kahafs, "compacted: "))))
 		}
