@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -192,7 +192,9 @@ type child struct {
 // and reading the child's peak RSS, through the spawner (spawnArg). A
 // non-zero exit status is an error unless it is in okStatus.
 func (b *bench) runChild(out io.Writer, env []string, name string, args []string, okStatus ...int) (child, error) {
-	cmd, report, err := spawned(name, args)
+	ctx, cancel := context.WithTimeout(context.Background(), b.o.timeout)
+	defer cancel()
+	cmd, report, err := spawned(ctx, name, args) // a timeout kills the spawner, and so the child
 	if err != nil {
 		return child{}, err
 	}
@@ -207,14 +209,8 @@ func (b *bench) runChild(out io.Writer, env []string, name string, args []string
 	start := time.Now()
 	err = cmd.Start()
 	cmd.ExtraFiles[0].Close() // the spawner's end of the report
-	var timedOut atomic.Bool
 	if err == nil {
-		t := time.AfterFunc(b.o.timeout, func() {
-			timedOut.Store(true)
-			_ = cmd.Process.Kill() // and so the child (spawnMain)
-		})
 		err = cmd.Wait()
-		t.Stop()
 	}
 	c := child{wall: time.Since(start), stderr: tail.String()}
 	if ps := cmd.ProcessState; ps != nil && ps.Exited() { // not killed: it reported
@@ -223,7 +219,7 @@ func (b *bench) runChild(out io.Writer, env []string, name string, args []string
 			c.wall, c.rss = wall, rss
 		}
 	}
-	if timedOut.Load() {
+	if ctx.Err() != nil {
 		err = fmt.Errorf("timed out after %s", b.o.timeout)
 	}
 	var ee *exec.ExitError

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,9 +68,10 @@ func spawnMain(args []string) int {
 	return ps.ExitCode()
 }
 
-// spawned makes the command that runs name args through the spawner, and
-// the reader of its report (to read once it has exited; close it then).
-func spawned(name string, args []string) (*exec.Cmd, *os.File, error) {
+// spawned makes the command that runs name args through the spawner,
+// killed when ctx is done, and the reader of its report (to read once it
+// has exited; close it then).
+func spawned(ctx context.Context, name string, args []string) (*exec.Cmd, *os.File, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, fmt.Errorf("the bench's own binary, to start children from: %w", err)
@@ -78,7 +80,7 @@ func spawned(name string, args []string) (*exec.Cmd, *os.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.Command(self, append([]string{spawnArg, name}, args...)...)
+	cmd := exec.CommandContext(ctx, self, append([]string{spawnArg, name}, args...)...)
 	cmd.ExtraFiles = []*os.File{w} // descriptor 3: spawnReportFD
 	return cmd, r, nil
 }

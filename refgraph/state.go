@@ -1174,12 +1174,12 @@ func (l *lazyTxs) find(ids, recs [][]byte, id string) []*Transaction {
 	i := 0
 	var cur []byte
 	for _, blk := range ids {
+		cur = cur[:0] // a block starts with a whole id
 		for b := blk; len(b) > 0; i++ {
-			shared, n1 := binary.Uvarint(b)
-			rest, n2 := binary.Uvarint(b[n1:])
-			b = b[n1+n2:]
-			cur = append(cur[:shared], b[:rest]...)
-			b = b[rest:]
+			var ok bool
+			if b, cur, ok = nextID(b, cur); !ok {
+				return nil // checked when added or resumed
+			}
 			if string(cur) == id {
 				at = append(at, i)
 			}
