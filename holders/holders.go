@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
@@ -18,17 +20,22 @@ import (
 // File is what holds one data file: an element of Doc.Files, and the
 // mount's holders.json.
 type File struct {
-	ID       int32             `json:"id"`
-	Name     string            `json:"name"`
-	Pinned   bool              `json:"pinned"`
-	Commands int               `json:"commands"`
-	Reasons  []refgraph.Reason `json:"reasons"`
-	Notes    []refgraph.Reason `json:"notes,omitempty"`
+	ID     int32  `json:"id"`
+	Name   string `json:"name"`
+	Pinned bool   `json:"pinned"`
+	// Bytes is the file's length; Allocated the bytes it takes on disk
+	// (less for a sparse, preallocated file; what deleting it gives back),
+	// when known (Document stats the file).
+	Bytes     int64             `json:"bytes"`
+	Allocated int64             `json:"allocated,omitempty"`
+	Commands  int               `json:"commands"`
+	Reasons   []refgraph.Reason `json:"reasons"`
+	Notes     []refgraph.Reason `json:"notes,omitempty"`
 }
 
 // Of is the holders of the data file f of a replay graph.
 func Of(f *refgraph.File) File {
-	hf := File{ID: f.ID, Name: f.Name, Pinned: f.Pinned, Commands: f.Commands, Reasons: f.Reasons, Notes: f.Notes}
+	hf := File{ID: f.ID, Name: f.Name, Pinned: f.Pinned, Bytes: f.Size, Commands: f.Commands, Reasons: f.Reasons, Notes: f.Notes}
 	if hf.Reasons == nil {
 		hf.Reasons = []refgraph.Reason{}
 	}
@@ -43,9 +50,51 @@ type Doc struct {
 	Files         []File                    `json:"files"`
 	// GCCandidates are the ids of the files the next cleanup deletes:
 	// exactly those not Pinned.
-	GCCandidates []int32  `json:"gcCandidates"`
-	LastUpdate   string   `json:"lastUpdate,omitempty"`
-	Warnings     []string `json:"warnings,omitempty"`
+	GCCandidates []int32 `json:"gcCandidates"`
+	// Totals sums the files' sizes: all, pinned, free (what the next
+	// cleanup gives back).
+	Totals     Totals   `json:"totals"`
+	LastUpdate string   `json:"lastUpdate,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+// Size is a number of files and their bytes: their length, and what they
+// take on disk.
+type Size struct {
+	Files     int   `json:"files"`
+	Bytes     int64 `json:"bytes"`
+	Allocated int64 `json:"allocated"`
+}
+
+func (s *Size) add(f File) {
+	s.Files++
+	s.Bytes += f.Bytes
+	s.Allocated += f.Allocated
+}
+
+// Totals are the sizes of a store's data files. NextCleanupFrees is the
+// disk space the broker's next cleanup gives back: the allocated bytes of
+// the free files.
+type Totals struct {
+	All              Size  `json:"all"`
+	Pinned           Size  `json:"pinned"`
+	Free             Size  `json:"free"`
+	NextCleanupFrees int64 `json:"nextCleanupFrees"`
+}
+
+// TotalsOf sums files.
+func TotalsOf(files []File) Totals {
+	var t Totals
+	for _, f := range files {
+		t.All.add(f)
+		if f.Pinned {
+			t.Pinned.add(f)
+		} else {
+			t.Free.add(f)
+		}
+	}
+	t.NextCleanupFrees = t.Free.Allocated
+	return t
 }
 
 // Document is the holders of every data file of the store in dir, as the
@@ -57,9 +106,22 @@ func Document(dir string, g *refgraph.Graph, mfl replaycache.MaxFileLength) Doc 
 		doc.LastUpdate = s.CleanupLastUpdate.String()
 	}
 	for _, f := range g.Files() {
-		doc.Files = append(doc.Files, Of(f))
+		hf := Of(f)
+		hf.Allocated = allocated(filepath.Join(dir, f.Name), hf.Bytes)
+		doc.Files = append(doc.Files, hf)
 	}
+	doc.Totals = TotalsOf(doc.Files)
 	return doc
+}
+
+// allocated is the disk space of the file at p (its length when it cannot
+// be stat'ed, or stat gives no blocks).
+func allocated(p string, size int64) int64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		return size
+	}
+	return st.Blocks * 512
 }
 
 // WriteJSON writes doc as indented JSON.
@@ -83,7 +145,7 @@ func (doc Doc) Table() []string {
 	lines := make([]string, 0, len(doc.Files))
 	for _, f := range doc.Files {
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "%-*s ", width, f.Name)
+		fmt.Fprintf(&sb, "%-*s %*s ", width, f.Name, sizeWidth, SizeText(f.Bytes))
 		if f.Pinned {
 			sb.WriteString("pinned: ")
 			for i, r := range f.Reasons {
@@ -103,6 +165,38 @@ func (doc Doc) Table() []string {
 		lines = append(lines, sb.String())
 	}
 	return lines
+}
+
+// sizeWidth is the width of SizeText up to 999.9 GiB.
+const sizeWidth = 9
+
+// SizeText is n bytes for a person: "512 B", "32.0 MiB".
+func SizeText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for x := n / unit; x >= unit; x /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// TotalsLines says the totals: what the data files take, what is pinned,
+// what the next cleanup deletes and the disk space that gives back.
+func (doc Doc) TotalsLines() []string {
+	t := doc.Totals
+	line := func(what string, s Size) string {
+		return fmt.Sprintf("%s: %d file(s), %d bytes (%s), %d bytes on disk (%s)", what, s.Files, s.Bytes, SizeText(s.Bytes), s.Allocated, SizeText(s.Allocated))
+	}
+	return []string{
+		line("total", t.All),
+		line("pinned", t.Pinned),
+		line("free", t.Free),
+		fmt.Sprintf("the next cleanup frees %d bytes (%s)", t.NextCleanupFrees, SizeText(t.NextCleanupFrees)),
+	}
 }
 
 // Text is the holders of one file a line each: "pinned" or "free: …",

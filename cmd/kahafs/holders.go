@@ -39,9 +39,15 @@ contradict is warned about.
 
 With --json the output is one JSON document:
   {"maxFileLength":{"value":16384,"source":"preallocated",…},
-   "files":[{"id":7,"name":"db-7.log","pinned":true,"reasons":[{"kind":…}]}…],
-   "gcCandidates":[…]}
-"pinned" is false exactly for the ids in gcCandidates.
+   "files":[{"id":7,"name":"db-7.log","pinned":true,"bytes":16384,"allocated":8192,
+             "reasons":[{"kind":…}]}…],
+   "gcCandidates":[…],
+   "totals":{"all":{"files":…,"bytes":…,"allocated":…},"pinned":{…},"free":{…},
+             "nextCleanupFrees":…}}
+"pinned" is false exactly for the ids in gcCandidates. "bytes" is a file's
+length, "allocated" the disk space it takes (less for a preallocated, sparse
+file); nextCleanupFrees is the disk space the next cleanup gives back. The
+text output gives each file's length after its name and ends with the totals.
 
 The analysis is kept in a cache outside the store (--cache-dir, default
 $KAHAFS_CACHE_DIR or the user cache directory): a second run on an unchanged
@@ -123,6 +129,9 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 // escaped for a terminal.
 func writeHoldersText(w io.Writer, doc holders.Doc) {
 	for _, line := range doc.Table() {
+		io.WriteString(w, safe(line)+"\n")
+	}
+	for _, line := range doc.TotalsLines() {
 		io.WriteString(w, safe(line)+"\n")
 	}
 }

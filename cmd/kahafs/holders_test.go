@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/holders"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
 	"github.com/stretchr/testify/assert"
@@ -20,11 +23,21 @@ type holdersOut struct {
 		ID       int32            `json:"id"`
 		Name     string           `json:"name"`
 		Pinned   bool             `json:"pinned"`
+		Bytes    int64            `json:"bytes"`
+		Alloc    int64            `json:"allocated"`
 		Commands int              `json:"commands"`
 		Reasons  []map[string]any `json:"reasons"`
 		Notes    []map[string]any `json:"notes"`
 	} `json:"files"`
 	GCCandidates []int32 `json:"gcCandidates"`
+	Totals       struct {
+		All, Pinned, Free struct {
+			Files     int   `json:"files"`
+			Bytes     int64 `json:"bytes"`
+			Allocated int64 `json:"allocated"`
+		}
+		NextCleanupFrees int64 `json:"nextCleanupFrees"`
+	} `json:"totals"`
 }
 
 // TestHoldersJSONMatchesBroker: on every real-broker fixture the files the
@@ -51,6 +64,24 @@ func TestHoldersJSONMatchesBroker(t *testing.T) {
 			for _, id := range doc.GCCandidates {
 				free[id] = true
 			}
+			var freeBytes, freeAlloc, allBytes int64
+			for i, f := range doc.Files {
+				fi, err := os.Stat(st.Files[i].Path)
+				require.NoError(t, err)
+				assert.Equal(t, fi.Size(), f.Bytes, "%s: bytes is the file's length", f.Name)
+				assert.Equal(t, fi.Sys().(*syscall.Stat_t).Blocks*512, f.Alloc, "%s: allocated is its disk space", f.Name)
+				allBytes += f.Bytes
+				if free[f.ID] {
+					freeBytes += f.Bytes
+					freeAlloc += f.Alloc
+				}
+			}
+			assert.Equal(t, len(doc.Files), doc.Totals.All.Files)
+			assert.Equal(t, allBytes, doc.Totals.All.Bytes)
+			assert.Equal(t, len(doc.GCCandidates), doc.Totals.Free.Files)
+			assert.Equal(t, freeBytes, doc.Totals.Free.Bytes)
+			assert.Equal(t, allBytes-freeBytes, doc.Totals.Pinned.Bytes)
+			assert.Equal(t, freeAlloc, doc.Totals.NextCleanupFrees)
 			for i, f := range doc.Files {
 				assert.Equal(t, st.Files[i].ID, f.ID)
 				assert.Equal(t, codec.DataFileName(f.ID), f.Name)
@@ -78,9 +109,10 @@ func TestHoldersText(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	st, err := codec.OpenStore(fx.StoreDir)
 	require.NoError(t, err)
-	require.Len(t, lines, 1+len(st.Files), "the length used, then one line per data file")
+	require.Len(t, lines, 1+len(st.Files)+4, "the length used, one line per data file, the totals")
 	assert.Equal(t, "journalMaxFileLength 16384: given (--max-file-length)", lines[0])
-	lines = lines[1:]
+	totals := lines[1+len(st.Files):]
+	lines = lines[1 : 1+len(st.Files)]
 	deleted := map[string]bool{}
 	for _, id := range fx.Expected.Inspect.Deleted {
 		deleted[codec.DataFileName(id)] = true
@@ -89,12 +121,28 @@ func TestHoldersText(t *testing.T) {
 		name := st.Files[i].Name
 		require.True(t, strings.HasPrefix(l, name+" "), l)
 		rest := strings.TrimSpace(strings.TrimPrefix(l, name))
+		size := holders.SizeText(st.Files[i].Size)
+		require.True(t, strings.HasPrefix(rest, size+" "), "%s: its size first: %s", l, size)
+		rest = strings.TrimPrefix(rest, size+" ")
 		if deleted[name] {
 			assert.True(t, strings.HasPrefix(rest, "free: the broker deletes it at its next cleanup"), l)
 		} else {
 			assert.True(t, strings.HasPrefix(rest, "pinned: "), l)
 		}
 	}
+	var all, free int64
+	nfree := 0
+	for _, f := range st.Files {
+		all += f.Size
+		if deleted[f.Name] {
+			free += f.Size
+			nfree++
+		}
+	}
+	assert.True(t, strings.HasPrefix(totals[0], fmt.Sprintf("total: %d file(s), %d bytes", len(st.Files), all)), totals[0])
+	assert.True(t, strings.HasPrefix(totals[1], fmt.Sprintf("pinned: %d file(s), %d bytes", len(st.Files)-nfree, all-free)), totals[1])
+	assert.True(t, strings.HasPrefix(totals[2], fmt.Sprintf("free: %d file(s), %d bytes", nfree, free)), totals[2])
+	assert.True(t, strings.HasPrefix(totals[3], "the next cleanup frees "), totals[3])
 	// the concrete holders are named
 	assert.Contains(t, out, "durable subscription c-late:s-late on topic://T.NEWS")
 	assert.Contains(t, out, "pending messages of topic://T.NEWS")
