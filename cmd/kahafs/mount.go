@@ -20,6 +20,7 @@ import (
 
 type mountFlags struct {
 	allowOther  bool
+	nonempty    bool
 	analysis    analysisFlags
 	refresh     time.Duration
 	debug       bool
@@ -45,6 +46,9 @@ data files changed), and unmounts on SIGINT or SIGTERM (a second signal
 detaches a busy mount lazily). Nothing in STORE is written; a running broker's
 store can be mounted (a half-written tail is the end of the data).
 
+MOUNTPOINT must be an empty directory (--nonempty mounts over one that is not,
+hiding its contents while mounted).
+
 Only the mounting user can see the tree unless --allow-other is given (which
 needs user_allow_other in /etc/fuse.conf for non-root users).
 
@@ -63,6 +67,7 @@ else stays read-only.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.allowOther, "allow-other", false, "let other users see the mount (FUSE allow_other)")
+	cmd.Flags().BoolVar(&f.nonempty, "nonempty", false, "mount over a directory that is not empty (its contents are hidden while mounted)")
 	cmd.Flags().DurationVar(&f.refresh, "refresh", 0, "re-read the store this often when its data files changed (0: only on SIGHUP)")
 	f.analysis.add(cmd, replayFlags)
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request")
@@ -82,8 +87,14 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	if err := fsnode.CheckFUSE(); err != nil {
 		return err
 	}
-	if _, err := fsnode.CheckMountpoint(mountpoint, store); err != nil {
+	abs, err := fsnode.CheckMountpoint(mountpoint, store)
+	if err != nil {
 		return err
+	}
+	if !f.nonempty {
+		if err := checkEmpty(abs); err != nil {
+			return err
+		}
 	}
 	// Signals are caught from here on, so that a signal sent as soon as
 	// "ready" is printed is never the default (killing) action.
@@ -170,6 +181,28 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 			}
 		}
 	}
+}
+
+// checkEmpty refuses a mountpoint with entries: the mount would hide them
+// until it is unmounted.
+func checkEmpty(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%w: mountpoint %s: %v", fsnode.ErrMountpoint, dir, err)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(3)
+	if len(names) == 0 {
+		if err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%w: mountpoint %s: %v", fsnode.ErrMountpoint, dir, err)
+		}
+		return nil
+	}
+	more := ""
+	if len(names) > 2 {
+		names, more = names[:2], ", …"
+	}
+	return fmt.Errorf("%w: mountpoint %s is not empty (%s%s): the mount would hide its contents; use an empty directory, or --nonempty to mount over them", fsnode.ErrMountpoint, dir, strings.Join(names, ", "), more)
 }
 
 // lazyUnmount detaches a busy mount (fusermount3 -u -z).

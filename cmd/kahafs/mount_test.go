@@ -148,6 +148,14 @@ func TestMountErrors(t *testing.T) {
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stderr, "accepts 2 arg")
 
+	// Not empty: the mount would hide what is there.
+	full := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(full, "notes.txt"), []byte("x"), 0o644))
+	_, stderr, code = runCLI(t, "mount", fx.StoreDir, full)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "mountpoint "+full+" is not empty (notes.txt): the mount would hide its contents; use an empty directory, or --nonempty")
+	assert.NoError(t, checkEmpty(mnt), "an empty directory is fine")
+
 	// Busy: something is mounted there already.
 	fsys, err := fsnode.Open(fx.StoreDir, fsnode.Options{})
 	require.NoError(t, err)

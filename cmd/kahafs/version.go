@@ -39,7 +39,7 @@ func versionText(info *debug.BuildInfo, ok bool) string {
 			fmt.Fprintf(&b, "committed: %s\n", t)
 		}
 	} else {
-		b.WriteString("revision: unknown (built without version control information: from a copy without .git, or with -buildvcs=false)\n")
+		b.WriteString("revision: unknown (built without version control information: from a copy without .git, a git worktree, or with -buildvcs=false; README.md's install command builds with -buildvcs=true)\n")
 	}
 	goos, goarch := set["GOOS"], set["GOARCH"]
 	if goos == "" {
@@ -53,12 +53,11 @@ func versionText(info *debug.BuildInfo, ok bool) string {
 func buildVersion() string { return versionText(debug.ReadBuildInfo()) }
 
 // newGenManCmd writes the manual pages of kahafs and of each command
-// (section 1) into a directory. Hidden: it serves packaging, not admins.
+// (section 1) into a directory.
 func newGenManCmd(root *cobra.Command) *cobra.Command {
 	return &cobra.Command{
 		Use:    "gen-man DIR",
 		Short:  "Write the manual pages (kahafs.1, kahafs-holders.1, …) into DIR",
-		Hidden: true,
 		Args:   withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
