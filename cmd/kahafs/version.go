@@ -56,9 +56,9 @@ func buildVersion() string { return versionText(debug.ReadBuildInfo()) }
 // (section 1) into a directory.
 func newGenManCmd(root *cobra.Command) *cobra.Command {
 	return &cobra.Command{
-		Use:    "gen-man DIR",
-		Short:  "Write the manual pages (kahafs.1, kahafs-holders.1, …) into DIR",
-		Args:   withUsage(cobra.ExactArgs(1)),
+		Use:   "gen-man DIR",
+		Short: "Write the manual pages (kahafs.1, kahafs-holders.1, …) into DIR",
+		Args:  withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if err := os.MkdirAll(dir, 0o755); err != nil {
