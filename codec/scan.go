@@ -1,6 +1,9 @@
 package codec
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // FileSummary is what reading one data file found besides its records.
 type FileSummary struct {
@@ -23,7 +26,9 @@ func (s *FileSummary) NotLast() {
 		if errors.Is(d.Err, ErrTornTail) {
 			c := *d
 			c.Err = ErrTruncated
-			c.Detail = "torn batch at the end of a data file that is not the last one: " + d.Detail
+			// The torn tail's detail starts with its cause, which
+			// becomes the error: said once.
+			c.Detail = "torn batch at the end of a data file that is not the last one: " + strings.TrimPrefix(d.Detail, ErrTruncated.Error()+": ")
 			s.Damage[i] = &c
 		}
 	}

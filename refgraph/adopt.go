@@ -120,7 +120,12 @@ func (b *Builder) adoptDest(xd *kahaindex.Destination, known map[[2]int32]entry,
 			// the broker reads the record when it delivers the
 			// message: say so, keep what the index tells (and do not
 			// save this state: the journal may yet grow to hold it)
-			b.warnf("index: %s of %s at %s: %v", m.ID, xd.Key, m.Loc, err)
+			// A record past the end of its file (or in a missing
+			// file) is said once, with the others of its file and
+			// destination, by the lost-messages warning.
+			if !errors.Is(err, codec.ErrTruncated) && !errors.Is(err, codec.ErrMissingFile) {
+				b.warnf("index: %s of %s at %s: %v", m.ID, xd.Key, m.Loc, err)
+			}
 			b.indexAhead = true
 			e.flags |= flagUnreadable
 			e.prio = classPriority(e.class)

@@ -912,8 +912,9 @@ func (b *Builder) checkLostMessages(g *Graph) {
 		return
 	}
 	type lost struct {
-		dest string
-		ids  []string
+		dest     string
+		ids      []string
+		from, to int64 // the records' offsets: first, end of the last
 	}
 	perFile := map[int32]map[string]*lost{}
 	for _, m := range b.dests {
@@ -933,6 +934,10 @@ func (b *Builder) checkLostMessages(g *Graph) {
 					l = &lost{dest: d.typ.Scheme() + "://" + d.name}
 					byDest[d.key] = l
 				}
+				if len(l.ids) == 0 || int64(e.loc.Offset) < l.from {
+					l.from = int64(e.loc.Offset)
+				}
+				l.to = max(l.to, int64(e.loc.Offset)+int64(e.loc.Size))
 				l.ids = append(l.ids, b.ids.String(e.id))
 			})
 		}
@@ -943,12 +948,14 @@ func (b *Builder) checkLostMessages(g *Graph) {
 	}
 	sortInt32(files)
 	for _, id := range files {
-		what, sentinel := "is missing", codec.ErrMissingFile
+		what := "is missing"
 		if f := b.fileIx[id]; f != nil {
-			sentinel = codec.ErrTruncated
 			what = fmt.Sprintf("holds data up to offset %d only", f.End)
-			if f.End == 0 {
+			switch {
+			case f.Size == 0:
 				what = "is empty"
+			case f.End == 0:
+				what = fmt.Sprintf("holds no complete record in its %d bytes", f.Size)
 			}
 		}
 		keys := make([]string, 0, len(perFile[id]))
@@ -960,8 +967,8 @@ func (b *Builder) checkLostMessages(g *Graph) {
 			l := perFile[id][k]
 			sort.Strings(l.ids)
 			g.damaged = true
-			b.warnings = append(b.warnings, fmt.Sprintf("%v: the index (db.data) holds %d message(s) of %s there (%s), but the file %s: a broker starts and cannot deliver them (a browse of the destination does not return): they are lost",
-				&codec.CorruptionError{File: codec.DataFileName(id), FileID: id, Err: sentinel}, len(l.ids), l.dest, idList(l.ids), what))
+			b.warnings = append(b.warnings, fmt.Sprintf("the index (db.data) holds %d message(s) of %s in %s at offsets %d..%d (%s), but the file %s: a broker starts and cannot deliver them (a browse of the destination does not return): they are lost",
+				len(l.ids), l.dest, codec.DataFileName(id), l.from, l.to, idList(l.ids), what))
 		}
 	}
 }
@@ -1027,7 +1034,7 @@ func (b *Builder) checkMissing(g *Graph) {
 	sortInt32(ids)
 	for _, id := range ids {
 		g.damaged = true
-		b.warnings = append(b.warnings, fmt.Sprintf("%v: the index (db.data) refers to it in %s: a broker started with this index refuses to start (Detected missing journal files); what the file held is lost",
-			&codec.CorruptionError{File: codec.DataFileName(id), FileID: id, Err: codec.ErrMissingFile}, missing[id]))
+		b.warnings = append(b.warnings, fmt.Sprintf("%s: %v: the index (db.data) refers to it in %s: a broker started with this index refuses to start (Detected missing journal files); what the file held is lost",
+			codec.DataFileName(id), codec.ErrMissingFile, missing[id]))
 	}
 }

@@ -303,11 +303,22 @@ func ackReasons(h *holders, plan *cleanupPlan, g *Graph) {
 
 // compactionSkippedNotes: the notes KindCompactionSkipped of the
 // ack-compaction files whose records the replay skipped.
+// The source is named as existing only when it is one of the store's
+// files: the records of a file whose source is gone are skipped too, when
+// the index already covers them (the broker that wrote the file never
+// processed them).
 func compactionSkippedNotes(h *holders, files []*File) {
+	present := make(map[int32]bool, len(files))
+	for _, f := range files {
+		present[f.ID] = true
+	}
 	for _, f := range files {
 		if f.Compaction && f.Skipped > 0 {
-			h.note(f.ID, Reason{Kind: KindCompactionSkipped, Files: []int32{f.Source},
-				Text: fmt.Sprintf("an ack-compaction file for %s, which still exists: the broker skips its %d forwarded records on replay", codec.DataFileName(f.Source), f.Skipped)})
+			text := fmt.Sprintf("an ack-compaction file for %s, which still exists: the broker skips its %d forwarded records on replay", codec.DataFileName(f.Source), f.Skipped)
+			if !present[f.Source] {
+				text = fmt.Sprintf("an ack-compaction file for %s, which is no longer in the store: the broker does not apply its %d forwarded records, which it never processed when it wrote them", codec.DataFileName(f.Source), f.Skipped)
+			}
+			h.note(f.ID, Reason{Kind: KindCompactionSkipped, Files: []int32{f.Source}, Text: text})
 		}
 	}
 }
