@@ -22,7 +22,8 @@ import (
 type Options struct {
 	// DryRun reports what a compaction would move and write (Report.After:
 	// the files and bytes it writes, laid out without writing); nothing is
-	// written, and only read access to the store is needed.
+	// written, and only read access to the store is needed. A dry run
+	// reads the store of a running broker too (Report.BrokerPID).
 	DryRun bool
 	// BackupDir is where the original store goes (default: next to the
 	// store, named STORE.backup-<timestamp>). Must be on the same file
@@ -99,13 +100,16 @@ type Phase struct {
 
 // Report says what a compaction did (or, dry, would do).
 type Report struct {
-	Store   string     `json:"store"`
-	Backup  string     `json:"backup,omitempty"`
-	DryRun  bool       `json:"dryRun"`
-	Before  FilesBytes `json:"before"`
-	After   FilesBytes `json:"after"`
-	Moved   Counts     `json:"moved"`
-	Dropped []string   `json:"dropped,omitempty"`
+	Store  string `json:"store"`
+	Backup string `json:"backup,omitempty"`
+	DryRun bool   `json:"dryRun"`
+	// BrokerPID is the process that held the broker's lock on the store
+	// during a dry run (a running broker; a compaction refuses it).
+	BrokerPID int32      `json:"brokerPid,omitempty"`
+	Before    FilesBytes `json:"before"`
+	After     FilesBytes `json:"after"`
+	Moved     Counts     `json:"moved"`
+	Dropped   []string   `json:"dropped,omitempty"`
 	// Quirks are the broker's behaviours the compacted store carries over
 	// as they were (or, with Options.NoRedelivery, drops, said so), and
 	// where it cannot reproduce the original exactly.
@@ -178,6 +182,12 @@ func Compact(dir string, opts Options) (*Report, error) {
 	var lock *StoreLock
 	if opts.DryRun {
 		lock, err = ShareLock(dir)
+		// A dry run reads only: beside a running broker it reads the
+		// store as it is now, and says so.
+		var le *LockedError
+		if errors.As(err, &le) {
+			rep.BrokerPID, lock, err = le.PID, &StoreLock{}, nil
+		}
 	} else {
 		lock, err = AcquireLock(dir)
 		if errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {

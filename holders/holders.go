@@ -45,6 +45,11 @@ func Of(f *refgraph.File) File {
 // Doc is the holders of every data file of a store.
 type Doc struct {
 	Store string `json:"store"`
+	// BrokerPID is the process that held the broker's lock on the store
+	// (a running broker) when it was read; Running says the prediction is
+	// a running broker's next periodic cleanup, not a restarted one's.
+	BrokerPID int32 `json:"brokerPid,omitempty"`
+	Running   bool  `json:"running,omitempty"`
 	// MaxFileLength is the journalMaxFileLength the prediction assumed.
 	MaxFileLength replaycache.MaxFileLength `json:"maxFileLength"`
 	Files         []File                    `json:"files"`

@@ -33,7 +33,9 @@ keeps the original store as a backup. The index (db.data, db.redo) is not carrie
 over: the broker rebuilds it from the new journal at its next start.
 
 The broker must be stopped: a store whose lock is held is refused, and kahafs
-holds the lock while it works so that no broker starts mid-way.
+holds the lock while it works so that no broker starts mid-way. --dry-run
+needs only read access and reads a running broker's store too (the report
+names the broker's process).
 
 STORE is analysed through the analysis cache, as by holders (--cache-dir,
 --no-cache); a cache is used only when every data file has exactly the
@@ -95,6 +97,9 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 		title = "COMPACTION (dry run: nothing written)"
 	}
 	fmt.Fprintf(w, "%s of %s\n", title, r.Store)
+	if r.BrokerPID != 0 {
+		fmt.Fprintf(w, "- Broker running: process %d holds the store's lock; this dry run read the store as it is now (it changes while the broker runs); a compaction refuses the store until the broker is stopped.\n", r.BrokerPID)
+	}
 	if r.Resumed != "" {
 		fmt.Fprintf(w, "- Interrupted run: %s.\n", r.Resumed)
 	}

@@ -91,6 +91,10 @@ func analyse(dir string, w io.Writer, f analysisFlags) (*store.Analysis, error) 
 }
 
 func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
+	pid, live := f.analysis.checkLive(cmd, dir)
+	if live != "" && f.json {
+		fmt.Fprintln(cmd.ErrOrStderr(), live)
+	}
 	a, err := analyse(dir, cmd.ErrOrStderr(), f.analysis)
 	if err != nil {
 		return err
@@ -98,9 +102,13 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	g := a.Graph
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	doc := holders.Document(a.Journal().Dir, g, a.MaxFileLength)
+	doc.BrokerPID, doc.Running = pid, f.analysis.running
 	if f.json {
 		err = doc.WriteJSON(out)
 	} else {
+		if live != "" {
+			fmt.Fprintln(out, live)
+		}
 		fmt.Fprintln(out, maxFileLengthLine(a.MaxFileLength))
 		writeHoldersText(out, doc)
 	}

@@ -107,6 +107,9 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	}
 	defer stopProfiles(logger)
 
+	if _, live := f.analysis.checkLive(cmd, store); live != "" {
+		fmt.Fprintln(stderr, live)
+	}
 	start := time.Now()
 	var fsys *fsnode.FS
 	opts := treeOptions(f.analysis, logger, bar)

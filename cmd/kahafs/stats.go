@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
@@ -37,6 +38,9 @@ func runStats(cmd *cobra.Command, dir string, f statsFlags) error {
 		return err
 	}
 	st := l.Journal
+	if pid, _ := compact.LockHolder(l.Dir()); pid != 0 {
+		fmt.Fprintln(cmd.ErrOrStderr(), liveLine(pid, "its newest data file may end in a batch it is writing"))
+	}
 	s, err := codec.ComputeStats(st, codec.ReadOptions{SkipChecksums: f.noVerify}, 0)
 	if err != nil {
 		return err

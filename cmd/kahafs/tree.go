@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log"
 
 	"github.com/kahafs/kahafs/fsnode"
@@ -21,6 +22,9 @@ func (f *treeFlags) add(cmd *cobra.Command) { f.analysis.add(cmd, replayFlags) }
 // stderr what the mount reports.
 func openTree(cmd *cobra.Command, store string, f treeFlags) (*fsnode.Snapshot, error) {
 	stderr := cmd.ErrOrStderr()
+	if _, live := f.analysis.checkLive(cmd, store); live != "" {
+		fmt.Fprintln(stderr, live)
+	}
 	bar := newProgressBar(stderr)
 	fsys, err := fsnode.Open(store, treeOptions(f.analysis, log.New(bar, "kahafs: ", 0), bar))
 	bar.finish()

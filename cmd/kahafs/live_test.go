@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunningBroker: beside a real broker's lock (HoldStore), holders says
+// on its first line that a broker runs (its pid) and predicts its next
+// periodic cleanup, as --running does; --running=false predicts a
+// restart's; the tree and stats say so first on stderr; a dry run works
+// and names it; a compaction refuses.
+func TestRunningBroker(t *testing.T) {
+	fx := brokertest.Named(t, "tx")
+	dir := brokertest.CopyStore(t, fx.StoreDir)
+	n := strconv.Itoa(fx.Expected.MaxFileLength)
+	out, stderr, code := runCLI(t, "holders", "--no-cache", "--max-file-length", n, dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, out, "broker running")
+
+	pid, release := brokertest.HoldStore(t, dir)
+	p := strconv.Itoa(pid)
+	// The broker opened the store (and wrote to it): both predictions
+	// are of the store as it is now.
+	holders := func(args ...string) (string, string) {
+		out, stderr, code := runCLI(t, append(append([]string{"holders", "--no-cache", "--max-file-length", n}, args...), dir)...)
+		require.Equal(t, exitOK, code, stderr)
+		first, rest, _ := strings.Cut(out, "\n")
+		return first, rest
+	}
+	_, running := holders("--running")
+	lineRestart, restart := holders("--running=false")
+	require.NotEqual(t, running, restart, "the fixture's two predictions differ")
+	first, rest := holders()
+	assert.Equal(t, "broker running: process "+p+" holds the store's lock (it is writing to the store); the prediction is its next periodic cleanup (--running; --running=false: a broker started on the store as it is)", first)
+	assert.Equal(t, running, rest, "the running broker's prediction")
+	assert.Contains(t, lineRestart, "process "+p)
+	assert.Contains(t, lineRestart, "the prediction is the first cleanup of a broker started on the store as it is")
+
+	out, stderr, code = runCLI(t, "holders", "--no-cache", "--json", "--max-file-length", n, dir)
+	require.Equal(t, exitOK, code, stderr)
+	var doc struct {
+		BrokerPID int  `json:"brokerPid"`
+		Running   bool `json:"running"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	assert.Equal(t, pid, doc.BrokerPID)
+	assert.True(t, doc.Running)
+
+	for _, args := range [][]string{{"ls", "--no-cache", dir}, {"stats", dir}} {
+		_, stderr, code = runCLI(t, args...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.True(t, strings.HasPrefix(stderr, "broker running: process "+p+" "), "%v: %s", args, stderr)
+	}
+
+	out, stderr, code = runCLI(t, "compact", "--dry-run", "--no-cache", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "- Broker running: process "+p+" holds the store's lock")
+	_, stderr, code = runCLI(t, "compact", "--no-cache", dir)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "locked by process "+p)
+	release()
+}
