@@ -32,9 +32,19 @@ func (m *maxFileLengthFlag) Set(s string) error {
 	if err != nil {
 		return err
 	}
+	if n < minMaxFileLength {
+		return fmt.Errorf("%s is less than a broker's journal file can be: give a journalMaxFileLength from %d (4 KiB) to %d (2 GiB - 1) bytes, as in activemq.xml", s, minMaxFileLength, math.MaxInt32)
+	}
 	*m = maxFileLengthFlag(n)
 	return nil
 }
+
+// minMaxFileLength is the least --max-file-length taken: the least
+// journalMaxFileLength ActiveMQ's own tests configure (4 KiB). The broker
+// itself checks nothing, but below a few KiB nearly every batch takes a
+// file of its own, and a smaller value is a typo (100 for 100m), not a
+// broker's setting.
+const minMaxFileLength = 4096
 
 // parseByteSize reads a positive byte count that fits a journal offset
 // (int32): digits with an optional k, m or g suffix (kb, kib, mb, mib, …,
@@ -56,7 +66,7 @@ func parseByteSize(s string) (int64, error) {
 		return 0, errors.New("not a size in bytes: give it as activemq.xml does, e.g. 16384, 16k, 32mb")
 	}
 	if n > math.MaxInt32/mult {
-		return 0, fmt.Errorf("%s is more than a journal file can be (journal offsets are 32-bit: at most %d bytes)", s, math.MaxInt32)
+		return 0, fmt.Errorf("%s is more than a journal file can be (journal offsets are 32-bit): give a journalMaxFileLength from %d (4 KiB) to %d (2 GiB - 1) bytes", s, minMaxFileLength, math.MaxInt32)
 	}
 	return n * mult, nil
 }

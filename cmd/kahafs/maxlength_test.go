@@ -125,3 +125,19 @@ func TestMountMaxFileLength(t *testing.T) {
 	assert.Equal(t, int64(33554432), sum.MaxFileLength.Value)
 	assert.Equal(t, "flag", sum.MaxFileLength.Source)
 }
+
+// TestMaxFileLengthRange: a length no broker is configured with is refused
+// before anything is read, naming the accepted range.
+func TestMaxFileLengthRange(t *testing.T) {
+	dir := brokertest.Named(t, "queues").StoreDir
+	for _, v := range []string{"100", "4095", "2g", "0", "-5"} {
+		_, stderr, code := runCLI(t, "compact", "--dry-run", "--no-cache", "--max-file-length", v, dir)
+		assert.Equal(t, exitError, code, v)
+		if v != "0" && v != "-5" {
+			assert.Contains(t, stderr, "give a journalMaxFileLength from 4096 (4 KiB) to 2147483647 (2 GiB - 1) bytes", v)
+		}
+		assert.NotContains(t, stderr, "COMPACTION", v)
+	}
+	_, stderr, code := runCLI(t, "holders", "--no-cache", "--max-file-length", "4k", dir)
+	assert.Equal(t, exitOK, code, stderr)
+}
