@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -15,17 +16,17 @@ import (
 
 // readOnlyView bind-mounts dir read-only at a new path (even root gets
 // EROFS there) and returns that path; it skips the test where mounting is
-// not allowed.
+// not allowed (fails it under CI=true: need.Skip).
 func readOnlyView(t *testing.T, dir string) string {
 	t.Helper()
 	ro := filepath.Join(t.TempDir(), "ro-store")
 	require.NoError(t, os.Mkdir(ro, 0o755))
 	if err := unix.Mount(dir, ro, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("bind mount needs privileges: %v", err)
+		need.Skip(t, "bind mount needs privileges: %v", err)
 	}
 	t.Cleanup(func() { _ = unix.Unmount(ro, unix.MNT_DETACH) })
 	if err := unix.Mount("", ro, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-		t.Skipf("read-only remount: %v", err)
+		need.Skip(t, "read-only remount: %v", err)
 	}
 	err := os.WriteFile(filepath.Join(ro, "probe"), nil, 0o644)
 	require.ErrorIs(t, err, syscall.EROFS, "the view is read-only")

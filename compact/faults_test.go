@@ -12,6 +12,7 @@ import (
 
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -89,12 +90,7 @@ func TestCompactFailingSync(t *testing.T) {
 // TestCompactENOSPC runs compaction on a store in a tmpfs too small for the
 // new journal: the original stays intact and the error says why.
 func TestCompactENOSPC(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI must run as root to mount a small tmpfs")
-		}
-		t.Skip("skipping ENOSPC test: mounting a tmpfs needs root")
-	}
+	need.Root(t, "mount a small tmpfs")
 	fx := brokertest.Fixtures(t)[0]
 	src := brokertest.CopyStore(t, fx.StoreDir)
 	var size int64
@@ -109,7 +105,7 @@ func TestCompactENOSPC(t *testing.T) {
 	// Room for the original and a few pages: not for the new journal.
 	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size+2*4096, 10), "tmpfs", mnt).CombinedOutput()
 	if err != nil {
-		t.Skipf("skipping ENOSPC test: cannot mount tmpfs: %v %s", err, out)
+		need.Skip(t, "ENOSPC test cannot mount a tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
 	dir := filepath.Join(mnt, "store")

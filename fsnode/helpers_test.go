@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/require"
 )
 
 // mountStore opens the store in dir and mounts it into a fresh directory
-// of t.TempDir(); it skips the test, naming what is missing, when FUSE is
-// not available. The mount is removed in t.Cleanup.
+// of t.TempDir(); it skips the test (fails it under CI=true: need.FUSE),
+// naming what is missing, when FUSE is not available. The mount is
+// removed in t.Cleanup.
 func mountStore(t testing.TB, dir string, opts Options) (*FS, string) {
 	t.Helper()
-	if err := CheckFUSE(); err != nil {
-		t.Skipf("kernel-level test needs FUSE: %v", err)
-	}
+	need.FUSE(t, CheckFUSE())
 	fsys, err := Open(dir, opts)
 	require.NoError(t, err)
 	mnt := filepath.Join(t.TempDir(), "mnt")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -264,9 +265,7 @@ func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test: skipped with -short")
 	}
-	if err := CheckFUSE(); err != nil {
-		t.Skipf("kernel-level test needs FUSE: %v", err)
-	}
+	need.FUSE(t, CheckFUSE())
 	start := time.Now()
 	dir := loadStore(t, *loadCommands)
 	st, err := codec.OpenStore(dir)

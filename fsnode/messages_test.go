@@ -19,6 +19,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func messagesFixture(t *testing.T) brokertest.Fixture {
 			return fx
 		}
 	}
-	t.Skip("no messages fixture")
+	need.Skip(t, "no messages fixture among the fixtures")
 	return brokertest.Fixture{}
 }
 

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/kahafs/kahafs/openwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -626,9 +627,7 @@ func TestTornTail(t *testing.T) {
 }
 
 func TestMountErrors(t *testing.T) {
-	if err := CheckFUSE(); err != nil {
-		t.Skipf("needs FUSE: %v", err)
-	}
+	need.FUSE(t, CheckFUSE())
 	dir, _ := synthStore(t, 1024)
 	fsys, err := Open(dir, quietOpts(t))
 	require.NoError(t, err)
@@ -729,9 +728,7 @@ func TestEscapedNamesInListing(t *testing.T) {
 
 // TestAccess: only the mounting user sees the tree, unless AllowOther.
 func TestAccess(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a process as another user")
-	}
+	need.Root(t, "run a process as another user")
 	statAs := func(p string) (string, error) {
 		cmd := exec.Command("/usr/bin/stat", "-c", "%s", p)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -104,9 +105,7 @@ func asUser(name string, args ...string) (string, error) {
 // is the mounting user's alone, even with AllowOther: another user can
 // neither start a command nor read it.
 func TestOtherUsers(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a process as another user")
-	}
+	need.Root(t, "run a process as another user")
 	dir, _ := synthStore(t, 1024)
 	before := storeState(t, dir)
 	var runs atomic.Int32

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -48,7 +49,7 @@ func TestStatfs(t *testing.T) {
 
 	df, err := exec.LookPath("df")
 	if err != nil {
-		t.Skip("no df here")
+		need.Skip(t, "df (coreutils) is not in PATH: %v", err)
 	}
 	out, err := exec.Command(df, "-P", mnt).Output()
 	require.NoError(t, err)

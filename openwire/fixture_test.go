@@ -11,6 +11,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/kahafs/kahafs/openwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,7 +84,7 @@ func TestMessagesAgainstBroker(t *testing.T) {
 		}
 	}
 	if fx == nil {
-		t.Skip("no messages fixture")
+		need.Skip(t, "no messages fixture among the fixtures")
 	}
 	oracle := fx.Messages(t)
 	require.NotNil(t, oracle)

@@ -19,6 +19,7 @@ import (
 	"github.com/kahafs/kahafs/internal/binenc"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -625,7 +626,7 @@ func mappedCacheFiles(t *testing.T, cdir string) int {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
-		t.Skipf("no /proc/self/maps: %v", err)
+		need.Skip(t, "no /proc/self/maps: %v", err)
 	}
 	n := 0
 	for _, line := range strings.Split(string(b), "\n") {

@@ -15,15 +15,14 @@ import (
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/fsnode"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func requireFUSE(t *testing.T) {
 	t.Helper()
-	if err := fsnode.CheckFUSE(); err != nil {
-		t.Skipf("kernel-level test needs FUSE: %v", err)
-	}
+	need.FUSE(t, fsnode.CheckFUSE())
 }
 
 // buildKahafs builds the command into a temporary directory.
@@ -171,9 +170,9 @@ func TestMountErrors(t *testing.T) {
 // file's element of the "files" array.
 func TestMountAgreesWithHolders(t *testing.T) {
 	requireFUSE(t)
-	if c, _, err := newRootCmd().Find([]string{"holders"}); err != nil || c.Name() != "holders" {
-		t.Skip("the holders command is not registered in this build")
-	}
+	c, _, err := newRootCmd().Find([]string{"holders"})
+	require.NoError(t, err)
+	require.Equal(t, "holders", c.Name(), "the holders command is registered")
 	for _, fx := range brokertest.Fixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			mfl := strconv.Itoa(fx.Expected.MaxFileLength)
