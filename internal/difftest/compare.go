@@ -71,6 +71,17 @@ type info struct {
 	// candidates its selector matches: package deliver); nil: the
 	// candidates (Subscription.Pending)
 	delivered func(*refgraph.Subscription) []*refgraph.Message
+	// pending is what the tree lists for a queue, in delivery order; nil:
+	// Destination.Pending (a Fault replaces it)
+	pending func(*refgraph.Destination) []*refgraph.Message
+}
+
+// queuePending is what the tree lists for the queue d (in.pending).
+func (in *info) queuePending(d *refgraph.Destination) []*refgraph.Message {
+	if in.pending != nil {
+		return in.pending(d)
+	}
+	return d.Pending()
 }
 
 func newInfo(w *Workload) *info {
@@ -277,12 +288,12 @@ func brokerGCLines(path string) []string {
 	return gcLines(lines)
 }
 
-// compareCleanup compares kahafs's cleanup prediction with what the
-// broker's first cleanup deleted. trace, when the two disagree, returns an
-// Inspect run at TRACE (its candidate lines) or why there is none.
-func compareCleanup(view string, g *refgraph.Graph, ins *Inspected, trace func() (*Inspected, error)) []Finding {
+// compareCleanup compares kahafs's cleanup prediction got (the files
+// g.GCCandidates deletes) with what the broker's first cleanup deleted.
+// trace, when the two disagree, returns an Inspect run at TRACE (its
+// candidate lines) or why there is none.
+func compareCleanup(view string, g *refgraph.Graph, got []int32, ins *Inspected, trace func() (*Inspected, error)) []Finding {
 	want := append([]int32{}, ins.Deleted...)
-	got := append([]int32{}, g.GCCandidates()...)
 	if fmt.Sprint(want) == fmt.Sprint(got) {
 		return nil
 	}
@@ -520,7 +531,7 @@ func (c *treeCmp) queueCount(name string, d *refgraph.Destination, vq *ViewQueue
 // the broker's priority dispatch (DispatchOrder) may explain the order.
 func (c *treeCmp) queueOrder(name string, d *refgraph.Destination, vq *ViewQueue) {
 	where := "queue://" + name
-	pending := d.Pending()
+	pending := c.in.queuePending(d)
 	kids, expired := c.in.unexpired(where, pending, c.v.StartedAt)
 	if equalStrings(kids, vq.Consumed) {
 		return
