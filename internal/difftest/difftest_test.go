@@ -352,7 +352,7 @@ func TestQueueFindings(t *testing.T) {
 	require.Len(t, fs, 1, "the tree dispatches Q.PRIO by priority")
 	assert.Equal(t, KindQueueOrder, fs[0].Kind)
 	assert.Empty(t, fs[0].Explained)
-	assert.Contains(t, strings.Join(fs[0].Detail, "\n"), "the priority dispatch rule (DispatchOrder) does not give the broker's order either")
+	assert.Contains(t, strings.Join(fs[0].Detail, "\n"), "no pending message of this prioritized queue had expired", "nothing expired: the rule cannot explain it")
 
 	tx := brokertest.Named(t, "tx")
 	g, _, err = LoadGraph(tx.StoreDir, true, int64(tx.Expected.MaxFileLength))
@@ -575,4 +575,88 @@ func hasHidden(g *refgraph.Graph, queue string) bool {
 		}
 	}
 	return false
+}
+
+// TestPriorityDispatchNeedsExpiry: a prioritized queue's order that
+// differs from the tree's is explained only by messages the workload
+// recorded as expired, which the broker did not deliver, and only when the
+// expiry is the whole difference (on the priority fixture: 450 pending
+// messages on Q.PRIO, more than a page).
+func TestPriorityDispatchNeedsExpiry(t *testing.T) {
+	fx := brokertest.Named(t, "priority")
+	g, _, err := LoadGraph(fx.StoreDir, true, int64(fx.Expected.MaxFileLength))
+	require.NoError(t, err)
+	d, ok := g.Destination("0:Q.PRIO")
+	require.True(t, ok)
+	pending := d.Pending()
+	require.Greater(t, len(pending), MaxPageSize)
+	// the first message in store order expired before the broker started
+	gone := d.Messages[0].ID()
+	w := &Workload{Policies: []Policy{{Queue: "Q.PRIO", PrioritizedMessages: true}},
+		Steps:       []Step{{N: 1, Op: "send", Dest: "queue://Q.PRIO", Messages: []SentMessage{{ID: gone, TTL: 1, Exp: 5}}}},
+		Expirations: map[string]int64{gone: 5}}
+	in := newInfo(w)
+	// the broker: the rule on the store order, the expired message dropped where it is paged in
+	var ps []Paged
+	var ids []string
+	for _, m := range d.Messages {
+		ps = append(ps, Paged{Priority: int(m.Priority), Expired: m.ID() == gone})
+		ids = append(ids, m.ID())
+	}
+	var broker []string
+	for _, i := range DispatchOrder(ps, MaxPageSize, DefaultQueuePrefetch) {
+		broker = append(broker, ids[i])
+	}
+	tree, _ := in.unexpired("queue://Q.PRIO", pending, 1)
+	require.NotEqual(t, tree, broker, "the expired message moves the page boundaries")
+	view := func(consumed []string) *View {
+		v := viewFromGraph(g, nil)
+		v.StartedAt = 10
+		v.Queues["Q.PRIO"].Consumed = consumed
+		return v
+	}
+	only := func(fs []Finding) Finding {
+		require.Len(t, fs, 1)
+		require.Equal(t, "queue://Q.PRIO", fs[0].Where)
+		return fs[0]
+	}
+
+	f := only(compareTree(ViewIndex, g, view(broker), nil, in))
+	assert.Equal(t, KindQueuePriority, f.Kind)
+	assert.Contains(t, f.Explained, "1 of its messages had expired")
+
+	// the workload records no expiry (or it came after the broker started)
+	f = only(compareTree(ViewIndex, g, view(broker), nil, newInfo(&Workload{Policies: w.Policies, Steps: w.Steps})))
+	assert.Equal(t, KindQueueOrder, f.Kind)
+	assert.Empty(t, f.Explained)
+	assert.Contains(t, strings.Join(f.Detail, "\n"), "no pending message of this prioritized queue had expired")
+	late := view(broker)
+	late.StartedAt = 4
+	f = only(compareTree(ViewIndex, g, late, nil, in))
+	assert.Empty(t, f.Explained, "expired after the broker started")
+
+	// the broker delivered the expired message
+	f = only(compareTree(ViewIndex, g, view(append([]string{gone}, broker...)), nil, in))
+	assert.Empty(t, f.Explained)
+	assert.Contains(t, strings.Join(f.Detail, "\n"), "the broker delivered 1 of the messages the workload recorded as expired")
+
+	// the tree's order differs from the rule's for another reason too
+	swap := func(view, queue string, ms []*refgraph.Message) []*refgraph.Message {
+		if queue == "Q.PRIO" {
+			ms[len(ms)-1], ms[len(ms)-2] = ms[len(ms)-2], ms[len(ms)-1]
+		}
+		return ms
+	}
+	in.pending = func(d *refgraph.Destination) []*refgraph.Message { return swap(ViewIndex, d.Name, d.Pending()) }
+	f = only(compareTree(ViewIndex, g, view(broker), nil, in))
+	assert.Empty(t, f.Explained)
+	assert.Contains(t, strings.Join(f.Detail, "\n"), "the difference is not the expiry's")
+	in.pending = nil
+
+	// the broker's order is neither
+	other := append([]string{}, broker...)
+	other[0], other[1] = other[1], other[0]
+	f = only(compareTree(ViewIndex, g, view(other), nil, in))
+	assert.Empty(t, f.Explained)
+	assert.Contains(t, strings.Join(f.Detail, "\n"), "does not give the broker's order either")
 }

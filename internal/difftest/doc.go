@@ -88,7 +88,12 @@
 // prefetch (1000), exactly as the real broker did
 // (testdata/priority-paging.json). The tree orders a prioritized queue the
 // way the default prefetch does (refgraph.DispatchOrder) and BrokerView
-// consumes with it; where the broker's order is still DispatchOrder's on
-// the store order (expired messages took places in the cursor's batches),
-// the finding is reported under its own kind.
+// consumes with it. Where the broker's order differs from the tree's, the
+// finding is explained (its own kind) only by messages the workload
+// recorded as expired before the broker started, which the broker did not
+// deliver, and only when DispatchOrder gives the tree's order with them
+// taken as unexpired and the broker's with them dropped where the cursor
+// pages them in (expired messages took places in the cursor's batches);
+// DispatchOrder's handling of an expired message is the real broker's
+// (testdata/priority-paging.json).
 package difftest
