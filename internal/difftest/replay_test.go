@@ -218,3 +218,102 @@ func TestKeepAndReplay(t *testing.T) {
 	require.NoError(t, fixed.Err)
 	assert.Equal(t, expected(clean.Findings), expected(fixed.Findings), "without the fault the kept seed agrees as the original did")
 }
+
+// fakeBroker makes a repository whose brokerkit/run.sh answers BrokerView
+// and Inspect with the kept seed src's answers after failing as often as
+// fails says (by "BrokerView-index", "Inspect-noindex", ...), and a Config
+// on it whose cache already holds src's workload and its view of the
+// compacted store. calls counts the runs.
+func fakeBroker(t *testing.T, src string, fails map[string]int) (Config, func(string) int) {
+	repo := t.TempDir()
+	state := t.TempDir()
+	for k, n := range fails {
+		require.NoError(t, os.WriteFile(filepath.Join(state, "fail-"+k), []byte(fmt.Sprint(n)), 0o644))
+	}
+	absSrc, err := filepath.Abs(src)
+	require.NoError(t, err)
+	script := `#!/bin/sh
+cls=$1; store=$2; out=$3
+if [ -f "$store/db.data" ]; then v=index; else v=noindex; fi
+st=` + state + `
+n=$(cat "$st/calls-$cls-$v" 2>/dev/null || echo 0)
+echo $((n+1)) > "$st/calls-$cls-$v"
+f=$(cat "$st/fail-$cls-$v" 2>/dev/null || echo 0)
+if [ "$n" -lt "$f" ]; then echo "Exception in thread \"main\" java.lang.IllegalStateException: injected failure $((n+1)) of $cls $v"; echo "	at Fake.main(Fake.java:1)"; exit 1; fi
+case $cls in
+BrokerView) cp "` + absSrc + `/oracle/view-$v.json" "$out" ;;
+Inspect) cp "` + absSrc + `/oracle/inspect-$v.json" "$out" ;;
+*) exit 2 ;;
+esac
+`
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "brokerkit"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "brokerkit", "run.sh"), []byte(script), 0o755))
+	c := Config{Repo: repo, Work: t.TempDir(), Ops: 40, Keys: Keys{Workload: "workload-x", Oracle: "oracle-x"}}
+	seed, err := ReadSeed(src)
+	require.NoError(t, err)
+	require.NoError(t, copyKept(filepath.Join(c.SeedDir(seed), "workload"), filepath.Join(src, keptWorkload)))
+	cached, err := filepath.Glob(filepath.Join(src, keptOracle, "compacted-*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, cached)
+	require.NoError(t, os.MkdirAll(c.OracleDir(seed), 0o755))
+	for _, f := range cached {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(c.OracleDir(seed), filepath.Base(f)), b, 0o644))
+	}
+	return c, func(k string) int {
+		b, err := os.ReadFile(filepath.Join(state, "calls-"+k))
+		if err != nil {
+			return 0
+		}
+		var n int
+		_, _ = fmt.Sscan(string(b), &n)
+		return n
+	}
+}
+
+// TestBrokerFailureFailsSeed: a broker tool that fails once is run again
+// (noted); one that fails twice fails the seed, the view without the index
+// too (it used to be a note, and the seed passed without that half).
+func TestBrokerFailureFailsSeed(t *testing.T) {
+	dirs := fixtureDirs(t)
+	require.NotEmpty(t, dirs)
+	src := dirs[0]
+	seed, err := ReadSeed(src)
+	require.NoError(t, err)
+
+	all := map[string]int{"BrokerView-index": 1, "BrokerView-noindex": 1, "Inspect-index": 1, "Inspect-noindex": 1}
+	c, calls := fakeBroker(t, src, all)
+	r := RunSeed(context.Background(), c, seed)
+	require.NoError(t, r.Err, Report(r, ""))
+	assert.True(t, r.Agrees(), Report(r, ""))
+	for k := range all {
+		assert.Equal(t, 2, calls(k), k)
+	}
+	retried := 0
+	for _, n := range r.Notes {
+		if strings.HasPrefix(n, "BROKER RETRY: ") {
+			retried++
+			assert.Contains(t, n, "injected failure 1 of")
+		}
+	}
+	assert.Equal(t, 4, retried)
+
+	for _, k := range []string{"BrokerView-noindex", "Inspect-noindex", "BrokerView-index", "Inspect-index"} {
+		t.Run(k, func(t *testing.T) {
+			c, calls := fakeBroker(t, src, map[string]int{k: 2})
+			r := RunSeed(context.Background(), c, seed)
+			require.Error(t, r.Err)
+			assert.Contains(t, r.Err.Error(), "failed twice")
+			assert.Contains(t, r.Err.Error(), "injected failure 2 of")
+			assert.Equal(t, 2, calls(k))
+			assert.False(t, r.Agrees())
+			rec := &recorder{}
+			t.Setenv("KAHAFS_DIFF_KEEP", t.TempDir())
+			kept := judge(rec, c, r, "known, but a seed that could not be compared fails")
+			assert.NotEmpty(t, kept)
+			require.Len(t, rec.errs, 1)
+			assert.Contains(t, rec.errs[0], "could not be compared")
+		})
+	}
+}
