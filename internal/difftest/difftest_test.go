@@ -44,8 +44,7 @@ func TestDifferential(t *testing.T) {
 	keys, err := SourceKeys(repo)
 	require.NoError(t, err)
 	cfg := Config{Repo: repo, Cache: os.Getenv("KAHAFS_DIFF_CACHE"), Work: t.TempDir(), Ops: ops, Keys: keys}
-	keep := os.Getenv("KAHAFS_DIFF_KEEP")
-	t.Logf("seeds %s, %d operations each, cache %q (%s, %s), keep %q", spec, ops, cfg.Cache, keys.Workload, keys.Oracle, keep)
+	t.Logf("seeds %s, %d operations each, cache %q (%s, %s), failing seeds kept under %s", spec, ops, cfg.Cache, keys.Workload, keys.Oracle, KeepRoot())
 
 	var mu sync.Mutex
 	var results []*Result
@@ -60,37 +59,7 @@ func TestDifferential(t *testing.T) {
 				mu.Lock()
 				results = append(results, r)
 				mu.Unlock()
-				rep := Report(r, known[seed])
-				t.Log("\n" + rep)
-				if !r.Agrees() && keep != "" {
-					// the workload and this oracle's outputs (not those of older brokerkit sources)
-					dst := filepath.Join(keep, fmt.Sprintf("seed-%d", seed))
-					_ = os.RemoveAll(dst)
-					err := CopyTree(filepath.Join(dst, "workload"), filepath.Join(r.Dir, "workload"))
-					if err == nil && exists(cfg.OracleDir(seed)) {
-						err = CopyTree(filepath.Join(dst, cfg.Keys.Oracle), cfg.OracleDir(seed))
-					}
-					if err == nil {
-						err = os.WriteFile(filepath.Join(dst, "report.txt"), []byte(rep), 0o644)
-					}
-					if err != nil {
-						t.Errorf("seed %d: keep %s: %v", seed, dst, err)
-					}
-				}
-				// explained findings (a broker behaviour kahafs cannot
-				// know, e.g. the clock) are reported, not failed
-				reason, isKnown := known[seed]
-				switch {
-				case r.Unexplained() == 0 && r.Err == nil && isKnown:
-					t.Logf("seed %d has no unexplained finding now: remove it from known.json (%s)", seed, reason)
-				case r.Unexplained() == 0 && r.Err == nil:
-				case isKnown:
-					t.Logf("seed %d: known, not failing: %s", seed, reason)
-				case r.Err != nil:
-					t.Errorf("seed %d could not be compared: %v", seed, r.Err)
-				default:
-					t.Errorf("seed %d: kahafs disagrees with the broker (%d unexplained findings, report above)", seed, r.Unexplained())
-				}
+				judge(t, cfg, r, known[seed])
 			})
 		}
 	})
@@ -101,6 +70,47 @@ func TestDifferential(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(path, raw, 0o644), "KAHAFS_DIFF_RESULTS")
 	}
+}
+
+// reporter is what judge needs of a testing.T.
+type reporter interface {
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// judge prints a seed's report, keeps it (Keep, under KeepRoot) when it
+// fails or is known to disagree, or with KAHAFS_DIFF_KEEP set when it
+// disagrees at all (KAHAFS_DIFF_KEEP_ALL=1: always), and fails it unless
+// every finding is explained or the seed is in known.json; a seed that
+// could not be compared fails even so. It returns where the seed was kept
+// ("" if it was not).
+func judge(t reporter, cfg Config, r *Result, reason string) string {
+	rep := Report(r, reason)
+	t.Logf("\n%s", rep)
+	failing := r.Err != nil || r.Unexplained() > 0
+	kept := ""
+	if failing || os.Getenv("KAHAFS_DIFF_KEEP_ALL") == "1" || !r.Agrees() && os.Getenv("KAHAFS_DIFF_KEEP") != "" {
+		dir, err := Keep(KeepRoot(), cfg, r, rep)
+		if err != nil {
+			t.Errorf("seed %d: %v", r.Seed, err)
+		}
+		kept = dir
+		t.Logf("seed %d: KEPT in %s (replay: KAHAFS_DIFF_REPLAY=%s go test ./internal/difftest -run TestReplay -v)", r.Seed, dir, dir)
+	}
+	// explained findings (a broker behaviour kahafs cannot know, e.g. the
+	// clock) are reported, not failed
+	switch {
+	case r.Err != nil:
+		t.Errorf("seed %d could not be compared: %v", r.Seed, r.Err)
+	case r.Unexplained() == 0 && reason != "":
+		t.Logf("seed %d has no unexplained finding now: remove it from known.json (%s)", r.Seed, reason)
+	case r.Unexplained() == 0:
+	case reason != "":
+		t.Logf("seed %d: known, not failing: %s", r.Seed, reason)
+	default:
+		t.Errorf("seed %d: kahafs disagrees with the broker (%d unexplained findings, report above)", r.Seed, r.Unexplained())
+	}
+	return kept
 }
 
 func TestParseSeeds(t *testing.T) {
@@ -342,7 +352,7 @@ func TestQueueFindings(t *testing.T) {
 	require.Len(t, fs, 1, "the tree dispatches Q.PRIO by priority")
 	assert.Equal(t, KindQueueOrder, fs[0].Kind)
 	assert.Empty(t, fs[0].Explained)
-	assert.Contains(t, strings.Join(fs[0].Detail, "\n"), "the priority dispatch rule (DispatchOrder) does not give the broker's order either")
+	assert.Contains(t, strings.Join(fs[0].Detail, "\n"), "no pending message of this prioritized queue had expired", "nothing expired: the rule cannot explain it")
 
 	tx := brokertest.Named(t, "tx")
 	g, _, err = LoadGraph(tx.StoreDir, true, int64(tx.Expected.MaxFileLength))
@@ -480,10 +490,10 @@ func TestCompareCleanup(t *testing.T) {
 	require.NotEmpty(t, g.GCCandidates(), "the queues fixture's first cleanup deletes files")
 	noTrace := func() (*Inspected, error) { return nil, fmt.Errorf("Inspect at TRACE: NullPointerException\nstack") }
 	ins := &Inspected{Inspection: &brokertest.Inspection{Deleted: append([]int32{}, g.GCCandidates()...)}}
-	assert.Empty(t, compareCleanup(ViewIndex, g, ins, noTrace))
+	assert.Empty(t, compareCleanup(ViewIndex, g, g.GCCandidates(), ins, noTrace))
 
 	ins.Deleted = ins.Deleted[1:]
-	fs := compareCleanup(ViewIndex, g, ins, noTrace)
+	fs := compareCleanup(ViewIndex, g, g.GCCandidates(), ins, noTrace)
 	require.Len(t, fs, 1)
 	assert.Equal(t, KindCleanup, fs[0].Kind)
 	assert.Contains(t, fs[0].Detail[0], codec.DataFileName(g.GCCandidates()[0])+": kahafs deletes it, the broker kept it")
@@ -499,7 +509,7 @@ func TestCompareCleanup(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(log, []byte("x TRACE MessageDatabase [main] "+strings.Join(lines, "\nx TRACE MessageDatabase [main] ")+"\n"), 0o644))
 	traced := func() (*Inspected, error) { return &Inspected{Inspection: ins.Inspection, Log: log, Trace: true}, nil }
-	fs = compareCleanup(ViewIndex, g, ins, traced)
+	fs = compareCleanup(ViewIndex, g, g.GCCandidates(), ins, traced)
 	require.Len(t, fs, 1)
 	d := strings.Join(fs[0].Detail, "\n")
 	assert.Contains(t, d, "first differing cleanup line:\n  kahafs: Cleanup removing the data files: ")
@@ -565,4 +575,88 @@ func hasHidden(g *refgraph.Graph, queue string) bool {
 		}
 	}
 	return false
+}
+
+// TestPriorityDispatchNeedsExpiry: a prioritized queue's order that
+// differs from the tree's is explained only by messages the workload
+// recorded as expired, which the broker did not deliver, and only when the
+// expiry is the whole difference (on the priority fixture: 450 pending
+// messages on Q.PRIO, more than a page).
+func TestPriorityDispatchNeedsExpiry(t *testing.T) {
+	fx := brokertest.Named(t, "priority")
+	g, _, err := LoadGraph(fx.StoreDir, true, int64(fx.Expected.MaxFileLength))
+	require.NoError(t, err)
+	d, ok := g.Destination("0:Q.PRIO")
+	require.True(t, ok)
+	pending := d.Pending()
+	require.Greater(t, len(pending), MaxPageSize)
+	// the first message in store order expired before the broker started
+	gone := d.Messages[0].ID()
+	w := &Workload{Policies: []Policy{{Queue: "Q.PRIO", PrioritizedMessages: true}},
+		Steps:       []Step{{N: 1, Op: "send", Dest: "queue://Q.PRIO", Messages: []SentMessage{{ID: gone, TTL: 1, Exp: 5}}}},
+		Expirations: map[string]int64{gone: 5}}
+	in := newInfo(w)
+	// the broker: the rule on the store order, the expired message dropped where it is paged in
+	var ps []Paged
+	var ids []string
+	for _, m := range d.Messages {
+		ps = append(ps, Paged{Priority: int(m.Priority), Expired: m.ID() == gone})
+		ids = append(ids, m.ID())
+	}
+	var broker []string
+	for _, i := range DispatchOrder(ps, MaxPageSize, DefaultQueuePrefetch) {
+		broker = append(broker, ids[i])
+	}
+	tree, _ := in.unexpired("queue://Q.PRIO", pending, 1)
+	require.NotEqual(t, tree, broker, "the expired message moves the page boundaries")
+	view := func(consumed []string) *View {
+		v := viewFromGraph(g, nil)
+		v.StartedAt = 10
+		v.Queues["Q.PRIO"].Consumed = consumed
+		return v
+	}
+	only := func(fs []Finding) Finding {
+		require.Len(t, fs, 1)
+		require.Equal(t, "queue://Q.PRIO", fs[0].Where)
+		return fs[0]
+	}
+
+	f := only(compareTree(ViewIndex, g, view(broker), nil, in))
+	assert.Equal(t, KindQueuePriority, f.Kind)
+	assert.Contains(t, f.Explained, "1 of its messages had expired")
+
+	// the workload records no expiry (or it came after the broker started)
+	f = only(compareTree(ViewIndex, g, view(broker), nil, newInfo(&Workload{Policies: w.Policies, Steps: w.Steps})))
+	assert.Equal(t, KindQueueOrder, f.Kind)
+	assert.Empty(t, f.Explained)
+	assert.Contains(t, strings.Join(f.Detail, "\n"), "no pending message of this prioritized queue had expired")
+	late := view(broker)
+	late.StartedAt = 4
+	f = only(compareTree(ViewIndex, g, late, nil, in))
+	assert.Empty(t, f.Explained, "expired after the broker started")
+
+	// the broker delivered the expired message
+	f = only(compareTree(ViewIndex, g, view(append([]string{gone}, broker...)), nil, in))
+	assert.Empty(t, f.Explained)
+	assert.Contains(t, strings.Join(f.Detail, "\n"), "the broker delivered 1 of the messages the workload recorded as expired")
+
+	// the tree's order differs from the rule's for another reason too
+	swap := func(view, queue string, ms []*refgraph.Message) []*refgraph.Message {
+		if queue == "Q.PRIO" {
+			ms[len(ms)-1], ms[len(ms)-2] = ms[len(ms)-2], ms[len(ms)-1]
+		}
+		return ms
+	}
+	in.pending = func(d *refgraph.Destination) []*refgraph.Message { return swap(ViewIndex, d.Name, d.Pending()) }
+	f = only(compareTree(ViewIndex, g, view(broker), nil, in))
+	assert.Empty(t, f.Explained)
+	assert.Contains(t, strings.Join(f.Detail, "\n"), "the difference is not the expiry's")
+	in.pending = nil
+
+	// the broker's order is neither
+	other := append([]string{}, broker...)
+	other[0], other[1] = other[1], other[0]
+	f = only(compareTree(ViewIndex, g, view(other), nil, in))
+	assert.Empty(t, f.Explained)
+	assert.Contains(t, strings.Join(f.Detail, "\n"), "does not give the broker's order either")
 }

@@ -46,16 +46,35 @@
 //	                   workloads): re-running after a kahafs fix reuses them, only kahafs's
 //	                   side and the compaction are redone (the broker's view of a compacted
 //	                   store is cached by the compacted journal's content)
-//	KAHAFS_DIFF_KEEP   copy the store, workload and oracle outputs of every disagreeing
-//	                   seed to DIR/seed-N (with report.txt)
+//	KAHAFS_DIFF_KEEP   where failing seeds are kept (default: kahafs-difftest-failures in
+//	                   os.TempDir(), never a test's t.TempDir()); with it set, every
+//	                   disagreeing seed is kept, explained or not (KAHAFS_DIFF_KEEP_ALL=1:
+//	                   every seed)
+//	KAHAFS_DIFF_REPLAY a kept seed's directory: TestReplay compares again, without the broker
 //	KAHAFS_DIFF_RESULTS write every seed's findings as JSON to FILE (ResultsJSON)
 //
+// A disagreement found once is never lost. A seed fixes the workload's
+// operations, not the store it leaves (the broker's checkpoint and cleanup
+// timers, the workload's sleeps, time-to-live and kill all run on the
+// clock), so a failing seed is kept whole (Keep): its store, the store
+// kahafs compacted from it, the workload's record and the broker's logs,
+// the broker's answers (both views, both Inspect runs, the view of the
+// compacted store), kahafs's answers and the report, in
+// KEEP/seed-N-TIME-*, which the test output names ("KEPT in"). Replay (and
+// TestReplay) compares kahafs with the kept broker answers again, without
+// a broker. Every store that ever disagreed is committed as a fixture,
+// testdata/kept/NAME (a kept seed with a fixture.json saying what
+// was found, why, and the findings a replay gives now), and
+// TestReplayFixtures replays them all in every CI run.
+//
 // At most two seeds run at once; each seed runs its JVMs one after the
-// other. The test fails when a seed disagrees or cannot be compared,
-// except for the seeds listed in known.json (seed -> short reason), which
-// are reported but do not fail. A broker that cannot start on the store
-// without its index is the broker's failure: noted ("BROKER FAILURE"), and
-// that view is not compared.
+// other. The test fails when a seed disagrees or cannot be compared; the
+// seeds listed in known.json (seed -> short reason) are reported but do not
+// fail unless they cannot be compared. Every broker tool (the broker views,
+// Inspect) that fails or times out is run once more; failing twice fails
+// the seed: no part of a comparison drops out. (Inspect at TRACE, run only
+// to show the broker's cleanup lines when the cleanups disagree, fails on
+// some stores, AMQ-9780: the finding says so.)
 // Without the broker tooling it skips (fails in CI: brokertest.Require); it
 // skips with -short.
 //
@@ -69,7 +88,12 @@
 // prefetch (1000), exactly as the real broker did
 // (testdata/priority-paging.json). The tree orders a prioritized queue the
 // way the default prefetch does (refgraph.DispatchOrder) and BrokerView
-// consumes with it; where the broker's order is still DispatchOrder's on
-// the store order (expired messages took places in the cursor's batches),
-// the finding is reported under its own kind.
+// consumes with it. Where the broker's order differs from the tree's, the
+// finding is explained (its own kind) only by messages the workload
+// recorded as expired before the broker started, which the broker did not
+// deliver, and only when DispatchOrder gives the tree's order with them
+// taken as unexpired and the broker's with them dropped where the cursor
+// pages them in (expired messages took places in the cursor's batches);
+// DispatchOrder's handling of an expired message is the real broker's
+// (testdata/priority-paging.json).
 package difftest

@@ -43,6 +43,28 @@ type Config struct {
 	// Keys identify brokerkit's sources (SourceKeys): cached outputs of
 	// other sources are not used.
 	Keys Keys
+	// ReplayDir, when set, is a kept seed (Keep) whose store and broker
+	// answers are used: no broker tool runs.
+	ReplayDir string
+	// Fault perturbs kahafs's answers (tests of the comparison itself).
+	Fault *Fault
+}
+
+// broker is nil when the broker tools may run (not in a replay).
+func (c Config) broker() error {
+	if c.ReplayDir != "" {
+		return errReplay
+	}
+	return nil
+}
+
+// scratch is where copies of the stores of the oracle directory dir go:
+// in a replay, under Work (a kept seed is not written to).
+func (c Config) scratch(dir string) string {
+	if c.ReplayDir != "" {
+		return scratchDir(filepath.Join(c.Work, "replay"))
+	}
+	return scratchDir(dir)
 }
 
 // Keys identify the brokerkit sources that made a cached output.
@@ -63,11 +85,17 @@ func (c Config) base() string {
 
 // SeedDir is where a seed's workload (SeedDir/workload) is kept.
 func (c Config) SeedDir(seed int64) string {
+	if c.ReplayDir != "" {
+		return c.ReplayDir
+	}
 	return filepath.Join(c.base(), c.Keys.Workload, fmt.Sprintf("seed-%d-ops%d", seed, c.Ops))
 }
 
 // OracleDir is where the oracle outputs for a seed's workload are kept.
 func (c Config) OracleDir(seed int64) string {
+	if c.ReplayDir != "" {
+		return filepath.Join(c.ReplayDir, keptOracle)
+	}
 	return filepath.Join(c.SeedDir(seed), c.Keys.Oracle)
 }
 
@@ -155,6 +183,9 @@ func ensureWorkload(ctx context.Context, c Config, dir string, seed int64) (*Wor
 	var w Workload
 	if err := readJSON(filepath.Join(final, "workload.json"), &w); err == nil && len(w.Errors) == 0 && exists(filepath.Join(final, "store")) {
 		return &w, true, nil
+	}
+	if err := c.broker(); err != nil {
+		return nil, false, fmt.Errorf("seed %d: workload: %w", seed, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, false, err
@@ -247,6 +278,9 @@ func ensureView(ctx context.Context, c Config, wdir, dir string, w *Workload, in
 	if err := readJSON(out, &v); err == nil {
 		return &v, true, nil
 	}
+	if err := c.broker(); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", out, err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, false, err
 	}
@@ -288,6 +322,9 @@ func ensureInspect(ctx context.Context, c Config, wdir, dir string, w *Workload,
 	failed := filepath.Join(dir, name+".failed")
 	if b, err := os.ReadFile(failed); err == nil {
 		return nil, true, errors.New(string(b))
+	}
+	if err := c.broker(); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", out, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, false, err

@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,6 +36,11 @@ type Result struct {
 	Timings []Timing
 	// Err: the seed could not be compared (workload or oracle failure).
 	Err error
+	// Compacted is the store kahafs compacted from the seed's store (in
+	// Config.Work; "" when the compaction failed), kept with a failing seed.
+	Compacted string
+	// Kahafs are kahafs's answers, by view (ViewIndex, ViewNoIndex).
+	Kahafs map[string]*Answer
 }
 
 // Agrees reports whether the seed ran and found no disagreement.
@@ -55,7 +61,7 @@ func (r *Result) Unexplained() int {
 // RunSeed runs the workload of one seed (or takes it from the cache), the
 // oracles and kahafs, and compares them.
 func RunSeed(ctx context.Context, c Config, seed int64) *Result {
-	r := &Result{Seed: seed, Dir: c.SeedDir(seed)}
+	r := &Result{Seed: seed, Dir: c.SeedDir(seed), Kahafs: map[string]*Answer{}}
 	s := &seedRun{ctx: ctx, c: c, r: r, odir: c.OracleDir(seed), wdir: filepath.Join(r.Dir, "workload"),
 		views: map[bool]*View{}, inspects: map[bool]*Inspected{}}
 	fail := func(err error) *Result {
@@ -72,7 +78,7 @@ func RunSeed(ctx context.Context, c Config, seed int64) *Result {
 	}
 	r.Workload = s.w
 	s.in = newInfo(s.w)
-	defer os.RemoveAll(scratchDir(s.odir))
+	defer os.RemoveAll(c.scratch(s.odir))
 
 	for _, index := range []bool{true, false} {
 		if err := s.oracles(index); err != nil {
@@ -113,32 +119,37 @@ func (s *seedRun) step(phase string, f func() (bool, error)) error {
 }
 
 // oracles takes the broker's view and its Inspect run of the store with
-// or without its index. With its index the broker must start: it is the
-// baseline (an error). A broker that cannot rebuild its index from the
-// journal is the broker's failure, not kahafs's: noted, and that view is
-// not compared.
+// or without its index. Each is tried twice (a JVM that timed out or died
+// under load gets a second chance); a broker tool that fails twice fails
+// the seed: a comparison never passes with half of it missing.
 func (s *seedRun) oracles(index bool) error {
-	if err := s.step(viewName(index), func() (bool, error) {
+	if err := s.retry(viewName(index), func() (bool, error) {
 		v, cached, err := ensureView(s.ctx, s.c, s.wdir, s.odir, s.w, index)
 		s.views[index] = v
 		return cached, err
 	}); err != nil {
-		if index {
-			return fmt.Errorf("broker view %s: %w", indexName(index), err)
-		}
-		s.views[index] = nil
-		s.r.Notes = append(s.r.Notes, "BROKER FAILURE: a broker without the index does not start on this store (not compared "+indexName(index)+"): "+brokerError(err))
+		return fmt.Errorf("broker view %s: %w", indexName(index), err)
 	}
-	if err := s.step("inspect "+indexName(index), func() (bool, error) {
+	if err := s.retry("inspect "+indexName(index), func() (bool, error) {
 		v, cached, err := ensureInspect(s.ctx, s.c, s.wdir, s.odir, s.w, index, false)
 		s.inspects[index] = v
 		return cached, err
 	}); err != nil {
-		if index {
-			return fmt.Errorf("inspect %s: %w", indexName(index), err)
-		}
-		s.inspects[index] = nil
-		s.r.Notes = append(s.r.Notes, "BROKER FAILURE: the adapter without the index does not start or stop on this store (cleanup not compared "+indexName(index)+"): "+brokerError(err))
+		return fmt.Errorf("inspect %s: %w", indexName(index), err)
+	}
+	return nil
+}
+
+// retry runs a broker phase and, when it fails, once more (noted); in a
+// replay there is no broker to ask again.
+func (s *seedRun) retry(phase string, f func() (bool, error)) error {
+	err := s.step(phase, f)
+	if err == nil || s.c.ReplayDir != "" {
+		return err
+	}
+	s.r.Notes = append(s.r.Notes, fmt.Sprintf("BROKER RETRY: %s failed once, run again: %s", phase, brokerError(err)))
+	if err2 := s.step(phase+" (retry)", f); err2 != nil {
+		return fmt.Errorf("failed twice: %w (the first time: %s)", err2, brokerError(err))
 	}
 	return nil
 }
@@ -179,28 +190,42 @@ func (s *seedRun) compare(index bool, a *store.Analysis) {
 		r.Timings = append(r.Timings, Timing{Phase: "inspect at TRACE " + indexName(index), Seconds: time.Since(t0).Seconds(), Cached: cached})
 		return v, err
 	}
-	if s.inspects[index] != nil {
-		r.Findings = append(r.Findings, compareCleanup(view, g, s.inspects[index], trace)...)
+	got := append([]int32{}, g.GCCandidates()...)
+	if f := s.c.Fault; f != nil && f.Cleanup != nil {
+		got = f.Cleanup(view, got)
 	}
-	if s.views[index] != nil {
-		// the tree lists what the selector lets through (package deliver)
-		read, ver := deliver.StoreReader(a.Journal()), a.OpenWireVersion
-		s.in.delivered = func(sub *refgraph.Subscription) []*refgraph.Message {
-			d, _, err := deliver.Subscription(sub, read, ver)
-			if err != nil {
-				r.Notes = append(r.Notes, "kahafs: "+err.Error())
-			}
-			return d
+	r.Findings = append(r.Findings, compareCleanup(view, g, got, s.inspects[index], trace)...)
+	s.in.pending = nil
+	if f := s.c.Fault; f != nil && f.Pending != nil {
+		s.in.pending = func(d *refgraph.Destination) []*refgraph.Message { return f.Pending(view, d.Name, d.Pending()) }
+	}
+	// the tree lists what the selector lets through (package deliver)
+	read, ver := deliver.StoreReader(a.Journal()), a.OpenWireVersion
+	s.in.delivered = func(sub *refgraph.Subscription) []*refgraph.Message {
+		d, _, err := deliver.Subscription(sub, read, ver)
+		if err != nil {
+			r.Notes = append(r.Notes, "kahafs: "+err.Error())
 		}
-		r.Findings = append(r.Findings, compareTree(view, g, s.views[index], s.views[!index], s.in)...)
+		return d
 	}
+	r.Findings = append(r.Findings, compareTree(view, g, s.views[index], s.views[!index], s.in)...)
+	r.Kahafs[view] = answerOf(view, g, got, s.in)
 }
 
 // compaction compares the broker's view of a compacted copy of the store
-// with its views of the original.
+// with its views of the original. In a replay, a compacted store whose
+// journal differs from the kept one has no broker view: noted, not
+// compared.
 func (s *seedRun) compaction() {
 	_ = s.step("compaction", func() (bool, error) {
-		cv, cached, err := compactedView(s.ctx, s.c, s.odir, s.wdir, s.w)
+		cv, cdir, cached, err := compactedView(s.ctx, s.c, s.odir, s.wdir, s.w)
+		if cdir != "" {
+			s.r.Compacted = s.keepCompacted(cdir)
+		}
+		if err != nil && s.c.ReplayDir != "" && errors.Is(err, errReplay) {
+			s.r.Notes = append(s.r.Notes, "REPLAY: kahafs's compaction writes another journal than the kept run's: the broker's view of it is not kept, the compaction is not compared ("+err.Error()+")")
+			return cached, nil
+		}
 		if err != nil {
 			s.r.Findings = append(s.r.Findings, Finding{Kind: KindCompaction, View: ViewCompaction,
 				Kahafs: "compaction or its broker view failed", Broker: "-", Detail: strings.Split(err.Error(), "\n")})
@@ -209,6 +234,27 @@ func (s *seedRun) compaction() {
 		s.r.Findings = append(s.r.Findings, compareViews(s.views[true], cv, s.views[false], s.heldBack)...)
 		return cached, nil
 	})
+}
+
+// keepCompacted moves the compacted store cdir out of the scratch space to
+// Config.Work (kept with a failing seed) and returns where it is ("" if it
+// could not).
+func (s *seedRun) keepCompacted(cdir string) string {
+	if s.c.Work == "" {
+		return ""
+	}
+	if err := os.MkdirAll(s.c.Work, 0o755); err != nil {
+		return ""
+	}
+	d, err := os.MkdirTemp(s.c.Work, fmt.Sprintf("compacted-seed-%d-", s.r.Seed))
+	if err != nil {
+		return ""
+	}
+	dst := filepath.Join(d, "store")
+	if err := os.Rename(cdir, dst); err != nil {
+		return ""
+	}
+	return dst
 }
 
 // heldBack lists, by queue name, the ids of the messages g's queues hold
@@ -232,31 +278,33 @@ func indexName(index bool) string {
 
 // compactedView compacts a copy of the workload's store with kahafs and
 // runs BrokerView on the result (cached in dir by the compacted journal's
-// content).
-func compactedView(ctx context.Context, c Config, dir, wdir string, w *Workload) (*View, bool, error) {
-	scratch := scratchDir(dir)
+// content). It returns the compacted store too (in scratch space).
+func compactedView(ctx context.Context, c Config, dir, wdir string, w *Workload) (*View, string, bool, error) {
+	scratch := c.scratch(dir)
 	store := filepath.Join(wdir, "store")
 	cdir, rep, err := CompactCopy(scratch, store, w.Config.JournalMaxFileLength)
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
-	defer os.RemoveAll(filepath.Dir(cdir))
 	if rep != nil && !rep.Verified {
-		return nil, false, fmt.Errorf("compaction of a copy of %s: not verified", store)
+		return nil, cdir, false, fmt.Errorf("compaction of a copy of %s: not verified", store)
 	}
 	h, err := journalHash(cdir)
 	if err != nil {
-		return nil, false, err
+		return nil, cdir, false, err
 	}
 	out := filepath.Join(dir, "compacted-"+h+".json")
 	var v View
 	if err := readJSON(out, &v); err == nil {
-		return &v, true, nil
+		return &v, cdir, true, nil
+	}
+	if err := c.broker(); err != nil {
+		return nil, cdir, false, fmt.Errorf("%s: %w", filepath.Base(out), err)
 	}
 	// the compacted store has no index: copy it as it is
 	r, err := runView(ctx, c, scratch, cdir, filepath.Join(wdir, "workload.json"), out,
 		w.Config.JournalMaxFileLength, true)
-	return r, false, err
+	return r, cdir, false, err
 }
 
 // brokerNotes are the broker's own behaviours worth reporting.
