@@ -18,6 +18,9 @@
 package store
 
 import (
+	"os"
+	"path/filepath"
+
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/refgraph"
@@ -32,12 +35,20 @@ const (
 	// KindKahaDB: one KahaDB store, its db-N.log data files and db.data
 	// index in one directory.
 	KindKahaDB Kind = iota + 1
+	// KindScheduler: a broker's job scheduler store (JobSchedulerStoreImpl,
+	// schedulerSupport="true"): db-N.log data files in the KahaDB journal
+	// format with the scheduler's own commands, and its own index
+	// (scheduleDB.data) and cleanup rules. Analyse refuses it
+	// (ErrSchedulerStore): refgraph does not model it.
+	KindScheduler
 )
 
 func (k Kind) String() string {
 	switch k {
 	case KindKahaDB:
 		return "kahadb"
+	case KindScheduler:
+		return "scheduler"
 	}
 	return "unknown"
 }
@@ -63,7 +74,11 @@ func Locate(path string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Layout{Kind: KindKahaDB, Journal: st}, nil
+	l := &Layout{Kind: KindKahaDB, Journal: st}
+	if _, err := os.Stat(filepath.Join(st.Dir, SchedulerIndex)); err == nil {
+		l.Kind = KindScheduler
+	}
+	return l, nil
 }
 
 // Options say how to analyse a store. The zero value analyses it as a
@@ -171,9 +186,20 @@ func Open(path string, opts Options) (*Analysis, error) {
 
 // Analyse analyses the store of l.
 func Analyse(l *Layout, opts Options) (*Analysis, error) {
+	if l.Kind == KindScheduler {
+		// refused before any replay (a cache file is not written for it)
+		return nil, CheckModeled(l, opts.readOptions(), func(int) bool { return true })
+	}
 	ro := ReplayOptions(l, opts)
 	res, mfl, err := replaycache.LoadMaxFileLength(l.Journal, ro, opts.MaxFileLength, opts.readOptions(), opts.cacheOptions())
 	if err != nil {
+		return nil, err
+	}
+	// A journal holding commands refgraph does not model gets no
+	// prediction (counts and damage come from the cache on a hit).
+	if err := CheckModeled(l, opts.readOptions(), func(i int) bool {
+		return Suspect(&res.Files[i].Counts, res.Files[i].Summary.Damage)
+	}); err != nil {
 		return nil, err
 	}
 	a := &Analysis{Layout: l, Graph: res.Graph, Files: res.Files, MaxFileLength: mfl,

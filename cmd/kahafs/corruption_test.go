@@ -14,8 +14,10 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/compact"
+	"github.com/kahafs/kahafs/fsnode"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,6 +60,10 @@ type corruptionCase struct {
 	want   error // sentinel the codec reports (nil: none)
 	// exit statuses of dump/stats and of holders
 	journalExit, holdersExit int
+	// refused: a record kahafs does not model (store.ErrUnmodeled):
+	// stats, holders, the mount and compaction refuse the store (exit
+	// status 1), naming the record's file and offset; dump still lists it
+	refused bool
 }
 
 func TestCorruptionMatrix(t *testing.T) {
@@ -84,82 +90,82 @@ func TestCorruptionMatrix(t *testing.T) {
 			return edit(t, middle(dir), func(b []byte, bs []int, _ []codec.Record) ([]byte, int64) {
 				return faults.FlipByte(b, bs[1]+40), int64(bs[1])
 			})
-		}, codec.ErrChecksum, exitDamaged, exitDamaged},
+		}, codec.ErrChecksum, exitDamaged, exitDamaged, false},
 		{"truncated record", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, middle(dir), func(b []byte, bs []int, rs []codec.Record) ([]byte, int64) {
 				r := rs[len(rs)/2]
 				return faults.Truncate(b, int(r.Loc.Offset)+10), int64(r.Batch)
 			})
-		}, codec.ErrTruncated, exitDamaged, exitDamaged},
+		}, codec.ErrTruncated, exitDamaged, exitDamaged, false},
 		{"torn last batch of the last file", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, filepath.Join(dir, "db-8.log"), func(b []byte, bs []int, _ []codec.Record) ([]byte, int64) {
 				last := bs[len(bs)-1]
 				return faults.Truncate(b, last+codec.BatchHeaderSize+3), int64(last)
 			})
-		}, codec.ErrTornTail, exitOK, exitOK},
+		}, codec.ErrTornTail, exitOK, exitOK, false},
 		{"zeroed 4 KiB sector", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, middle(dir), func(b []byte, bs []int, _ []codec.Record) ([]byte, int64) {
 				// the sector holding the second batch's header
 				return faults.Zero(b, bs[1], 4096), int64(bs[1])
 			})
-		}, codec.ErrBadBatch, exitDamaged, exitDamaged},
+		}, codec.ErrBadBatch, exitDamaged, exitDamaged, false},
 		{"length larger than the file", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, middle(dir), func(b []byte, bs []int, _ []codec.Record) ([]byte, int64) {
 				return faults.Put(b, bs[1]+16, 0x7F, 0, 0, 0), int64(bs[1])
 			})
-		}, codec.ErrTruncated, exitDamaged, exitDamaged},
+		}, codec.ErrTruncated, exitDamaged, exitDamaged, false},
 		{"negative length", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, middle(dir), func(b []byte, bs []int, _ []codec.Record) ([]byte, int64) {
 				return faults.Put(b, bs[1]+16, 0xFF, 0xFF, 0xFF, 0xF0), int64(bs[1])
 			})
-		}, codec.ErrBadBatch, exitDamaged, exitDamaged},
+		}, codec.ErrBadBatch, exitDamaged, exitDamaged, false},
 		{"too-small record length", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, middle(dir), func(b []byte, bs []int, rs []codec.Record) ([]byte, int64) {
 				r := rs[1]
 				return resum(faults.Put(b, int(r.Loc.Offset), 0, 0, 0, 3), int(r.Batch)), int64(r.Loc.Offset)
 			})
-		}, codec.ErrBadSize, exitDamaged, exitDamaged},
+		}, codec.ErrBadSize, exitDamaged, exitDamaged, false},
 		{"unknown record type", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, middle(dir), func(b []byte, bs []int, rs []codec.Record) ([]byte, int64) {
 				r := rs[1]
 				return resum(faults.Put(b, int(r.Loc.Offset)+4, 7), int(r.Batch)), int64(r.Loc.Offset)
 			})
-		}, codec.ErrBadRecordType, exitDamaged, exitDamaged},
+		}, codec.ErrBadRecordType, exitDamaged, exitDamaged, false},
 		{"unknown command type", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, middle(dir), func(b []byte, bs []int, rs []codec.Record) ([]byte, int64) {
 				r := rs[1]
 				return resum(faults.Put(b, int(r.Loc.Offset)+5, 99), int(r.Batch)), int64(r.Loc.Offset)
 			})
-		}, codec.ErrUnknownCommand, exitDamaged, exitDamaged},
+		}, codec.ErrUnknownCommand, exitDamaged, exitError, true},
 		{"protobuf body that does not parse", func(t *testing.T, dir string) (string, int64) {
 			return edit(t, middle(dir), func(b []byte, bs []int, rs []codec.Record) ([]byte, int64) {
 				r := rs[1]
 				// the first field tag becomes field 0, which protobuf forbids
 				return resum(faults.Put(b, int(r.Loc.Offset)+7, 0x00), int(r.Batch)), int64(r.Loc.Offset)
 			})
-		}, codec.ErrDecode, exitDamaged, exitDamaged},
+		}, codec.ErrDecode, exitDamaged, exitDamaged, false},
 		{"missing file in the middle", func(t *testing.T, dir string) (string, int64) {
 			// The index's ack map refers to db-3.log: a broker with this
 			// index refuses to start without it.
 			require.NoError(t, os.Remove(filepath.Join(dir, "db-3.log")))
 			return "db-3.log", -1
-		}, nil, exitOK, exitDamaged},
+		}, nil, exitOK, exitDamaged, false},
 		{"unreadable file", func(t *testing.T, dir string) (string, int64) {
 			p := middle(dir)
 			require.NoError(t, os.Remove(p))
 			require.NoError(t, syscall.Mkfifo(p, 0o644))
 			return p, 0
-		}, codec.ErrUnreadable, exitDamaged, exitDamaged},
+		}, codec.ErrUnreadable, exitDamaged, exitDamaged, false},
 		{"empty file", func(t *testing.T, dir string) (string, int64) {
 			// The broker skips zero-length files ("partially initialised").
 			require.NoError(t, os.Truncate(filepath.Join(dir, "db-6.log"), 0))
 			return "", -1
-		}, nil, exitOK, exitOK},
+		}, nil, exitOK, exitOK, false},
 		{"zero-length db.data", func(t *testing.T, dir string) (string, int64) {
 			// The broker then replays the whole journal.
 			require.NoError(t, os.Truncate(filepath.Join(dir, "db.data"), 0))
 			return "", -1
-		}, nil, exitOK, exitOK},
+		}, nil, exitOK, exitOK, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,13 +201,28 @@ func TestCorruptionMatrix(t *testing.T) {
 			// CLI: exit status and the damage on stderr.
 			for _, args := range [][]string{{"dump", dir}, {"stats", dir}} {
 				_, stderr, code := runCLI(t, args...)
-				assert.Equal(t, tc.journalExit, code, "%v", args)
+				want := tc.journalExit
+				if tc.refused && args[0] == "stats" {
+					want = exitError
+				}
+				assert.Equal(t, want, code, "%v", args)
 				if tc.want != nil {
 					assert.Contains(t, stderr, file, "%v names the file", args)
 				}
 			}
 			out, stderr, code := runCLI(t, "holders", "--json", "--max-file-length", "16384", dir)
 			assert.Equal(t, tc.holdersExit, code, "holders: %s", stderr)
+			if tc.refused {
+				// no prediction at all: the record's file and offset, and its type
+				assert.Empty(t, out)
+				assert.Contains(t, stderr, file+": offset "+itoa(int32(off))+": ")
+				assert.Contains(t, stderr, "kahafs makes no cleanup prediction")
+				_, err := compact.Compact(dir, compact.Options{MaxFileLength: 16384, DryRun: true, Force: true})
+				assert.ErrorIs(t, err, store.ErrUnmodeled)
+				_, err = fsnode.Open(dir, fsnode.Options{Options: store.Options{MaxFileLength: 16384}})
+				assert.ErrorIs(t, err, store.ErrUnmodeled, "the mount (and tree) refuses it")
+				return
+			}
 			var doc struct {
 				Files []struct {
 					Name    string `json:"name"`

@@ -41,8 +41,20 @@ func runStats(cmd *cobra.Command, dir string, f statsFlags) error {
 	if pid, _ := compact.LockHolder(l.Dir()); pid != 0 {
 		fmt.Fprintln(cmd.ErrOrStderr(), liveLine(pid, "its newest data file may end in a batch it is writing"))
 	}
-	s, err := codec.ComputeStats(st, codec.ReadOptions{SkipChecksums: f.noVerify}, 0)
+	ro := codec.ReadOptions{SkipChecksums: f.noVerify}
+	s, err := codec.ComputeStats(st, ro, 0)
 	if err != nil {
+		return err
+	}
+	// counts of a journal kahafs does not model (a job scheduler's) are
+	// not shown: they would read as a KahaDB store's
+	if err := store.CheckModeled(l, ro, func(i int) bool {
+		var n [codec.NumEntryTypes]int64
+		for t := range s.Files[i].ByType {
+			n[t] = s.Files[i].ByType[t].Count
+		}
+		return store.Suspect(&n, s.Files[i].Damage)
+	}); err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()

@@ -1,0 +1,189 @@
+import java.io.File;
+import java.io.FileWriter;
+import java.io.Writer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.TreeSet;
+
+import javax.jms.Connection;
+import javax.jms.MessageConsumer;
+import javax.jms.MessageProducer;
+import javax.jms.Session;
+import javax.jms.TextMessage;
+
+import org.apache.activemq.ActiveMQConnectionFactory;
+import org.apache.activemq.ScheduledMessage;
+import org.apache.activemq.broker.BrokerService;
+import org.apache.activemq.store.kahadb.KahaDBPersistenceAdapter;
+import org.apache.activemq.store.kahadb.scheduler.JobSchedulerStoreImpl;
+
+/**
+ * SchedulerGen OUTDIR SCENARIO: a real broker with schedulerSupport="true"
+ * and a JobSchedulerStoreImpl of its own (journalMaxFileLength 8 KiB,
+ * periodic checkpoint and cleanup off, no cleanup on stop) writes
+ * OUTDIR/store (the job scheduler store: db-N.log, scheduleDB.data, ...);
+ * the broker's KahaDB store goes to OUTDIR/logs/broker-data. Scenarios:
+ *
+ *   jobs  delayed jobs (1 h, pending), delayed jobs that fire and are
+ *         removed (300 ms), repeating jobs that fire every 200 ms 4 more
+ *         times and are removed, cron jobs (pending: next run on 1 January),
+ *         then more delayed jobs that fire, so early files hold adds of
+ *         pending jobs, middle files only garbage and the last files the
+ *         removes. Stops cleanly without cleanup: the next start's cleanup
+ *         deletes files.
+ *
+ * OUTDIR/expected.json records what was sent and the files left.
+ */
+public class SchedulerGen {
+    static final int MAX_LEN = 8192;
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2 || !args[1].equals("jobs")) {
+            System.err.println("usage: SchedulerGen OUTDIR jobs");
+            System.exit(2);
+        }
+        File out = new File(args[0]);
+        File store = new File(out, "store");
+        File logs = new File(out, "logs");
+        if (store.exists()) {
+            throw new IllegalStateException(store + " exists");
+        }
+        logs.mkdirs();
+        try (Writer w = new FileWriter(new File(logs, ".gitignore"))) {
+            w.write("*\n!.gitignore\n");
+        }
+        Logs.setup(new File(logs, "generate.log"));
+
+        JobSchedulerStoreImpl js = new JobSchedulerStoreImpl();
+        js.setDirectory(store);
+        js.setJournalMaxFileLength(MAX_LEN);
+        js.setCheckpointInterval(0);
+        js.setCleanupInterval(0);
+        js.setCleanupOnStop(false);
+
+        BrokerService b = new BrokerService();
+        b.setBrokerName("sched");
+        b.setUseJmx(false);
+        b.setAdvisorySupport(false);
+        b.setSchedulerSupport(true);
+        b.setPersistent(true);
+        b.setUseShutdownHook(false);
+        b.setDataDirectoryFile(new File(logs, "broker-data"));
+        KahaDBPersistenceAdapter a = new KahaDBPersistenceAdapter();
+        a.setDirectory(new File(logs, "broker-data/kahadb"));
+        b.setPersistenceAdapter(a);
+        b.setJobSchedulerStore(js);
+        b.start();
+        b.waitUntilStarted();
+
+        List<String> steps = new ArrayList<>();
+        ActiveMQConnectionFactory cf = new ActiveMQConnectionFactory("vm://sched?create=false");
+        Connection c = cf.createConnection();
+        c.start();
+        Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        MessageProducer p = s.createProducer(null);
+        String pad = "x".repeat(400);
+
+        int fired = 0;
+        // 1. pending delayed jobs (1 h): the first files
+        String firstLater = null;
+        for (int i = 0; i < 12; i++) {
+            String id = send(s, p, "Q.LATER", "later-" + i + " " + pad, 3600_000L, 0, 0, null);
+            if (firstLater == null) firstLater = id;
+        }
+        steps.add("Q.LATER: 12 jobs delayed 1 h (pending)");
+        // 2. short delayed jobs that fire and are removed
+        for (int i = 0; i < 40; i++) {
+            send(s, p, "Q.SOON", "soon-" + i + " " + pad, 300L, 0, 0, null);
+        }
+        fired += 40;
+        steps.add("Q.SOON: 40 jobs delayed 300 ms (fire, removed)");
+        // 3. repeating jobs: fire 5 times (repeat 4), 200 ms apart, then removed
+        for (int i = 0; i < 3; i++) {
+            send(s, p, "Q.REPEAT", "repeat-" + i + " " + pad, 100L, 200L, 4, null);
+        }
+        fired += 15;
+        steps.add("Q.REPEAT: 3 jobs delay 100 ms, period 200 ms, repeat 4 (5 fires each, rescheduled, removed)");
+        // 4. cron jobs: next run on 1 January (pending)
+        send(s, p, "Q.CRON", "cron-0 " + pad, 0, 0, 0, "0 0 1 1 *");
+        send(s, p, "Q.CRON", "cron-1 " + pad, 0, 0, 0, "30 12 1 1 *");
+        steps.add("Q.CRON: 2 cron jobs (0 0 1 1 *, 30 12 1 1 *), pending");
+        waitFor(s, "Q.SOON", 40);
+        waitFor(s, "Q.REPEAT", 15);
+        // 5. more short jobs: garbage in the middle and removes at the end
+        for (int i = 0; i < 30; i++) {
+            send(s, p, "Q.SOON2", "soon2-" + i + " " + pad, 200L, 0, 0, null);
+        }
+        fired += 30;
+        waitFor(s, "Q.SOON2", 30);
+        steps.add("Q.SOON2: 30 jobs delayed 200 ms (fire, removed)");
+        // 6. jobs removed through the scheduler's management topic: one
+        // pending job by id (KAHA_REMOVE_SCHEDULED_JOB_COMMAND) and the
+        // jobs due 4..6 h from now (KAHA_REMOVE_SCHEDULED_JOBS_COMMAND)
+        long now = System.currentTimeMillis();
+        for (int i = 0; i < 5; i++) {
+            send(s, p, "Q.DOOMED", "doomed-" + i + " " + pad, 5 * 3600_000L, 0, 0, null);
+        }
+        javax.jms.Topic mgmt = s.createTopic(ScheduledMessage.AMQ_SCHEDULER_MANAGEMENT_DESTINATION);
+        TextMessage rm = s.createTextMessage();
+        rm.setStringProperty(ScheduledMessage.AMQ_SCHEDULER_ACTION, ScheduledMessage.AMQ_SCHEDULER_ACTION_REMOVE);
+        rm.setStringProperty(ScheduledMessage.AMQ_SCHEDULED_ID, firstLater);
+        p.send(mgmt, rm);
+        TextMessage ra = s.createTextMessage();
+        ra.setStringProperty(ScheduledMessage.AMQ_SCHEDULER_ACTION, ScheduledMessage.AMQ_SCHEDULER_ACTION_REMOVEALL);
+        ra.setStringProperty(ScheduledMessage.AMQ_SCHEDULER_ACTION_START_TIME, Long.toString(now + 4 * 3600_000L));
+        ra.setStringProperty(ScheduledMessage.AMQ_SCHEDULER_ACTION_END_TIME, Long.toString(now + 6 * 3600_000L));
+        p.send(mgmt, ra);
+        steps.add("Q.DOOMED: 5 jobs delayed 5 h, removed by a REMOVEALL of the jobs due 4..6 h from now; the first Q.LATER job removed by id");
+        Thread.sleep(300);
+        // 7. a pending job at the end
+        send(s, p, "Q.LATER", "later-tail " + pad, 7200_000L, 0, 0, null);
+        steps.add("Q.LATER: 1 job delayed 2 h (pending)");
+        Thread.sleep(500);
+        c.close();
+        b.stop();
+        b.waitUntilStopped();
+
+        TreeSet<String> files = new TreeSet<>(Arrays.asList(store.list()));
+        try (Writer w = new FileWriter(new File(out, "expected.json"))) {
+            w.write("{\n  \"scenario\": \"scheduler-jobs\",\n");
+            w.write("  \"description\": " + Json.quote("Job scheduler store (JobSchedulerStoreImpl, journalMaxFileLength "
+                + MAX_LEN + ", checkpoint/cleanup intervals 0, cleanupOnStop false) of a broker with schedulerSupport: "
+                + String.join("; ", steps) + "; clean stop without cleanup.") + ",\n");
+            w.write("  \"activemqVersion\": " + Json.quote(BrokerService.class.getPackage().getImplementationVersion()) + ",\n");
+            w.write("  \"journalMaxFileLength\": " + MAX_LEN + ",\n");
+            w.write("  \"fired\": " + fired + ",\n");
+            w.write("  \"files\": [");
+            boolean first = true;
+            for (String f : files) {
+                w.write((first ? "" : ", ") + Json.quote(f));
+                first = false;
+            }
+            w.write("]\n}\n");
+        }
+        System.exit(0);
+    }
+
+    // send sends a scheduled message and returns its id (the job's id).
+    static String send(Session s, MessageProducer p, String q, String text, long delay, long period, int repeat, String cron) throws Exception {
+        TextMessage m = s.createTextMessage(text);
+        if (delay > 0) m.setLongProperty(ScheduledMessage.AMQ_SCHEDULED_DELAY, delay);
+        if (period > 0) m.setLongProperty(ScheduledMessage.AMQ_SCHEDULED_PERIOD, period);
+        if (repeat > 0) m.setIntProperty(ScheduledMessage.AMQ_SCHEDULED_REPEAT, repeat);
+        if (cron != null) m.setStringProperty(ScheduledMessage.AMQ_SCHEDULED_CRON, cron);
+        p.send(s.createQueue(q), m);
+        return m.getJMSMessageID();
+    }
+
+    // waitFor consumes n messages of q (the fired jobs), failing after 30 s.
+    static void waitFor(Session s, String q, int n) throws Exception {
+        MessageConsumer mc = s.createConsumer(s.createQueue(q));
+        for (int i = 0; i < n; i++) {
+            if (mc.receive(30_000) == null) {
+                throw new IllegalStateException(q + ": " + i + " of " + n + " fired jobs received");
+            }
+        }
+        mc.close();
+    }
+}
