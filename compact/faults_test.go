@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/kahafs/kahafs/internal/faults"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestCompactFailingRename: a rename that fails before the exchange leaves
@@ -86,39 +88,125 @@ func TestCompactFailingSync(t *testing.T) {
 	assert.Len(t, ents, 1, "the new store was removed")
 }
 
-// TestCompactENOSPC runs compaction on a store in a tmpfs too small for the
-// new journal: the original stays intact and the error says why.
-func TestCompactENOSPC(t *testing.T) {
+// smallFS mounts a tmpfs of size bytes (root only; CI runs as root).
+func smallFS(t *testing.T, size int64) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("CI must run as root to mount a small tmpfs")
 		}
-		t.Skip("skipping ENOSPC test: mounting a tmpfs needs root")
+		t.Skip("skipping: mounting a tmpfs needs root")
 	}
-	fx := brokertest.Fixtures(t)[0]
-	src := brokertest.CopyStore(t, fx.StoreDir)
+	mnt := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10), "tmpfs", mnt).CombinedOutput()
+	if err != nil {
+		t.Skipf("skipping: cannot mount tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
+	return mnt
+}
+
+// fill takes all but leave bytes of the free space of the file system of
+// dir (a file "filler" in dir).
+func fill(t *testing.T, dir string, leave int64) {
+	t.Helper()
+	free, err := freeSpace(dir)
+	require.NoError(t, err)
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	require.NoError(t, err)
+	defer f.Close()
+	if n := free - leave; n > 0 {
+		require.NoError(t, unix.Fallocate(int(f.Fd()), 0, 0, n))
+	}
+}
+
+// storeSize is the disk space the files of a store take, in 4 KiB pages.
+func storeSize(t *testing.T, dir string) int64 {
 	var size int64
-	ents, err := os.ReadDir(src)
+	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	for _, e := range ents {
 		info, err := e.Info()
 		require.NoError(t, err)
 		size += (info.Size() + 4095) / 4096 * 4096
 	}
-	mnt := t.TempDir()
-	// Room for the original and a few pages: not for the new journal.
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size+2*4096, 10), "tmpfs", mnt).CombinedOutput()
-	if err != nil {
-		t.Skipf("skipping ENOSPC test: cannot mount tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
+	return size
+}
+
+// TestCompactRefusedWithoutSpace: on a file system with less free space
+// than the new store needs, the compaction is refused before it writes,
+// with both figures and the options; the dry run shows the same figures.
+func TestCompactRefusedWithoutSpace(t *testing.T) {
+	fx := brokertest.Named(t, "queues")
+	src := brokertest.CopyStore(t, fx.StoreDir)
+	mnt := smallFS(t, storeSize(t, src)+64*4096)
 	dir := filepath.Join(mnt, "store")
 	require.NoError(t, faults.CopyDir(dir, src))
+	fill(t, mnt, 40*1024)
 	orig := hashDir(t, dir)
-	_, err = Compact(dir, Options{MaxFileLength: int64(maxLen(fx)), Now: fixedNow})
-	require.Error(t, err)
-	assert.True(t, errors.Is(err, syscall.ENOSPC), "error says the disk is full: %v", err)
+	dry, err := Compact(dir, Options{DryRun: true, Now: fixedNow})
+	require.NoError(t, err)
+	require.NotNil(t, dry.Space)
+	assert.Greater(t, dry.Space.Needed, dry.Space.Free, "the dry run says it does not fit")
+	assert.True(t, dry.Space.Exact)
+	assert.Equal(t, dry.After.Bytes, dry.Space.Journal, "the journal at its preallocated length")
+	assert.Equal(t, int64(3*16384), dry.Space.Journal, "three files of journalMaxFileLength")
+
+	_, err = Compact(dir, Options{Now: fixedNow})
+	require.ErrorIs(t, err, ErrNoSpace)
+	msg := err.Error()
+	assert.Contains(t, msg, "the compacted store needs "+strconv.FormatInt(dry.Space.Needed, 10)+" bytes on the file system of "+mnt)
+	free, ferr := freeSpace(mnt)
+	require.NoError(t, ferr)
+	assert.Contains(t, msg, strconv.FormatInt(free, 10)+" bytes are free there")
+	assert.Contains(t, msg, strconv.FormatInt(dry.Space.Needed-free, 10)+" bytes missing")
+	assert.Contains(t, msg, "--to DIR")
 	assert.Equal(t, orig, hashDir(t, dir))
 	left, _ := os.ReadDir(mnt)
-	assert.Len(t, left, 1, "nothing left next to the store")
+	assert.Len(t, left, 2, "nothing next to the store but the filler")
+}
+
+// TestCompactENOSPC: a file system that fills up after the space check
+// (another writer), at each phase that writes: the marker, the journal,
+// the files copied over. The original stays intact, what was written is
+// removed, and the error says once that the disk is full, with the
+// figures. Likewise into --to.
+func TestCompactENOSPC(t *testing.T) {
+	fx := brokertest.Named(t, "queues")
+	src := brokertest.CopyStore(t, fx.StoreDir)
+	for _, c := range []struct {
+		name  string
+		leave int64
+		to    bool
+	}{{"marker", 0, false}, {"journal", 8192, false}, {"journal-late", 24 * 1024, false}, {"to-journal", 4096, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			mnt := smallFS(t, storeSize(t, src)+512*4096)
+			dir := filepath.Join(mnt, "store")
+			require.NoError(t, faults.CopyDir(dir, src))
+			orig := hashDir(t, dir)
+			to := ""
+			if c.to {
+				to = filepath.Join(mnt, "new")
+			}
+			_, err := Compact(dir, Options{Now: fixedNow, To: to, crash: func(p string) {
+				if p == "checked" {
+					fill(t, mnt, c.leave)
+				}
+			}})
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, syscall.ENOSPC), "error says the disk is full: %v", err)
+			msg := err.Error()
+			assert.Equal(t, 1, strings.Count(msg, "no space left on device"), msg)
+			assert.Equal(t, 1, strings.Count(msg, mnt+"/"), "the file named once: %s", msg)
+			assert.Regexp(t, `the compacted store needed \d+ bytes on the file system of `, msg)
+			assert.Regexp(t, `(\d+ bytes were missing|filled up while it wrote)`, msg)
+			assert.Equal(t, orig, hashDir(t, dir))
+			left, _ := os.ReadDir(mnt)
+			names := []string{}
+			for _, e := range left {
+				names = append(names, e.Name())
+			}
+			assert.ElementsMatch(t, []string{"store", "filler"}, names, "nothing left next to the store")
+		})
+	}
 }
