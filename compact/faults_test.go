@@ -210,3 +210,51 @@ func TestCompactENOSPC(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactToOtherFileSystem: the store's file system (a small tmpfs)
+// has no room for the compacted store, so the compaction is refused
+// there; --to a directory on another file system writes it, verified,
+// leaving the original as it was; a real broker started on the result
+// holds what it held on the original; the report says how to put it in
+// place and what that frees.
+func TestCompactToOtherFileSystem(t *testing.T) {
+	brokertest.Require(t)
+	fx := brokertest.Named(t, "topics")
+	src := brokertest.CopyStore(t, fx.StoreDir)
+	want := brokertest.Inspect(t, brokertest.CopyStore(t, fx.StoreDir), maxLen(fx))
+	mnt := smallFS(t, storeSize(t, src)+64*4096)
+	dir := filepath.Join(mnt, "store")
+	require.NoError(t, faults.CopyDir(dir, src))
+	fill(t, mnt, 16*1024)
+	orig := hashDir(t, dir)
+	mfl := int64(maxLen(fx))
+	_, err := Compact(dir, Options{MaxFileLength: mfl, Now: fixedNow})
+	require.ErrorIs(t, err, ErrNoSpace)
+
+	to := filepath.Join(t.TempDir(), "compacted")
+	require.False(t, sameDevice(mnt, filepath.Dir(to)), "another file system")
+	rep, err := Compact(dir, Options{MaxFileLength: mfl, Now: fixedNow, To: to})
+	require.NoError(t, err)
+	assert.True(t, rep.Verified)
+	assert.Equal(t, to, rep.To)
+	assert.Empty(t, rep.Backup)
+	assert.Equal(t, orig, hashDir(t, dir), "the original is as it was")
+	require.NotNil(t, rep.Space)
+	assert.Equal(t, filepath.Dir(to), rep.Space.Target)
+	assert.Contains(t, rep.Space.Reclaim, "cp "+to+"/db-*.log "+dir+"/")
+	assert.Positive(t, rep.Space.Frees)
+	assert.Equal(t, storeUsage(dir)-diskUsage(to), rep.Space.Frees)
+	_, err = os.Stat(filepath.Join(to, markerName))
+	assert.ErrorIs(t, err, os.ErrNotExist, "no marker: nothing to finish")
+	brokerAgrees(t, fx, want, to)
+
+	// --to an existing directory that is not empty is refused
+	_, err = Compact(dir, Options{MaxFileLength: mfl, Now: fixedNow, To: to})
+	assert.ErrorContains(t, err, "is not empty")
+	// in place on a roomy file system: the space line names the backup
+	dir2 := brokertest.CopyStore(t, fx.StoreDir)
+	rep, err = Compact(dir2, Options{MaxFileLength: mfl, Now: fixedNow})
+	require.NoError(t, err)
+	assert.Equal(t, diskUsage(rep.Backup), rep.Space.Frees)
+	assert.Contains(t, rep.Space.Reclaim, "rm -r "+rep.Backup)
+}

@@ -48,13 +48,6 @@ func compactTo(rep *Report, st *codec.Store, p *compactPlan, pf *prefetcher, opt
 			os.RemoveAll(filepath.Join(to, e.Name()))
 		}
 	}()
-	// Keep a broker off the new store while it is written.
-	newLock, err := AcquireLock(to)
-	if err != nil {
-		return nil, rep.Space.enospc(err, to)
-	}
-	defer newLock.Release()
-
 	t0 := time.Now()
 	written, files, err := p.write(pf, to, opts)
 	if err != nil {
@@ -64,6 +57,12 @@ func compactTo(rep *Report, st *codec.Store, p *compactPlan, pf *prefetcher, opt
 	if err := copyExtras(st.Dir, to); err != nil {
 		return nil, rep.Space.enospc(err, to)
 	}
+	// Keep a broker off the new store while it is verified.
+	newLock, err := AcquireLock(to)
+	if err != nil {
+		return nil, rep.Space.enospc(err, to)
+	}
+	defer newLock.Release()
 	phase("write", t0)
 	if d := rep.Phases[len(rep.Phases)-1].elapsed; d > 0 {
 		rep.RecordsPerSecond = float64(written) / d.Seconds()
