@@ -82,7 +82,7 @@ type mountState struct {
 	// fileMode and dirMode are the modes of the tree's files and
 	// directories: the store's read bits (storeAccess).
 	fileMode, dirMode uint32
-	control  bool // the mount has a control file (Options.Control)
+	control           bool // the mount has a control file (Options.Control)
 	// cache bounds the nodes the kernel keeps; nil when not mounted or
 	// unbounded.
 	cache atomic.Pointer[kernelCache]
