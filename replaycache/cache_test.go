@@ -688,3 +688,25 @@ func mustOne(t *testing.T, cdir string) string {
 	require.Len(t, ents, 1)
 	return ents[0].Name()
 }
+
+// TestCacheDirPrivate: a cache directory of ours that others can enter is
+// made 0700 when a cache file is saved in it; the files are 0600.
+func TestCacheDirPrivate(t *testing.T) {
+	fx := brokertest.Named(t, "queues")
+	cdir := filepath.Join(t.TempDir(), "open")
+	require.NoError(t, os.Mkdir(cdir, 0o755))
+	require.NoError(t, os.Chmod(cdir, 0o777))
+	var lg logs
+	res := load(t, brokertest.AgedCopy(t, fx.StoreDir), cdir, fixtureSetup(fx), &lg)
+	require.True(t, res.Saved, lg.String())
+	st, err := os.Stat(cdir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+	ents, err := os.ReadDir(cdir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		info, err := e.Info()
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), e.Name())
+	}
+}
