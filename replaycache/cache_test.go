@@ -690,7 +690,8 @@ func mustOne(t *testing.T, cdir string) string {
 }
 
 // TestCacheDirPrivate: a cache directory of ours that others can enter is
-// made 0700 when a cache file is saved in it; the files are 0600.
+// made 0700 when a cache file is saved in it; the files are 0600 and hold
+// no message: no OpenWire message of the store appears in them.
 func TestCacheDirPrivate(t *testing.T) {
 	fx := brokertest.Named(t, "queues")
 	cdir := filepath.Join(t.TempDir(), "open")
@@ -708,5 +709,25 @@ func TestCacheDirPrivate(t *testing.T) {
 		info, err := e.Info()
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), e.Name())
+	}
+	st2, err := codec.OpenStore(fx.StoreDir)
+	require.NoError(t, err)
+	var messages [][]byte
+	for _, fi := range st2.Files {
+		_, err := codec.ScanFile(fi, codec.ReadOptions{}, func(_ codec.Record, c *codec.Command) error {
+			if c.Type == codec.AddMessageCommand && len(c.Message) > 64 {
+				messages = append(messages, append([]byte(nil), c.Message[len(c.Message)-64:]...))
+			}
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	require.NotEmpty(t, messages)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(cdir, e.Name()))
+		require.NoError(t, err)
+		for _, m := range messages {
+			require.False(t, bytes.Contains(b, m), "%s holds a message's bytes", e.Name())
+		}
 	}
 }
