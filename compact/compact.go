@@ -63,7 +63,8 @@ type Options struct {
 	// crash, when set, is called at named points (fault-injection tests).
 	crash func(point string)
 	// fault, when set, may fail the operation at a named point
-	// ("exchange", "backup"), as a failing rename would.
+	// ("exchange", "backup": as a failing rename would; "sync", "extras":
+	// as a failing fsync or write would).
 	fault func(point string) error
 	// tamper, when set, may change each message command before it is
 	// written, or leave it out by returning false (tests of the
@@ -369,6 +370,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return nil, rep.Space.enospc(err, tmp)
 	}
 	pf.close()
+	if err := opts.fault("extras"); err != nil {
+		return nil, rep.Space.enospc(err, tmp)
+	}
 	if err := copyExtras(dir, tmp); err != nil {
 		return nil, rep.Space.enospc(err, tmp)
 	}

@@ -258,3 +258,40 @@ func TestCompactToOtherFileSystem(t *testing.T) {
 	assert.Equal(t, diskUsage(rep.Backup), rep.Space.Frees)
 	assert.Contains(t, rep.Space.Reclaim, "rm -r "+rep.Backup)
 }
+
+// TestCompactENOSPCFaults: "no space left on device" from the fsync of
+// the new journal or while copying the store's other files (as some file
+// systems report a full disk late) is said once with the figures, and
+// leaves the original and nothing else, in place and with --to.
+func TestCompactENOSPCFaults(t *testing.T) {
+	fx := brokertest.Named(t, "queues")
+	for _, point := range []string{"sync", "extras"} {
+		for _, to := range []bool{false, true} {
+			t.Run(point+"/to="+strconv.FormatBool(to), func(t *testing.T) {
+				dir := brokertest.CopyStore(t, fx.StoreDir)
+				orig := hashDir(t, dir)
+				var target string
+				if to {
+					target = filepath.Join(t.TempDir(), "new")
+				}
+				_, err := Compact(dir, Options{Now: fixedNow, To: target, fault: func(p string) error {
+					if p == point {
+						return &os.PathError{Op: "write", Path: filepath.Join(dir, "x"), Err: syscall.ENOSPC}
+					}
+					return nil
+				}})
+				require.ErrorIs(t, err, syscall.ENOSPC)
+				msg := err.Error()
+				assert.Equal(t, 1, strings.Count(msg, "no space left on device"), msg)
+				assert.Regexp(t, `the compacted store needed \d+ bytes on the file system of `, msg)
+				assert.Equal(t, orig, hashDir(t, dir))
+				ents, _ := os.ReadDir(filepath.Dir(dir))
+				assert.Len(t, ents, 1, "nothing next to the store")
+				if to {
+					_, err := os.Stat(target)
+					assert.ErrorIs(t, err, os.ErrNotExist, "--to's directory removed")
+				}
+			})
+		}
+	}
+}

@@ -54,6 +54,9 @@ func compactTo(rep *Report, st *codec.Store, p *compactPlan, pf *prefetcher, opt
 		return nil, rep.Space.enospc(err, to)
 	}
 	pf.close()
+	if err := opts.fault("extras"); err != nil {
+		return nil, rep.Space.enospc(err, to)
+	}
 	if err := copyExtras(st.Dir, to); err != nil {
 		return nil, rep.Space.enospc(err, to)
 	}
