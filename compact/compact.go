@@ -260,6 +260,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 	rep.Moved = p.counts
 	phase("analyse", t0)
 	target := filepath.Dir(dir)
+	if opts.To != "" && opts.BackupDir != "" {
+		return nil, errors.New("--to leaves the original where it is: it has no backup (--backup is for a compaction in place)")
+	}
 	if opts.To != "" {
 		to, err := filepath.Abs(opts.To)
 		if err != nil {
