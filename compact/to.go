@@ -101,7 +101,7 @@ func compactTo(rep *Report, st *codec.Store, p *compactPlan, pf *prefetcher, opt
 			dir, dir, to, dir, dir)
 	} else {
 		rep.Space.Frees = storeUsage(dir) - diskUsage(to)
-		rep.Space.Reclaim = fmt.Sprintf("with the broker stopped, replace the store's journal and index by the compacted journal (%s is on another file system; it is the only copy of the result, keep it until the broker runs well): rm %s/db-*.log %s/db.data %s/db.redo %s/db.free; cp %s/db-*.log %s/",
+		rep.Space.Reclaim = fmt.Sprintf("with the broker stopped, replace the store's journal and index by the compacted journal (%s is on another file system; it is the only copy of the result, keep it until the broker runs well): rm -f %s/db-*.log %s/db.data %s/db.redo %s/db.free; cp %s/db-*.log %s/",
 			to, dir, dir, dir, dir, to, dir)
 	}
 	rep.Seconds = time.Since(start).Seconds()
