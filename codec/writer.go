@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,13 +50,22 @@ type WriterOptions struct {
 	// Written, when set, is told the bytes of batches written so far (all
 	// files) after each batch.
 	Written func(bytes int64)
+	// Preallocate creates each file as the broker does by default
+	// (preallocationScope entire_journal, preallocationStrategy
+	// sparse_file): an EOF record at offset 0 and at MaxFileLength-5,
+	// a hole between, so that its apparent size is MaxFileLength and
+	// the length can be read off the store exactly. Data then overwrites
+	// it from offset 0 (a file holding a record larger than the maximum
+	// grows past it).
+	Preallocate bool
 }
 
 // JournalWriter writes db-N.log files into a directory the way the broker's
 // appender lays them out: records grouped in checksummed batches, a file
 // rotated before a record that would reach the maximum length, the EOF
-// record after the last batch, no preallocation. It never overwrites an
-// existing file.
+// record after the last batch, preallocated as the broker's default
+// preallocation does with WriterOptions.Preallocate. It never overwrites
+// an existing file.
 //
 // The open batch is built in place in one reused buffer: its control
 // record's room first, then its user records, each encoded straight into
@@ -173,7 +183,7 @@ func (w *JournalWriter) writeBatch(end int) error {
 	}
 	binary.BigEndian.PutUint64(b[batchMagicLen+4:], sum)
 	if _, err := w.f.Write(b); err != nil {
-		return fmt.Errorf("write %s: %w", w.f.Name(), err)
+		return fileErr("write", w.f.Name(), err)
 	}
 	w.off += end
 	w.total += int64(end)
@@ -195,22 +205,51 @@ func (w *JournalWriter) closeFile() error {
 		return nil
 	}
 	w.open = false
-	w.bytes += int64(w.off + len(EOFRecord))
+	size := int64(w.off + len(EOFRecord))
+	if w.opts.Preallocate {
+		size = max(size, int64(w.opts.MaxFileLength))
+	}
+	w.bytes += size
 	if w.opts.Discard {
 		return nil
 	}
 	if _, err := w.f.Write(EOFRecord); err != nil {
-		return fmt.Errorf("write %s: %w", w.f.Name(), err)
+		return fileErr("write", w.f.Name(), err)
 	}
 	if !w.opts.NoSync {
 		if err := w.f.Sync(); err != nil {
-			return fmt.Errorf("fsync %s: %w", w.f.Name(), err)
+			return fileErr("fsync", w.f.Name(), err)
 		}
 	}
+	name := w.f.Name()
 	err := w.f.Close()
 	w.f = nil
 	if err != nil {
-		return fmt.Errorf("close: %w", err)
+		return fileErr("close", name, err)
+	}
+	return nil
+}
+
+// fileErr is "OP NAME: CAUSE", the file named once (an *os.PathError
+// names it already).
+func fileErr(op, name string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("%s %s: %w", op, name, err)
+}
+
+// preallocate lays a new file out as the broker's sparse_file strategy
+// does: an EOF record at 0 and at MaxFileLength-5.
+func (w *JournalWriter) preallocate() error {
+	if _, err := w.f.WriteAt(EOFRecord, 0); err != nil {
+		return fileErr("preallocate", w.f.Name(), err)
+	}
+	if n := int64(w.opts.MaxFileLength) - int64(len(EOFRecord)); n > 0 {
+		if _, err := w.f.WriteAt(EOFRecord, n); err != nil {
+			return fileErr("preallocate", w.f.Name(), err)
+		}
 	}
 	return nil
 }
@@ -226,9 +265,14 @@ func (w *JournalWriter) rotate() error {
 		p := filepath.Join(w.dir, DataFileName(w.id))
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
-			return fmt.Errorf("create data file: %w", err)
+			return fileErr("create data file", p, err)
 		}
 		w.f = f
+		if w.opts.Preallocate {
+			if err := w.preallocate(); err != nil {
+				return err
+			}
+		}
 	}
 	w.open, w.off = true, 0
 	w.files = append(w.files, w.id)
@@ -250,6 +294,16 @@ func (w *JournalWriter) Close() error {
 		return nil
 	}
 	return SyncDir(w.dir)
+}
+
+// Abort closes the open file, written or not, after an error: the writer
+// is not used again.
+func (w *JournalWriter) Abort() {
+	if w.f != nil {
+		w.f.Close()
+		w.f = nil
+	}
+	w.open = false
 }
 
 // SyncDir fsyncs a directory so that created or renamed entries persist.

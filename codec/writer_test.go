@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -141,4 +142,55 @@ func TestJournalWriterMatchesReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJournalWriterPreallocates: with Preallocate every file is created as
+// the broker's sparse_file preallocation does (apparent size
+// MaxFileLength, an EOF record at its end), its data from offset 0 ended
+// by an EOF record; Bytes (with Discard too) is the files' sizes; the
+// length is read off the files exactly; a write error names the file once.
+func TestJournalWriterPreallocates(t *testing.T) {
+	const mfl = 8192
+	write := func(dir string, discard bool) *JournalWriter {
+		w := NewJournalWriter(dir, WriterOptions{MaxFileLength: mfl, NoSync: true, Preallocate: true, Discard: discard})
+		body := bytes.Repeat([]byte{'x'}, 1000)
+		for i := 0; i < 20; i++ {
+			c := NewAddMessageCommand(TxID{}, NewDestination(Queue, []byte("Q")), []byte(fmt.Sprintf("ID:%d", i)), body, 4, false)
+			_, err := w.AppendCommand(c)
+			require.NoError(t, err)
+		}
+		require.NoError(t, w.Close())
+		return w
+	}
+	dir := t.TempDir()
+	w := write(dir, false)
+	require.Greater(t, len(w.Files()), 1)
+	assert.Equal(t, int64(len(w.Files()))*mfl, w.Bytes())
+	assert.Equal(t, w.Bytes(), write("", true).Bytes(), "a dry layout says the same")
+	st, err := OpenStore(dir)
+	require.NoError(t, err)
+	var layout []LayoutFile
+	for _, fi := range st.Files {
+		b, err := os.ReadFile(fi.Path)
+		require.NoError(t, err)
+		require.Len(t, b, mfl, fi.Name)
+		assert.Equal(t, EOFRecord, b[mfl-len(EOFRecord):], "%s: EOF record at the end", fi.Name)
+		assert.Equal(t, BatchMagic, b[:len(BatchMagic)], "%s: data from offset 0", fi.Name)
+		sum, err := ScanFile(fi, ReadOptions{}, nil)
+		require.NoError(t, err)
+		assert.Empty(t, sum.Damage, fi.Name)
+		assert.Equal(t, EOFRecord, b[sum.End:sum.End+int64(len(EOFRecord))], "%s: EOF after the data", fi.Name)
+		layout = append(layout, LayoutFile{Name: fi.Name, Size: sum.Size, End: sum.End, Records: sum.Records})
+	}
+	inf := InferMaxFileLength(layout)
+	assert.Equal(t, InferredPreallocated, inf.Kind)
+	assert.Equal(t, int64(mfl), inf.Value)
+
+	full := NewJournalWriter(filepath.Join(dir, "missing"), WriterOptions{MaxFileLength: mfl, NoSync: true, Preallocate: true})
+	_, err = full.Append([]byte("x"))
+	if err == nil {
+		err = full.Close()
+	}
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(err.Error(), filepath.Join(dir, "missing", "db-1.log")), err.Error())
 }

@@ -34,6 +34,11 @@ type Options struct {
 	// Zero: read off the store as every command does
 	// (replaycache.LoadMaxFileLength); Report.MaxFileLength says which.
 	MaxFileLength int64
+	// To, when set, is a directory (new, or empty) on any file system
+	// that receives the compacted, verified store instead of swapping it
+	// in: the original is left as it is, and Report.Space.Reclaim says
+	// how to put the result in place with the broker stopped.
+	To string
 	// Force compacts a damaged store; what the damage dropped is reported.
 	Force bool
 	// NoRedelivery drops a quirk the compacted store would otherwise carry
@@ -58,7 +63,8 @@ type Options struct {
 	// crash, when set, is called at named points (fault-injection tests).
 	crash func(point string)
 	// fault, when set, may fail the operation at a named point
-	// ("exchange", "backup"), as a failing rename would.
+	// ("exchange", "backup": as a failing rename would; "sync", "extras":
+	// as a failing fsync or write would).
 	fault func(point string) error
 	// tamper, when set, may change each message command before it is
 	// written, or leave it out by returning false (tests of the
@@ -115,6 +121,11 @@ type Report struct {
 	// where it cannot reproduce the original exactly.
 	Quirks   []string `json:"quirks,omitempty"`
 	Verified bool     `json:"verified"`
+	// To is where the compacted store was written (Options.To).
+	To string `json:"to,omitempty"`
+	// Space is what the new store needs and the free space where it goes
+	// and, after a compaction, what to delete to get the space back.
+	Space    *Space   `json:"space,omitempty"`
 	Resumed  string   `json:"resumed,omitempty"`
 	Analysis Analysis `json:"analysis"`
 	// MaxFileLength is the journalMaxFileLength used, and where it came
@@ -188,6 +199,10 @@ func Compact(dir string, opts Options) (*Report, error) {
 		if errors.As(err, &le) {
 			rep.BrokerPID, lock, err = le.PID, &StoreLock{}, nil
 		}
+	} else if opts.To != "" {
+		// The original is only read: a read lock keeps a broker off
+		// it, and needs no write access.
+		lock, err = ShareLock(dir)
 	} else {
 		lock, err = AcquireLock(dir)
 		if errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
@@ -200,7 +215,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 	defer lock.Release()
 	opts.crash("locked")
 
-	if !opts.DryRun {
+	if !opts.DryRun && opts.To == "" {
 		resumed, err := finishInterrupted(dir)
 		if err != nil {
 			return nil, err
@@ -244,6 +259,28 @@ func Compact(dir string, opts Options) (*Report, error) {
 	rep.Quirks = p.quirks
 	rep.Moved = p.counts
 	phase("analyse", t0)
+	target := filepath.Dir(dir)
+	if opts.To != "" && opts.BackupDir != "" {
+		return nil, errors.New("--to leaves the original where it is: it has no backup (--backup is for a compaction in place)")
+	}
+	if opts.To != "" {
+		to, err := filepath.Abs(opts.To)
+		if err != nil {
+			return nil, err
+		}
+		opts.To = filepath.Clean(to)
+		if rel, err := filepath.Rel(dir, opts.To); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			return nil, fmt.Errorf("--to %s is the store or inside it: give a directory outside %s", opts.To, dir)
+		}
+		if rel, err := filepath.Rel(opts.To, dir); err == nil && !strings.HasPrefix(rel, "..") {
+			return nil, fmt.Errorf("--to %s holds the store %s: give a new or empty directory", opts.To, dir)
+		}
+		target = opts.To
+		if _, err := os.Stat(target); err != nil {
+			target = filepath.Dir(opts.To)
+		}
+		rep.To = opts.To
+	}
 	if opts.DryRun {
 		// The records are read and laid out exactly as the compaction
 		// writes them, into no file: the report is the compaction's.
@@ -254,13 +291,46 @@ func Compact(dir string, opts Options) (*Report, error) {
 			return nil, err
 		}
 		rep.After = p.written
+		if sp, err := space(dir, target, p.written.Bytes, true); err == nil {
+			rep.Space = sp
+		}
 		phase("layout", t0)
 		rep.Seconds = time.Since(start).Seconds()
 		return rep, nil
 	}
 
+	// Before writing: does the new store fit? An upper bound of the
+	// journal first (every file at its preallocated length, as full as
+	// half the file, the last one empty), the exact layout when the
+	// bound does not fit.
+	sp, err := space(dir, target, 2*p.bytes+2*opts.MaxFileLength, false)
+	if err != nil {
+		return nil, err
+	}
+	if sp.Needed > sp.Free {
+		lo := opts
+		lo.DryRun, lo.crash, lo.Bytes = true, func(string) {}, nil
+		lpf := p.read(st)
+		_, _, err := p.write(lpf, "", lo)
+		lpf.close()
+		if err != nil {
+			return nil, err
+		}
+		if sp, err = space(dir, target, p.written.Bytes, true); err != nil {
+			return nil, err
+		}
+		if sp.Needed > sp.Free {
+			return nil, sp.noSpace()
+		}
+	}
+	rep.Space = sp
+	opts.crash("checked")
+
 	pf := p.read(st) // while the new directory is set up
 	defer pf.close()
+	if opts.To != "" {
+		return compactTo(rep, st, p, pf, opts, start, phase, g)
+	}
 
 	parent := filepath.Dir(dir)
 	stamp := opts.Now().UTC().Format("20060102T150405Z")
@@ -291,7 +361,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 	// The marker goes in first: a directory with it is a new store (to
 	// remove if unfinished), one without it is never ours to delete.
 	if err := writeMarker(tmp, marker{Original: dir, Backup: backup, Temp: tmp}); err != nil {
-		return nil, err
+		return nil, rep.Space.enospc(err, tmp)
 	}
 	if err := codec.SyncDir(parent); err != nil {
 		return nil, err
@@ -300,11 +370,14 @@ func Compact(dir string, opts Options) (*Report, error) {
 	t0 = time.Now()
 	written, files, err := p.write(pf, tmp, opts)
 	if err != nil {
-		return nil, err
+		return nil, rep.Space.enospc(err, tmp)
 	}
 	pf.close()
+	if err := opts.fault("extras"); err != nil {
+		return nil, rep.Space.enospc(err, tmp)
+	}
 	if err := copyExtras(dir, tmp); err != nil {
-		return nil, err
+		return nil, rep.Space.enospc(err, tmp)
 	}
 	phase("write", t0)
 	if d := rep.Phases[len(rep.Phases)-1].elapsed; d > 0 {
@@ -342,7 +415,7 @@ func Compact(dir string, opts Options) (*Report, error) {
 	}
 	<-synced
 	if syncErr != nil {
-		return nil, syncErr
+		return nil, rep.Space.enospc(syncErr, tmp)
 	}
 	rep.Verified = true
 	rep.After = journalSize(nst)
@@ -375,6 +448,8 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return rep, err
 	}
 	rep.Backup = backup
+	rep.Space.Frees = diskUsage(backup)
+	rep.Space.Reclaim = fmt.Sprintf("once a broker runs well on the compacted store, delete the original kept at %s (rm -r %s)", backup, backup)
 	phase("swap", t0)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil

@@ -330,7 +330,7 @@ func (p *compactPlan) read(st *codec.Store) *prefetcher {
 // fsynced (see syncJournal).
 func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []int32, error) {
 	p.origins, p.placeholders, p.messages = chunked[codec.Location]{}, chunked[placeholder]{}, 0
-	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: int(opts.MaxFileLength), MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun,
+	w := codec.NewJournalWriter(dir, codec.WriterOptions{MaxFileLength: int(opts.MaxFileLength), MaxBatchSize: batchSize, NoSync: true, Discard: opts.DryRun || dir == "", Preallocate: true,
 		Written: opts.writeProgress(p.bytes)})
 	var c codec.Command
 	var scratch []byte
@@ -424,12 +424,15 @@ func (p *compactPlan) write(pf *prefetcher, dir string, opts Options) (int, []in
 		return nil
 	})
 	if err != nil {
+		w.Abort()
 		return n, nil, err
 	}
 	if n != p.counts.Records || reads != p.locs.len() {
+		w.Abort()
 		return n, nil, fmt.Errorf("compact: %d records written, %d planned", n, p.counts.Records)
 	}
 	if err := w.Close(); err != nil {
+		w.Abort()
 		return n, nil, err
 	}
 	p.written = FilesBytes{Files: len(w.Files()), Bytes: w.Bytes()}

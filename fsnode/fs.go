@@ -45,7 +45,9 @@ type Options struct {
 	// user_allow_other in /etc/fuse.conf unless root). Off by default:
 	// only the mounting user can enter the tree.
 	AllowOther bool
-	// UID and GID own every node; zero means the calling process's.
+	// UID and GID own every node; zero (both) means the store's own
+	// files' owner and group. Every node carries the read bits of the
+	// store's files (storeAccess), which the kernel enforces.
 	UID, GID uint32
 	// Logger receives errors that reach the kernel as EIO/ENOENT and
 	// refresh failures; nil means log.Default().
@@ -77,7 +79,10 @@ type Options struct {
 type mountState struct {
 	logger   *log.Logger
 	uid, gid uint32
-	control  bool // the mount has a control file (Options.Control)
+	// fileMode and dirMode are the modes of the tree's files and
+	// directories: the store's read bits (storeAccess).
+	fileMode, dirMode uint32
+	control           bool // the mount has a control file (Options.Control)
 	// cache bounds the nodes the kernel keeps; nil when not mounted or
 	// unbounded.
 	cache atomic.Pointer[kernelCache]
@@ -131,9 +136,15 @@ func Open(dir string, opts Options) (*FS, error) {
 	if m.logger == nil {
 		m.logger = log.Default()
 	}
-	if m.uid == 0 && m.gid == 0 {
-		m.uid, m.gid = uint32(os.Getuid()), uint32(os.Getgid())
+	uid, gid, read, err := storeAccess(abs)
+	if err != nil {
+		// Open reports the store's own error below.
+		uid, gid, read = uint32(os.Getuid()), uint32(os.Getgid()), 0o400
 	}
+	if m.uid == 0 && m.gid == 0 {
+		m.uid, m.gid = uid, gid
+	}
+	m.fileMode, m.dirMode = modes(read)
 	f := &FS{dir: abs, opts: opts, m: m}
 	f.root = &rootDir{fsys: f}
 	if opts.Control != nil {
@@ -328,10 +339,12 @@ func (f *FS) Mount(mountpoint string) error {
 	// "ro": the kernel answers every write with EROFS before asking us.
 	// With a control file the mount is "rw" and every node but `control`
 	// answers EROFS itself.
-	mountOpts := []string{"ro"}
+	// "default_permissions": the kernel checks every access against the
+	// nodes' owner and modes, which are the store's (storeAccess).
+	mountOpts := []string{"ro", "default_permissions"}
 	directFlags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_RDONLY)
 	if f.control != nil {
-		mountOpts = nil
+		mountOpts = []string{"default_permissions"}
 		directFlags = syscall.MS_NOSUID | syscall.MS_NODEV
 	}
 	opts := &fs.Options{

@@ -114,9 +114,9 @@ func (s *Snapshot) noOpen() bool { return s.m == nil || !s.m.control }
 // writeFlags are open flags that ask for change.
 const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_TRUNC | syscall.O_APPEND | syscall.O_CREAT
 
-// Modes of everything in the tree: nobody writes, the kernel's
-// default_permissions are not used (FUSE only lets the mounting user in
-// unless --allow-other).
+// Modes of everything in the tree before the store's read bits are
+// applied (Snapshot.attr: a mounted tree carries the store's, and the
+// kernel enforces them with default_permissions): nobody writes.
 const (
 	dirMode  = syscall.S_IFDIR | 0o555
 	fileMode = syscall.S_IFREG | 0o444
@@ -125,6 +125,15 @@ const (
 // attr fills the attributes every node shares: owner, times (when the
 // snapshot was read: the content is as of then), link count.
 func (s *Snapshot) attr(out *fuse.Attr, mode uint32, size int64) {
+	if s.m != nil {
+		// the store's read bits (mountState.fileMode, dirMode)
+		switch mode {
+		case fileMode:
+			mode = s.m.fileMode
+		case dirMode:
+			mode = s.m.dirMode
+		}
+	}
 	out.Mode = mode
 	out.Size = uint64(size)
 	out.Blocks = (uint64(size) + 511) / 512

@@ -263,7 +263,9 @@ func (s *Snapshot) renderHoldersJSON(f *dataFile) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: not in the replay graph", f.info.Name)
 	}
-	return marshal(holders.Of(gf))
+	hf := holders.Of(gf)
+	hf.Allocated = f.sum.Allocated
+	return marshal(hf)
 }
 
 func (s *Snapshot) renderSummary() ([]byte, error) {

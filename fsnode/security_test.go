@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/need"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -126,12 +127,14 @@ func TestOtherUsers(t *testing.T) {
 	out, err = asUser("/bin/ls", filepath.Join(mnt, "by-file", "db-1.log"))
 	assert.NoError(t, err, out)
 	assert.Contains(t, out, "0000000028-KAHA_TRACE_COMMAND.json")
+	// refused by the kernel's permission check (default_permissions: the
+	// modes have no write bit) or the read-only mount
 	out, err = asUser("/bin/sh", "-c", "echo x > "+filepath.Join(mnt, "README"))
 	assert.Error(t, err)
-	assert.Contains(t, out, "Read-only file system")
+	assert.Regexp(t, "Read-only file system|Permission denied", out)
 	out, err = asUser("/bin/mkdir", filepath.Join(mnt, "by-file", "x"))
 	assert.Error(t, err)
-	assert.Contains(t, out, "Read-only file system")
+	assert.Regexp(t, "Read-only file system|Permission denied", out)
 
 	control := filepath.Join(mnt, nameControl)
 	out, err = asUser("/bin/sh", "-c", "echo compact > "+control)
@@ -181,4 +184,102 @@ func storeFDs(t testing.TB, dir string) int {
 		}
 	}
 	return n
+}
+
+// TestStorePermissions: the tree carries the owner, group and read bits
+// of the store's own files, and the kernel enforces them: a store whose
+// directory is 0700 and files 0600, mounted with AllowOther, is refused
+// to another user (nobody) through the tree, message bodies, by-message-id/
+// and the control file included, while its owner reads it; a store
+// readable by all is readable by all through the tree.
+func TestStorePermissions(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a process as another user")
+	}
+	for _, c := range []struct {
+		name            string
+		dirMode, fMode  os.FileMode
+		uid, gid        int
+		wantDir, wantFi fs.FileMode
+		nobodyReads     bool
+	}{
+		{"private", 0o700, 0o600, 0, 0, fs.ModeDir | 0o500, 0o400, false},
+		{"group", 0o750, 0o640, 4321, 4322, fs.ModeDir | 0o550, 0o440, false},
+		{"public", 0o755, 0o644, 4321, 4322, fs.ModeDir | 0o555, 0o444, true},
+		{"files-public-dir-private", 0o700, 0o644, 0, 0, fs.ModeDir | 0o500, 0o400, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := brokertest.CopyStore(t, brokertest.Named(t, "queues").StoreDir)
+			ents, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range ents {
+				p := filepath.Join(dir, e.Name())
+				require.NoError(t, os.Chmod(p, c.fMode))
+				require.NoError(t, os.Chown(p, c.uid, c.gid))
+			}
+			require.NoError(t, os.Chmod(dir, c.dirMode|os.ModeDir))
+			require.NoError(t, os.Chown(dir, c.uid, c.gid))
+			// the store's parent lets everyone through: only the store's
+			// own modes decide
+			require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
+
+			opts := quietOpts(t)
+			opts.AllowOther = true
+			opts.Control = func([]string, func(string)) (string, bool, error) { return "", false, nil }
+			_, mnt := mountStore(t, dir, opts)
+			for p := filepath.Dir(mnt); p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+				require.NoError(t, os.Chmod(p, 0o755))
+			}
+			// root (the owner here, or root anyway) sees the tree
+			modes := treeModes(t, mnt, uint32(c.uid), uint32(c.gid))
+			bodies := []string{}
+			for p, m := range modes {
+				switch {
+				case p == nameControl:
+					assert.Equal(t, fs.FileMode(0o600), m, p)
+				case m.IsDir():
+					assert.Equal(t, c.wantDir, m, p)
+				default:
+					assert.Equal(t, c.wantFi, m, p)
+					if strings.HasSuffix(p, ".body") {
+						bodies = append(bodies, p)
+					}
+				}
+			}
+			require.NotEmpty(t, bodies)
+			var body string
+			var b []byte
+			for _, p := range bodies {
+				got, err := os.ReadFile(filepath.Join(mnt, p))
+				require.NoError(t, err)
+				if len(got) > len(b) {
+					body, b = filepath.Join(mnt, p), got
+				}
+			}
+			require.NotEmpty(t, b, "a body with bytes")
+
+			for _, args := range [][]string{
+				{"/bin/cat", body},
+				{"/bin/cat", filepath.Join(mnt, "README")},
+				{"/bin/ls", filepath.Join(mnt, "by-message-id")},
+				{"/bin/ls", mnt},
+			} {
+				out, err := asUser(args[0], args[1:]...)
+				if c.nobodyReads {
+					assert.NoError(t, err, "%v: %s", args, out)
+				} else {
+					assert.Error(t, err, "%v: %s", args, out)
+					assert.Contains(t, out, "Permission denied", args)
+				}
+			}
+			out, err := asUser("/bin/cat", filepath.Join(mnt, nameControl))
+			assert.Error(t, err, out)
+			assert.Contains(t, out, "Permission denied")
+			if c.nobodyReads {
+				out, err := asUser("/bin/cat", body)
+				assert.NoError(t, err, out)
+				assert.Equal(t, string(b), out)
+			}
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
@@ -508,11 +509,31 @@ func (l *loader) save(res *Result, v *visitor, crc uint32, from int64) {
 	prune(filepath.Dir(l.file), storePrefix(l.store), l.file)
 }
 
+// private makes sure only its owner can enter the cache directory dir (the
+// cache holds a store's destination names and message ids): one of ours
+// that others can enter is made 0700; one of another user's is refused.
+func private(dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if info.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("cache directory %s is open to other users (%v) and not ours: not saved there", dir, info.Mode().Perm())
+	}
+	return os.Chmod(dir, 0o700)
+}
+
 // writeAtomic writes data to path through a temporary file in the same
 // directory (created 0700), fsynced and renamed over path.
 func writeAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := private(dir); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*.kcache") // 0600

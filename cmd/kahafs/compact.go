@@ -13,6 +13,7 @@ import (
 type compactFlags struct {
 	dryRun       bool
 	backup       string
+	to           string
 	analysis     analysisFlags
 	json         bool
 	force        bool
@@ -37,6 +38,14 @@ holds the lock while it works so that no broker starts mid-way. --dry-run
 needs only read access and reads a running broker's store too (the report
 names the broker's process).
 
+Before writing, the space the new store needs (its journal files at their
+preallocated length, journalMaxFileLength each, as the broker creates them;
+the index the broker rebuilds, estimated as the original's db.data; the other
+files) is compared with the free space of the file system it goes to: a
+compaction that does not fit is refused with both figures. --to DIR writes it
+to another file system instead and leaves STORE as it is. The report ends with
+what to delete to get the space back, and how many bytes that frees.
+
 STORE is analysed through the analysis cache, as by holders (--cache-dir,
 --no-cache); a cache is used only when every data file has exactly the
 identity it had, and the compacted journal is always verified by a full replay.`,
@@ -48,7 +57,7 @@ identity it had, and the compacted journal is always verified by a full replay.`
 			if err != nil {
 				return err
 			}
-			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup,
+			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup, To: f.to,
 				MaxFileLength: ao.MaxFileLength, Force: f.force, NoRedelivery: f.noRedelivery, Cache: ao.Cache,
 				Bytes: func(phase string, done, total int64) { bar.update(compactPhase(phase), done, total) }})
 			bar.finish()
@@ -68,6 +77,7 @@ identity it had, and the compacted journal is always verified by a full replay.`
 	}
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "report what would be moved and written, writing nothing (needs only read access)")
 	cmd.Flags().StringVar(&f.backup, "backup", "", "where to keep the original store (default STORE.backup-<time>, same file system)")
+	cmd.Flags().StringVar(&f.to, "to", "", "write the compacted, verified store into this new or empty directory, on any file system, and leave STORE as it is (no swap; the report says how to put the result in place)")
 	f.analysis.add(cmd, !replayFlags)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the report as JSON")
 	cmd.Flags().BoolVar(&f.force, "force", false, "compact a damaged store, dropping what the damage hides")
@@ -147,6 +157,24 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 	}
 	if r.Backup != "" {
 		fmt.Fprintf(w, "- Original kept at: %s\n", r.Backup)
+	}
+	if r.To != "" && !r.DryRun {
+		fmt.Fprintf(w, "- Compacted store written to: %s (the original is as it was).\n", r.To)
+	}
+	if s := r.Space; s != nil {
+		kind := "at most "
+		if s.Exact {
+			kind = ""
+		}
+		need := fmt.Sprintf("%s: journal %s%s (files at their preallocated length), index the broker rebuilds ~%s, other %s", sizeText(s.Needed), kind, sizeText(s.Journal), sizeText(s.Index), sizeText(s.Other))
+		fits := "fits"
+		if s.Needed > s.Free {
+			fits = fmt.Sprintf("DOES NOT FIT: %s missing (free space there, or --to DIR on another file system)", sizeText(s.Needed-s.Free))
+		}
+		fmt.Fprintf(w, "- Space: the new store needs %s; %s free on the file system of %s: %s.\n", need, sizeText(s.Free), s.Target, fits)
+		if s.Reclaim != "" {
+			fmt.Fprintf(w, "- To get the space back: %s. That frees %s.\n", s.Reclaim, sizeText(s.Frees))
+		}
 	}
 	fmt.Fprintf(w, "- Total: %.3f s.\n", r.Seconds)
 }

@@ -61,4 +61,18 @@ func TestCompactDryRunCLI(t *testing.T) {
 	assert.Equal(t, after, compactLine(t, dry, "- Journals after: "))
 	assert.Equal(t, compactLine(t, real, "- Messages moved: "), compactLine(t, dry, "- Messages moved: "))
 	assert.NotContains(t, dry+real, "estimate")
+	assert.Regexp(t, `(?m)^- Space: the new store needs .* free on the file system of `+regexp.QuoteMeta(filepath.Dir(ro))+`: fits\.$`, dry)
+	line := compactLine(t, real, "- To get the space back: ")
+	assert.Regexp(t, `delete the original kept at (\S+) \(rm -r (\S+)\)\. That frees \d`, line)
+	assert.True(t, strings.HasSuffix(strings.TrimSpace(real[strings.Index(real, line):]), "s."), "then only the total")
+
+	// --to writes elsewhere and leaves the store as it is
+	dir2 := brokertest.CopyStore(t, brokertest.Named(t, "topics").StoreDir)
+	to := filepath.Join(t.TempDir(), "new")
+	out, stderr, code := runCLI(t, "compact", "--no-cache", "--to", to, dir2)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "- Compacted store written to: "+to+" (the original is as it was).")
+	assert.Contains(t, compactLine(t, out, "- To get the space back: "), "with the broker stopped")
+	_, err := os.Stat(filepath.Join(dir2, "db.data"))
+	assert.NoError(t, err, "the original keeps its index")
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,6 +60,24 @@ func TestRunningBroker(t *testing.T) {
 		require.Equal(t, exitOK, code, stderr)
 		assert.True(t, strings.HasPrefix(stderr, "broker running: process "+p+" "), "%v: %s", args, stderr)
 	}
+
+	t.Run("mount", func(t *testing.T) {
+		requireFUSE(t)
+		m := startMountProc(t, buildKahafs(t), dir, "--no-cache", "--max-file-length", n)
+		m.mu.Lock()
+		first := m.lines[0]
+		m.mu.Unlock()
+		assert.True(t, strings.HasPrefix(first, "broker running: process "+p+" "), first)
+		var want string
+		for _, l := range strings.Split(running, "\n") {
+			if f := strings.Fields(l); len(f) > 3 && f[3] == "free:" {
+				want += f[0] + "\n"
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(m.mnt, "free"))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), "the mount predicts the running broker's cleanup")
+	})
 
 	out, stderr, code = runCLI(t, "compact", "--dry-run", "--no-cache", dir)
 	require.Equal(t, exitOK, code, stderr)

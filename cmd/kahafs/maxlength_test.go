@@ -87,11 +87,16 @@ func TestCompactMaxFileLength(t *testing.T) {
 		if strings.HasPrefix(e.Name(), "db-") && strings.HasSuffix(e.Name(), ".log") {
 			info, err := e.Info()
 			require.NoError(t, err)
-			assert.LessOrEqual(t, info.Size(), int64(16384+27+5), e.Name())
+			assert.Equal(t, int64(16384), info.Size(), "%s preallocated as the broker's", e.Name())
 			n++
 		}
 	}
 	assert.Greater(t, n, 1, "the live data takes more than one 16 KiB file")
+	// the next run reads the length off the compacted store exactly
+	out, stderr, code = runCLI(t, "holders", "--no-cache", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.True(t, strings.HasPrefix(out, "journalMaxFileLength 16384: read off the store: "), out)
+	assert.Contains(t, strings.SplitN(out, "\n", 2)[0], "are preallocated to 16384 bytes")
 
 	dir = brokertest.CopyStore(t, brokertest.Named(t, "queues").StoreDir)
 	_, stderr, code = runCLI(t, "compact", "--dry-run", "--no-cache", "--max-file-length", "1m", dir)
