@@ -193,9 +193,7 @@ func storeFDs(t testing.TB, dir string) int {
 // and the control file included, while its owner reads it; a store
 // readable by all is readable by all through the tree.
 func TestStorePermissions(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root to run a process as another user")
-	}
+	need.Root(t, "run a process as another user")
 	for _, c := range []struct {
 		name            string
 		dirMode, fMode  os.FileMode
