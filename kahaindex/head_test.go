@@ -97,7 +97,13 @@ func TestParseHead(t *testing.T) {
 		{"redo without page 0", idxDBData(idxPage(full)), idxRedo([]int64{3}, [][]byte{other}, false),
 			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(4, 100), FirstInProgressTx: idxLoc(1, 28), ProducerAudit: idxLoc(4, 60), Version: 7, AckMap: idxLoc(4, 100), OpenWireVersion: 11}}},
 		{"old metadata without ack map", idxDBData(idxPage(idxMeta(idxLoc(2, 28), nil, nil, nil, true))), nil,
-			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(2, 28), OpenWireVersion: 6}}},
+			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(2, 28), Version: 1, OpenWireVersion: 6}}},
+		// Metadata.read: no ack map location before version 5, the
+		// OpenWire version follows the version
+		{"version 4", idxDBData(idxPage(binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(idxMeta(idxLoc(2, 28), nil, nil, nil, true), 4), 9))), nil,
+			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(2, 28), Version: 4, OpenWireVersion: 9}}},
+		{"no producer audit", idxDBData(idxPage(idxMeta(idxLoc(2, 28), nil, nil, nil, true)[:4+8+9+1])), nil,
+			Head{PageSize: 4096, LastTxID: 12, Metadata: Metadata{State: 2, DestinationsPage: 1, LastUpdate: idxLoc(2, 28), Version: 1, OpenWireVersion: 6}}},
 		{"empty index", nil, nil, Head{PageSize: 4096}},
 		{"header only", idxDBData(), nil, Head{PageSize: 4096, LastTxID: 12}},
 		{"free page 0", idxDBData(make([]byte, 4096)), nil, Head{PageSize: 4096, LastTxID: 12}},
@@ -234,7 +240,9 @@ func writeHead(h *Head) []byte {
 	p = put(p, m.FirstInProgressTx)
 	p = put(p, m.ProducerAudit)
 	p = binary.BigEndian.AppendUint32(p, uint32(m.Version))
-	p = put(p, m.AckMap)
+	if m.Version >= 5 { // the field an older index does not have
+		p = put(p, m.AckMap)
+	}
 	p = binary.BigEndian.AppendUint32(p, uint32(m.OpenWireVersion))
 	page := make([]byte, h.PageSize)
 	page[0] = headPageTypeEnd
