@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/kahafs/kahafs/openwire"
 )
@@ -17,7 +17,7 @@ var ErrMalformed = errors.New("java serialization: malformed or unsupported stre
 // ParseAckMap decodes the blob of a KahaAckMessageFileMapCommand: a Java
 // serialized java.util.HashMap<Integer, HashSet<Integer>> mapping an ack
 // file id to the ids of the files holding the messages it acks. Value sets
-// come back sorted. A null set reads as an empty one.
+// come back sorted, each element once. A null set reads as an empty one.
 func ParseAckMap(b []byte) (map[int32][]int32, error) {
 	v, err := parseJavaObject(b)
 	if err != nil {
@@ -47,8 +47,10 @@ func ParseAckMap(b []byte) (map[int32][]int32, error) {
 		default:
 			return nil, fmt.Errorf("%w: map value is %T, not a HashSet", ErrMalformed, s)
 		}
-		sort.Slice(refs, func(i, j int) bool { return refs[i] < refs[j] })
-		out[ki] = refs
+		// A HashSet holds an element once (a stream naming one twice
+		// reads as one, as HashSet.readObject adds it again).
+		slices.Sort(refs)
+		out[ki] = slices.Compact(refs)
 	}
 	return out, nil
 }

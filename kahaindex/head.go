@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/openwire"
 )
 
@@ -189,93 +188,18 @@ func headPagePayload(page []byte, pageSize int) ([]byte, error) {
 	return nil, fmt.Errorf("%w: page 0 type %d", ErrHead, page[0])
 }
 
-// decode reads MessageDatabase.Metadata.read: fields after version are
-// optional (older indexes end earlier).
+// decode reads page 0's payload as MessageDatabase.Metadata.read does,
+// with Read's readMetadata: the same fields optional (an index from before
+// the version field is version 1, and has an ack map location only from
+// version 5).
 func (m *Head) decode(p []byte) error {
-	r := &headReader{b: p}
-	m.State = r.i32()
-	m.DestinationsPage = r.i64()
-	m.LastUpdate = r.loc()
-	m.FirstInProgressTx = r.loc()
-	m.ProducerAudit = r.loc()
-	if r.err != nil {
-		return fmt.Errorf("%w: metadata: %v", ErrHead, r.err)
+	in := &byteInput{src: source{name: "db.data", r: bytes.NewReader(p), size: int64(len(p))}}
+	md, err := readMetadata(in)
+	if err != nil {
+		return fmt.Errorf("%w: metadata: %v", ErrHead, err)
 	}
-	if r.left() >= 4 {
-		m.Version = r.i32()
-	}
-	if r.left() >= 1 {
-		m.AckMap = r.loc()
-	}
-	if r.left() >= 4 {
-		m.OpenWireVersion = r.i32()
-	} else {
-		// An index written before brokers recorded the version: the
-		// broker reads its journal with the legacy store version.
-		m.OpenWireVersion = legacyOpenWireVersion
-	}
-	if r.err != nil {
-		return fmt.Errorf("%w: metadata: %v", ErrHead, r.err)
-	}
+	m.Metadata = md
 	return nil
-}
-
-type headReader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *headReader) left() int { return len(r.b) - r.off }
-
-func (r *headReader) need(n int) bool {
-	if r.err != nil {
-		return false
-	}
-	if r.left() < n {
-		r.err = fmt.Errorf("short data at %d (need %d)", r.off, n)
-		return false
-	}
-	return true
-}
-
-func (r *headReader) u8() byte {
-	if !r.need(1) {
-		return 0
-	}
-	v := r.b[r.off]
-	r.off++
-	return v
-}
-
-func (r *headReader) i32() int32 {
-	if !r.need(4) {
-		return 0
-	}
-	v := int32(binary.BigEndian.Uint32(r.b[r.off:]))
-	r.off += 4
-	return v
-}
-
-func (r *headReader) i64() int64 {
-	if !r.need(8) {
-		return 0
-	}
-	v := int64(binary.BigEndian.Uint64(r.b[r.off:]))
-	r.off += 8
-	return v
-}
-
-// loc reads an optional location: bool present, then int file, int offset.
-func (r *headReader) loc() *codec.Location {
-	if r.u8() == 0 {
-		return nil
-	}
-	f, o := r.i32(), r.i32()
-	if r.err != nil {
-		return nil
-	}
-	return &codec.Location{File: f, Offset: o}
 }
 
 // headProperties reads the key=value lines of a Java properties text

@@ -21,7 +21,14 @@ import (
 
 // The JSON brokerkit's IndexDump writes (see brokerkit/src/IndexDump.java).
 type oracleDump struct {
+	// Timeout: IndexDump stopped the broker's code; Loops: because it
+	// spent INDEXDUMP_CPU_MS of CPU time in the index code (the broker
+	// loops), not because the wall-clock limit came first (no verdict).
 	Timeout        bool          `json:"timeout,omitempty"`
+	Loops          bool          `json:"loops,omitempty"`
+	CPUMs          int64         `json:"cpuMs,omitempty"`
+	WallMs         int64         `json:"wallMs,omitempty"`
+	Stack          []string      `json:"stack,omitempty"`
 	Header         *oracleHeader `json:"header"`
 	Error          string        `json:"error,omitempty"`
 	IterationError string        `json:"iterationError,omitempty"`
@@ -251,20 +258,40 @@ func compareWithOracle(t *testing.T, c oracleCase, want oracleDump) {
 	ix, err := Read(c.dir)
 	var ce *CorruptionError
 	switch {
+	case want.Timeout && !want.Loops:
+		// Time is not a verdict: a slow machine is not a broker that
+		// loops.
+		t.Fatalf("IndexDump stopped the broker's code at its wall-clock limit (%d ms, %d ms of CPU) before it finished or showed it loops: no verdict to compare Read (%v) with; stack:\n%s",
+			want.WallMs, want.CPUMs, err, strings.Join(want.Stack, "\n"))
 	case want.Timeout || strings.Contains(want.Error, "OutOfMemoryError"):
-		// The broker loops (or grows without end) on page links that
-		// form a cycle: Read must refuse the index.
+		// The broker loops (it spent seconds of CPU in the index code on
+		// an index of a few pages, or grew without end) on page links
+		// that form a cycle: Read must refuse the index.
 		if !errors.Is(err, ErrCycle) && !errors.Is(err, ErrBudget) {
-			t.Fatalf("the broker does not finish (%q); Read: %v", want.Error, err)
+			t.Fatalf("the broker does not finish (%q, %d ms of CPU, in %s); Read: %v", want.Error, want.CPUMs, firstFrame(want.Stack), err)
 		}
+		t.Logf("the broker does not finish (%q, %d ms of CPU, in %s); Read: %v", want.Error, want.CPUMs, firstFrame(want.Stack), err)
 		return
 	case errors.Is(err, ErrCycle) || errors.Is(err, ErrBudget):
 		t.Fatalf("Read: %v; the broker finishes: %+v", err, want)
 	case errors.Is(err, ErrVersion):
-		// Older indexes are upgraded in place by the broker (or not:
-		// an index whose version field is missing fails it); Read does
-		// not go there.
-		t.Logf("unsupported version; broker: %q", want.Error)
+		// Read refuses an index older than it reads; the broker must
+		// not read it as it is either: it fails to load it (a version
+		// field missing), or it upgrades it in place (the version
+		// after its load is not the stored one).
+		h, herr := ReadHead(c.dir)
+		switch {
+		case herr != nil:
+			t.Fatalf("Read: %v; the stored version: %v", err, herr)
+		case h.Version >= minVersion:
+			t.Fatalf("Read: %v, but the stored version is %d", err, h.Version)
+		case want.Error != "" || want.IterationError != "" || hasDestError(want):
+			t.Logf("both refuse version %d: broker %s%s%s; Read: %v", h.Version, want.Error, want.IterationError, destErrors(want), err)
+		case want.Metadata != nil && want.Metadata.Version != h.Version:
+			t.Logf("the broker upgrades version %d to %d in place; Read refuses it: %v", h.Version, want.Metadata.Version, err)
+		default:
+			t.Fatalf("Read: %v; the broker reads version %d as it is: %+v", err, h.Version, want.Metadata)
+		}
 		return
 	case want.Error != "":
 		if !errors.As(err, &ce) || !ce.AtLoad {
@@ -324,6 +351,14 @@ func compareWithOracle(t *testing.T, c oracleCase, want oracleDump) {
 }
 
 func hasDestError(d oracleDump) bool { return destErrors(d) != "" }
+
+// firstFrame is the innermost frame of IndexDump's stack at a stop.
+func firstFrame(stack []string) string {
+	if len(stack) == 0 {
+		return "no stack"
+	}
+	return stack[0]
+}
 
 func destErrors(d oracleDump) string {
 	var s []string
@@ -636,13 +671,32 @@ func TestDifferential(t *testing.T) {
 		}
 		cases = append(cases, oracleCase{name: fmt.Sprintf("mutant-%03d", i), dir: dir, anyNotes: true})
 	}
+	// and one the broker loops on, so that a run sees the verdict "loops"
+	// made (the table tests' other cycles are not compared: seconds of
+	// CPU each)
+	for _, r := range errorRows() {
+		if r.name == "branch child is the root" {
+			data, _, _ := r.files()
+			dir := filepath.Join(t.TempDir(), "cycle")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, dir, "db.data", data)
+			cases = append(cases, oracleCase{name: "cycle", dir: dir, anyNotes: true})
+		}
+	}
+	if cases[len(cases)-1].name != "cycle" {
+		t.Fatal("no error row \"branch child is the root\"")
+	}
 	args := []string{}
 	outs := make([]string, len(cases))
 	for i, c := range cases {
 		outs[i] = filepath.Join(t.TempDir(), "dump.json")
 		args = append(args, c.dir, outs[i])
 	}
-	t.Setenv("INDEXDUMP_TIMEOUT_MS", "3000")
+	// an index of 18 pages of 256 bytes: 3 s of CPU in the broker's
+	// index code is a loop
+	t.Setenv("INDEXDUMP_CPU_MS", "3000")
 	brokertest.Run(t, "IndexDump", args...)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/kahafs/kahafs/internal/binenc"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -442,18 +443,21 @@ func TestModelFieldsListed(t *testing.T) {
 }
 
 // FuzzResumeState: a saved state that does not decode is refused, never a
-// panic; one that decodes builds a graph with its invariants, also after
+// panic; one that decodes saves again to a state that resumes and saves
+// to the same bytes (AppendState(Resume(s)) == s for the states the
+// builder saved); and it builds a graph with its invariants, also after
 // more records are fed.
 func FuzzResumeState(f *testing.F) {
 	dirs, _ := filepath.Glob("../testdata/stores/*/store")
 	if len(dirs) == 0 {
-		f.Skip("no fixtures")
+		need.Skip(f, "no fixtures under testdata/stores")
 	}
 	st, calls := recordStore(f, dirs[len(dirs)-1])
 	opts := StoreOptions(st, true, nil)
 	all := opts
 	all.KeepCompleted = -1 // finished transactions made lazily
 	half := len(calls) / 2
+	seeds := map[string]bool{}
 	for _, o := range []Options{opts, all} {
 		for _, k := range []int{0, half, len(calls)} {
 			b := NewBuilder(o)
@@ -463,14 +467,34 @@ func FuzzResumeState(f *testing.F) {
 				f.Fatal(err)
 			}
 			f.Add(state)
+			seeds[string(state)] = true
 		}
 	}
 	f.Fuzz(func(t *testing.T, state []byte) {
-		b, err := ResumeBuilderBytes(opts, state)
+		o := opts
+		b, err := ResumeBuilderBytes(o, state)
 		if err != nil {
-			if b, err = ResumeBuilderBytes(all, state); err != nil {
+			o = all
+			if b, err = ResumeBuilderBytes(o, state); err != nil {
 				return
 			}
+		}
+		// A state that resumes is what it says: saved again, it resumes
+		// and saves to the same bytes; a state the builder saved itself
+		// (the seeds) saves to exactly itself.
+		saved, err := b.AppendState(nil)
+		if err != nil {
+			t.Fatalf("a resumed builder does not save its state: %v", err)
+		}
+		if _, ok := seeds[string(state)]; ok && !bytes.Equal(saved, state) {
+			t.Fatal("a saved state, resumed and saved again, differs")
+		}
+		again, err := ResumeBuilderBytes(o, saved)
+		if err != nil {
+			t.Fatalf("a saved state does not resume: %v", err)
+		}
+		if savedAgain, err := again.AppendState(nil); err != nil || !bytes.Equal(savedAgain, saved) {
+			t.Fatalf("saving a resumed state is not stable: %v", err)
 		}
 		var c codec.Command
 		for _, cl := range calls[half:] {

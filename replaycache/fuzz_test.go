@@ -1,26 +1,31 @@
 package replaycache
 
 import (
+	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/faults"
+	"github.com/kahafs/kahafs/internal/need"
 	"github.com/kahafs/kahafs/refgraph"
 )
 
 // FuzzDecode: a cache file that does not decode is refused, never a
-// panic, and one that decodes gives a state that resumes or is refused.
+// panic; one that decodes encodes again to a file that decodes to the same
+// (and encodes to the same bytes), and gives a state that resumes or is
+// refused.
 // The checksum is fixed up after mutation, so that the fuzzer reaches the
 // payload decoder rather than stopping at the CRC.
 func FuzzDecode(f *testing.F) {
 	dirs, _ := filepath.Glob("../testdata/stores/*/store")
 	if len(dirs) == 0 {
-		f.Skip("no fixtures")
+		need.Skip(f, "no fixtures under testdata/stores")
 	}
 	// a cache file of a real store as the seed
 	store := filepath.Join(f.TempDir(), "store")
@@ -60,6 +65,22 @@ func FuzzDecode(f *testing.F) {
 		c, err := decode(b, pathOf)
 		if err != nil {
 			return
+		}
+		// what decodes is what the file says: encoded again it decodes to
+		// the same, and encodes to the same bytes
+		enc, err := c.encode()
+		if err != nil {
+			t.Fatalf("decoded cache does not encode: %v", err)
+		}
+		c2, err := decode(enc, pathOf)
+		if err != nil {
+			t.Fatalf("decoded cache, encoded again, does not decode: %v", err)
+		}
+		if !reflect.DeepEqual(c, c2) {
+			t.Fatalf("decoded %+v, encoded and decoded again %+v", c, c2)
+		}
+		if enc2, err := c2.encode(); err != nil || !bytes.Equal(enc, enc2) {
+			t.Fatalf("encoding is not stable: %v", err)
 		}
 		bld, err := refgraph.ResumeBuilderBytes(ropts, c.State)
 		if err != nil {

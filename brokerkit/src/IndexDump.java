@@ -1,4 +1,6 @@
 import java.io.File;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -39,7 +41,9 @@ import org.apache.activemq.util.RecoverableRandomAccessFile;
  *
  * Usage: IndexDump STORE_DIR OUT.json [STORE_DIR OUT.json ...]
  *
- * Output: {"timeout":true} when the broker's code did not finish (it loops on page links that form a cycle), else
+ * Output: {"timeout":true,"loops":true|false,"cpuMs":N,"wallMs":N,"stack":[...]} when the broker's code did not finish
+ *         (loops: it spent INDEXDUMP_CPU_MS of CPU time on the index and was still in the index code, which only a
+ *         loop on page links that form a cycle does; without loops the wall-clock limit came first: no verdict), else
  *         {"header":{...}|null, "error":"..." (load failed: the broker would rebuild the index), "pageCount":N,
  *          "iterationError":"..." (listing the destinations failed after the load),
  *          "metadata":{...}, "destinations":[{"key","topic","nextMessageId","messages":[{seq,id,file,offset,size,
@@ -66,12 +70,20 @@ public final class IndexDump {
     }
 
     /**
-     * A damaged index can make the broker's code loop forever (page links that form a cycle): such a dump is
-     * stopped after INDEXDUMP_TIMEOUT_MS (default 10000) and reported as {"timeout": true}.
+     * A damaged index can make the broker's code loop forever (page links that form a cycle). What says it loops is
+     * the work it does, not the time it takes (a loaded machine is slow): the dump is stopped once its thread has
+     * used INDEXDUMP_CPU_MS (default 10000) of CPU time, far more than any index of a few pages needs, and is
+     * reported as {"timeout": true, "loops": true} with the thread's stack at that moment. A dump that reaches the
+     * wall-clock limit INDEXDUMP_TIMEOUT_MS (default 120000) first is stopped too, but "loops" is false: the test
+     * cannot tell what the broker does there.
      */
     @SuppressWarnings("deprecation")
     static Map<String, Object> dumpWithTimeout(File store) throws Exception {
-        long limit = Long.parseLong(System.getenv().getOrDefault("INDEXDUMP_TIMEOUT_MS", "10000"));
+        long wallLimit = Long.parseLong(System.getenv().getOrDefault("INDEXDUMP_TIMEOUT_MS", "120000"));
+        long cpuLimit = Long.parseLong(System.getenv().getOrDefault("INDEXDUMP_CPU_MS", "10000"));
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        if (!mx.isThreadCpuTimeSupported()) throw new IllegalStateException("no thread CPU time in this JVM");
+        mx.setThreadCpuTimeEnabled(true);
         Map<String, Object>[] result = new Map[1];
         Throwable[] failure = new Throwable[1];
         Thread t = new Thread(() -> {
@@ -82,12 +94,28 @@ public final class IndexDump {
             }
         }, "indexdump");
         t.setDaemon(true);
+        long start = System.nanoTime();
         t.start();
-        t.join(limit);
-        if (t.isAlive()) {
+        while (true) {
+            t.join(20);
+            if (!t.isAlive()) break;
+            long cpuMs = Math.max(0, mx.getThreadCpuTime(t.getId())) / 1_000_000;
+            long wallMs = (System.nanoTime() - start) / 1_000_000;
+            if (cpuMs < cpuLimit && wallMs < wallLimit) continue;
+            StackTraceElement[] stack = t.getStackTrace();
             t.stop(); // Java 17: still stops a thread that loops without blocking
+            List<String> frames = new ArrayList<>();
+            boolean inIndex = false;
+            for (StackTraceElement e : stack) {
+                frames.add(e.toString());
+                inIndex |= e.getClassName().startsWith("org.apache.activemq.store.kahadb.");
+            }
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("timeout", true);
+            m.put("loops", cpuMs >= cpuLimit && inIndex);
+            m.put("cpuMs", cpuMs);
+            m.put("wallMs", wallMs);
+            m.put("stack", frames);
             return m;
         }
         if (failure[0] != null) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,22 +19,32 @@ import (
 // the fixtures are on (its block size).
 var onDisk = regexp.MustCompile(`\d+ bytes \([^)]*\) on disk|frees \d+ bytes \([^)]*\)`)
 
+// maxLengthRuns are the runs of holders-max-file-length.golden: without
+// --max-file-length, with one the store contradicts, with one it agrees
+// with. TestHoldersGivenLengthMatchesBroker checks every file's verdict of
+// each against a real broker run with that length.
+var maxLengthRuns = []struct {
+	fixture string
+	args    []string
+	length  int // the journalMaxFileLength the run uses
+}{
+	{"queues", nil, 16384}, // preallocated: exact
+	{"tx", nil, 16384},     // grown: a lower bound (16263); the fixture's broker used 16384
+	{"queues", []string{"--max-file-length", "32mb"}, 32 << 20},  // contradicted
+	{"tx", []string{"--max-file-length", "8k"}, 8 << 10},         // contradicted
+	{"tx", []string{"--max-file-length", "16384"}, 16384},        // agrees
+	{"topics", []string{"--max-file-length", "16KiB"}, 16 << 10}, // agrees
+}
+
 // TestHoldersMaxFileLength: without --max-file-length the length is read
 // off the store and the output's first line says which and why; a flag
-// the store contradicts is warned about.
+// the store contradicts is warned about. holders-max-file-length.golden is
+// kahafs's own output: it holds the wording and the layout of these runs;
+// that their verdicts (which file is free) are the broker's is
+// TestHoldersGivenLengthMatchesBroker's to check.
 func TestHoldersMaxFileLength(t *testing.T) {
 	var all strings.Builder
-	for _, c := range []struct {
-		fixture string
-		args    []string
-	}{
-		{"queues", nil}, // preallocated: exact
-		{"tx", nil},     // grown: a lower bound
-		{"queues", []string{"--max-file-length", "32mb"}},  // contradicted
-		{"tx", []string{"--max-file-length", "8k"}},        // contradicted
-		{"tx", []string{"--max-file-length", "16384"}},     // agrees
-		{"topics", []string{"--max-file-length", "16KiB"}}, // agrees
-	} {
+	for _, c := range maxLengthRuns {
 		fx := brokertest.Named(t, c.fixture)
 		args := append(append([]string{"holders", "--no-cache"}, c.args...), fx.StoreDir)
 		out, stderr, code := runCLI(t, args...)
@@ -53,6 +64,35 @@ func TestHoldersMaxFileLength(t *testing.T) {
 	assert.False(t, doc.MaxFileLength.Exact)
 	assert.Contains(t, doc.MaxFileLength.Warning, "preallocated to 16384 bytes")
 	assert.Contains(t, stderr, "warning: journalMaxFileLength: --max-file-length 33554432 disagrees with the store")
+}
+
+// TestHoldersGivenLengthMatchesBroker: each run of
+// holders-max-file-length.golden predicts the cleanup a real broker makes
+// on the store with that journalMaxFileLength (brokerkit Inspect on a
+// copy, or the fixture's recorded one for the length its broker used),
+// also where the length contradicts the store's.
+func TestHoldersGivenLengthMatchesBroker(t *testing.T) {
+	brokertest.Require(t)
+	for _, c := range maxLengthRuns {
+		t.Run(c.fixture+"-"+strconv.Itoa(c.length), func(t *testing.T) {
+			fx := brokertest.Named(t, c.fixture)
+			args := append(append([]string{"holders", "--no-cache", "--json"}, c.args...), fx.StoreDir)
+			out, stderr, code := runCLI(t, args...)
+			require.Equal(t, exitOK, code, stderr)
+			var doc holdersOut
+			require.NoError(t, json.Unmarshal([]byte(out), &doc))
+			// the fixture's length: the broker's cleanup is recorded in
+			// expected.json; any other: run the broker with it
+			want := fx.Expected.Inspect.Deleted
+			if c.length != fx.Expected.MaxFileLength {
+				want = brokertest.Inspect(t, brokertest.CopyStore(t, fx.StoreDir), c.length).Deleted
+			}
+			if want == nil {
+				want = []int32{}
+			}
+			assert.Equal(t, want, doc.GCCandidates, "files the broker deletes with journalMaxFileLength %d", c.length)
+		})
+	}
 }
 
 // TestHoldersInferredMatchesBroker: on every real-broker fixture, the
