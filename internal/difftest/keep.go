@@ -32,7 +32,10 @@ import (
 //
 // Replay re-runs the comparison on it with the kept broker answers and no
 // broker. A kept seed moved under testdata/kept/ (with a
-// fixture.json) is a fixture TestReplayFixtures replays in CI.
+// fixture.json) is a fixture TestReplayFixtures replays in CI; where the
+// broker's answer as found was the oracle's fault, the fixed oracle's
+// answer replaces it and the one found stays as oracle/NAME.found.json
+// (the replay with it must give findings.json's findings again).
 
 // Kept-seed file names.
 const (

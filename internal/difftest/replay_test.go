@@ -97,6 +97,42 @@ func TestReplayFixtures(t *testing.T) {
 				assert.NotContains(t, n, "REPLAY:", "the whole comparison is replayed")
 			}
 			assert.Equal(t, before, treeDigest(t, dir), "a replay does not write to the kept seed")
+
+			// with the broker answers as found (oracle/*.found.json, where a
+			// fixed oracle answered again), the replay finds what was found
+			found, err := filepath.Glob(filepath.Join(dir, keptOracle, "*.found.json"))
+			require.NoError(t, err)
+			if len(found) == 0 {
+				return
+			}
+			asFound := filepath.Join(t.TempDir(), "as-found")
+			require.NoError(t, copyKept(asFound, dir))
+			for _, f := range found {
+				b, err := os.ReadFile(f)
+				require.NoError(t, err)
+				name := strings.TrimSuffix(filepath.Base(f), ".found.json") + ".json"
+				require.NoError(t, os.WriteFile(filepath.Join(asFound, keptOracle, name), b, 0o644))
+			}
+			var orig []struct {
+				Findings []struct {
+					Kind      Kind   `json:"kind"`
+					View      string `json:"view"`
+					Where     string `json:"where"`
+					Kahafs    string `json:"kahafs"`
+					Broker    string `json:"broker"`
+					Explained string `json:"explained"`
+				} `json:"findings"`
+			}
+			require.NoError(t, readJSON(filepath.Join(dir, keptFindings), &orig))
+			require.Len(t, orig, 1)
+			want := []ExpectedFinding{}
+			for _, f := range orig[0].Findings {
+				want = append(want, ExpectedFinding{f.Kind, f.View, f.Where, f.Kahafs, f.Broker, f.Explained != ""})
+			}
+			require.NotEmpty(t, want, "findings.json has what was found")
+			again := Replay(context.Background(), asFound, t.TempDir(), nil)
+			require.NoError(t, again.Err)
+			assert.Equal(t, want, expected(again.Findings), "the answers as found give the findings as found")
 		})
 	}
 }
