@@ -39,8 +39,8 @@ public class SchedulerGen {
     static final int MAX_LEN = 8192;
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2 || !args[1].equals("jobs")) {
-            System.err.println("usage: SchedulerGen OUTDIR jobs");
+        if (args.length != 2 || !(args[1].equals("jobs") || args[1].equals("churn"))) {
+            System.err.println("usage: SchedulerGen OUTDIR jobs|churn");
             System.exit(2);
         }
         File out = new File(args[0]);
@@ -86,6 +86,9 @@ public class SchedulerGen {
         String pad = "x".repeat(400);
 
         int fired = 0;
+        if (args[1].equals("churn")) {
+            fired = churn(s, p, pad, steps);
+        } else {
         // 1. pending delayed jobs (1 h): the first files
         String firstLater = null;
         for (int i = 0; i < 12; i++) {
@@ -140,6 +143,7 @@ public class SchedulerGen {
         // 7. a pending job at the end
         send(s, p, "Q.LATER", "later-tail " + pad, 7200_000L, 0, 0, null);
         steps.add("Q.LATER: 1 job delayed 2 h (pending)");
+        }
         Thread.sleep(500);
         c.close();
         b.stop();
@@ -147,7 +151,7 @@ public class SchedulerGen {
 
         TreeSet<String> files = new TreeSet<>(Arrays.asList(store.list()));
         try (Writer w = new FileWriter(new File(out, "expected.json"))) {
-            w.write("{\n  \"scenario\": \"scheduler-jobs\",\n");
+            w.write("{\n  \"scenario\": \"scheduler-" + args[1] + "\",\n");
             w.write("  \"description\": " + Json.quote("Job scheduler store (JobSchedulerStoreImpl, journalMaxFileLength "
                 + MAX_LEN + ", checkpoint/cleanup intervals 0, cleanupOnStop false) of a broker with schedulerSupport: "
                 + String.join("; ", steps) + "; clean stop without cleanup.") + ",\n");
@@ -163,6 +167,36 @@ public class SchedulerGen {
             w.write("]\n}\n");
         }
         System.exit(0);
+    }
+
+    // churn: jobs whose last reschedule moves from file to file while
+    // others are added, fire and are removed; stopped while some still
+    // repeat. Returns the fires waited for.
+    static int churn(Session s, MessageProducer p, String pad, List<String> steps) throws Exception {
+        for (int i = 0; i < 4; i++) {
+            send(s, p, "Q.TICK", "tick-" + i + " " + pad.substring(0, 100), 50L, 120L, 1000, null);
+        }
+        steps.add("Q.TICK: 4 jobs delay 50 ms, period 120 ms, repeat 1000 (still repeating at the stop)");
+        for (int i = 0; i < 3; i++) {
+            send(s, p, "Q.TICK.SHORT", "short-" + i, 50L, 100L, 6, null);
+        }
+        steps.add("Q.TICK.SHORT: 3 jobs delay 50 ms, period 100 ms, repeat 6 (7 fires, removed)");
+        for (int round = 0; round < 8; round++) {
+            for (int i = 0; i < 6; i++) {
+                send(s, p, "Q.SOON", "soon-" + round + "-" + i + " " + pad, 100L + 50L * i, 0, 0, null);
+            }
+            if (round == 0 || round == 4) {
+                send(s, p, "Q.LATER", "later-" + round + " " + pad, 3600_000L * (round + 1), 0, 0, null);
+            }
+            Thread.sleep(400);
+        }
+        steps.add("8 rounds of 6 Q.SOON jobs delayed 100-350 ms (fire, removed), 400 ms apart; in rounds 0 and 4 a Q.LATER job delayed 1 h, 5 h (pending)");
+        send(s, p, "Q.CRON", "cron " + pad, 0, 0, 0, "15 3 * * 1");
+        steps.add("Q.CRON: 1 cron job (15 3 * * 1), pending");
+        waitFor(s, "Q.SOON", 48);
+        waitFor(s, "Q.TICK.SHORT", 21);
+        Thread.sleep(800);
+        return 69;
     }
 
     // send sends a scheduled message and returns its id (the job's id).

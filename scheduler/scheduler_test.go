@@ -1,0 +1,175 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// brokerCleanup is brokerkit SchedulerCleanup's output.
+type brokerCleanup struct {
+	MaxFileLength int64   `json:"maxFileLength"`
+	FilesBefore   []int32 `json:"filesBefore"`
+	FilesAfter    []int32 `json:"filesAfter"`
+	Deleted       []int32 `json:"deleted"`
+	Jobs          []struct {
+		JobID       string `json:"jobId"`
+		Delay       int64  `json:"delay"`
+		Period      int64  `json:"period"`
+		Repeat      int32  `json:"repeat"`
+		Cron        string `json:"cron"`
+		MessageID   string `json:"messageId"`
+		Destination string `json:"destination"`
+	} `json:"jobs"`
+}
+
+func fixtureDir(name string) string {
+	return filepath.Join(brokertest.RepoRoot(), "testdata", "scheduler", name)
+}
+
+func readCleanup(t *testing.T, path string) brokerCleanup {
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var bc brokerCleanup
+	require.NoError(t, json.Unmarshal(raw, &bc))
+	return bc
+}
+
+func predict(t *testing.T, dir string, maxFileLength int64) (*Model, *Prediction) {
+	st, err := codec.OpenStore(dir)
+	require.NoError(t, err)
+	m, err := Replay(st, codec.ReadOptions{})
+	require.NoError(t, err)
+	return m, m.Predict(maxFileLength)
+}
+
+// TestPredictRecorded: the prediction on the committed fixture is what the
+// broker's cleanup deleted from a copy of it (cleanup.json, recorded by
+// brokerkit SchedulerCleanup), and the jobs are the ones it listed.
+func TestPredictRecorded(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			dir := fixtureDir(name)
+			bc := readCleanup(t, filepath.Join(dir, "cleanup.json"))
+			m, p := predict(t, filepath.Join(dir, "store"), bc.MaxFileLength)
+			assert.Equal(t, bc.Deleted, nonNil(p.Deleted))
+			assert.Equal(t, bc.FilesBefore, ids(p))
+			for _, f := range p.Files {
+				assert.Equal(t, f.Pinned, len(f.Reasons) > 0, f.Name)
+			}
+			assertJobs(t, bc, m)
+		})
+	}
+}
+
+// fixtures are the job scheduler stores under testdata/scheduler: jobs
+// (files freed, files pinned by jobs and by removes), churn (jobs
+// rescheduled from file to file; every file pinned, four of them by
+// removes alone).
+var fixtures = []string{"jobs", "churn"}
+
+func nonNil(ids []int32) []int32 {
+	if ids == nil {
+		return []int32{}
+	}
+	return ids
+}
+
+func ids(p *Prediction) []int32 {
+	var out []int32
+	for _, f := range p.Files {
+		out = append(out, f.ID)
+	}
+	return out
+}
+
+// TestReasons: every pinned file of the fixtures is held by what the
+// model says, and the kinds are the broker's (jobs: its reference count;
+// removes: its remove tracker; the write position).
+func TestReasons(t *testing.T) {
+	_, p := predict(t, filepath.Join(fixtureDir("jobs"), "store"), 8192)
+	kinds := map[string]string{}
+	for _, f := range p.Files {
+		if len(f.Reasons) > 0 {
+			kinds[f.Name] = f.Reasons[0].Kind
+		}
+	}
+	assert.Equal(t, map[string]string{"db-1.log": KindJobs, "db-2.log": KindJobs, "db-6.log": KindJobs,
+		"db-7.log": KindRemoves, "db-10.log": KindRemoves, "db-11.log": KindWritePosition}, kinds)
+	_, p = predict(t, filepath.Join(fixtureDir("churn"), "store"), 8192)
+	n := 0
+	for _, f := range p.Files {
+		if f.Reasons[0].Kind == KindRemoves {
+			n++
+			assert.NotEmpty(t, f.Reasons[0].Files)
+		}
+	}
+	assert.Equal(t, 3, n)
+}
+
+// TestIncomplete: a journal an earlier cleanup deleted files of is refused.
+func TestIncomplete(t *testing.T) {
+	for _, gone := range []string{"db-1.log", "db-4.log"} {
+		cp := brokertest.CopyStore(t, filepath.Join(fixtureDir("jobs"), "store"))
+		require.NoError(t, os.Remove(filepath.Join(cp, gone)))
+		st, err := codec.OpenStore(cp)
+		require.NoError(t, err)
+		_, err = Replay(st, codec.ReadOptions{})
+		assert.ErrorIs(t, err, ErrIncomplete, gone)
+	}
+}
+
+func assertJobs(t *testing.T, bc brokerCleanup, m *Model) {
+	jobs := m.Jobs()
+	require.Len(t, jobs, len(bc.Jobs))
+	byID := map[string]*Job{}
+	for _, j := range jobs {
+		byID[j.ID] = j
+	}
+	for _, bj := range bc.Jobs {
+		j := byID[bj.JobID]
+		require.NotNil(t, j, bj.JobID)
+		assert.Equal(t, bj.Delay, j.Delay, bj.JobID)
+		assert.Equal(t, bj.Period, j.Period, bj.JobID)
+		assert.Equal(t, bj.Repeat, j.Repeat, bj.JobID)
+		assert.Equal(t, bj.Cron, j.Cron, bj.JobID)
+	}
+}
+
+// TestPredictBroker: a real JobSchedulerStoreImpl started and stopped on a
+// copy of each fixture deletes exactly the files predicted.
+func TestPredictBroker(t *testing.T) {
+	brokertest.Require(t)
+	for _, name := range fixtures {
+		for _, rotate := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/rotate=%v", name, rotate), func(t *testing.T) {
+				bc0 := readCleanup(t, filepath.Join(fixtureDir(name), "cleanup.json"))
+				cp := brokertest.CopyStore(t, filepath.Join(fixtureDir(name), "store"))
+				maxLen := bc0.MaxFileLength
+				if rotate {
+					// the LOADED trace does not fit in the newest file:
+					// it starts a new one, and the newest is no longer the
+					// write position
+					m, _ := predict(t, cp, maxLen)
+					maxLen = m.Files[len(m.Files)-1].End + RestartTraceSize - 1
+				}
+				m, p := predict(t, cp, maxLen)
+				assert.Equal(t, rotate, p.NewFile)
+				out := filepath.Join(t.TempDir(), "cleanup.json")
+				brokertest.Run(t, "SchedulerCleanup", cp, out, "--max-file-length", strconv.FormatInt(maxLen, 10))
+				bc := readCleanup(t, out)
+				assert.Equal(t, bc.Deleted, nonNil(p.Deleted))
+				assert.Equal(t, bc.FilesBefore, ids(p))
+				assertJobs(t, bc, m)
+			})
+		}
+	}
+}
