@@ -68,7 +68,6 @@ type Prediction struct {
 // recovery and the LOADED trace), with maxFileLength the store's
 // journalMaxFileLength.
 func (m *Model) Predict(maxFileLength int64) *Prediction {
-	p := &Prediction{}
 	// the LOADED trace: appended to the newest file, or to a new one
 	// when it does not fit (the rotation rule refgraph uses)
 	var file int32 = 1
@@ -76,11 +75,18 @@ func (m *Model) Predict(maxFileLength int64) *Prediction {
 	if n := len(m.Files); n > 0 {
 		file, end = m.Files[n-1].Info.ID, m.Files[n-1].End
 	}
+	newFile := false
 	if end > 0 && end+RestartTraceSize >= maxFileLength {
 		file, end = file+1, 0
-		p.NewFile = true
+		newFile = true
 	}
-	p.Trace = codec.Location{File: file, Offset: int32(end + codec.BatchHeaderSize), Size: RestartTraceSize}
+	return m.predict(codec.Location{File: file, Offset: int32(end + codec.BatchHeaderSize), Size: RestartTraceSize}, newFile)
+}
+
+// predict is the cleanup with trace the store's last update and write
+// position (the restart's trace, or the last record of a running store).
+func (m *Model) predict(trace codec.Location, newFile bool) *Prediction {
+	p := &Prediction{Trace: trace, NewFile: newFile}
 
 	complete := map[int32]bool{}
 	for _, f := range m.Files {
@@ -92,7 +98,7 @@ func (m *Model) Predict(maxFileLength int64) *Prediction {
 		pf := File{ID: id, Name: codec.DataFileName(id), Size: f.Size, Refs: m.RC[id]}
 		if id >= p.Trace.File {
 			pf.Reasons = append(pf.Reasons, Reason{Kind: KindWritePosition,
-				Text: fmt.Sprintf("a restarted store appends its LOADED trace at %s: its last update and write position; the cleanup never deletes it or a later file", p.Trace)})
+				Text: fmt.Sprintf("the store's last update and write position is %s: the cleanup never deletes its file or a later one", p.Trace)})
 		}
 		if rc := m.RC[id]; rc > 0 {
 			if ids := refs[id]; len(ids) > 0 {

@@ -1,15 +1,18 @@
 package scheduler
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/openwire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -171,5 +174,66 @@ func TestPredictBroker(t *testing.T) {
 				assertJobs(t, bc, m)
 			})
 		}
+	}
+}
+
+// TestJobJSON: the JSON of every job of the fixtures names the destination
+// and message the broker's own classes read from the job's payload
+// (cleanup.json: SchedulerCleanup unmarshals it with OpenWireFormat), and
+// its times and schedule are the model's.
+func TestJobJSON(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			dir := fixtureDir(name)
+			bc := readCleanup(t, filepath.Join(dir, "cleanup.json"))
+			st, err := codec.OpenStore(filepath.Join(dir, "store"))
+			require.NoError(t, err)
+			r, err := Analyse(st, Options{})
+			require.NoError(t, err)
+			byID := map[string]*Job{}
+			for _, j := range r.Model.Jobs() {
+				byID[j.ID] = j
+			}
+			for _, bj := range bc.Jobs {
+				j := byID[bj.JobID]
+				require.NotNil(t, j)
+				b, err := JobJSON(st, j, openwire.JSONOptions{})
+				require.NoError(t, err)
+				var doc struct {
+					JobID         string  `json:"jobId"`
+					Destination   string  `json:"destination"`
+					NextRun       string  `json:"nextRun"`
+					NextRunMillis int64   `json:"nextRunMillis"`
+					Cron          string  `json:"cron"`
+					Delay         int64   `json:"delay"`
+					Add           string  `json:"add"`
+					LastUpdate    *string `json:"lastUpdate"`
+					Message       struct {
+						Headers map[string]any `json:"headers"`
+						Body    map[string]any `json:"body"`
+					} `json:"message"`
+				}
+				require.NoError(t, json.Unmarshal(b, &doc), "%s", b)
+				assert.Equal(t, bj.JobID, doc.JobID)
+				assert.Equal(t, bj.Destination, doc.Destination)
+				assert.Equal(t, bj.MessageID, doc.Message.Headers["JMSMessageID"], "%s", b)
+				assert.Equal(t, bj.Cron, doc.Cron)
+				assert.Equal(t, bj.Delay, doc.Delay)
+				assert.Equal(t, time.UnixMilli(j.NextTime).UTC().Format("2006-01-02T15:04:05.000Z07:00"), doc.NextRun)
+				assert.Equal(t, j.Add.String(), doc.Add)
+				assert.NotEmpty(t, doc.Message.Body, "%s", b)
+			}
+			var out bytes.Buffer
+			require.NoError(t, r.WriteJSON(&out))
+			var rep struct {
+				Kind         string            `json:"kind"`
+				GCCandidates []int32           `json:"gcCandidates"`
+				Jobs         []json.RawMessage `json:"jobs"`
+			}
+			require.NoError(t, json.Unmarshal(out.Bytes(), &rep))
+			assert.Equal(t, "scheduler", rep.Kind)
+			assert.Equal(t, bc.Deleted, nonNil(rep.GCCandidates))
+			assert.Len(t, rep.Jobs, len(bc.Jobs))
+		})
 	}
 }
