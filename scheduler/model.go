@@ -13,13 +13,17 @@
 // reference count, those holding removes whose adds' files still exist,
 // and those at or after its write position.
 //
-// Replay rebuilds that state by replaying the whole journal, as the store
-// does when its index is lost. That gives the broker's state only when
-// the journal is complete (db-1.log onwards, no file missing): a file
-// deleted by an earlier cleanup may have held a reschedule of a job still
-// scheduled, which the index remembers and a replay cannot. Replay refuses
-// such a journal (ErrIncomplete), as it refuses damage and commands a job
-// scheduler store does not write: it never guesses.
+// Load recovers that state as a starting store does: from its index
+// (kahaindex.ReadScheduler) and the journal records after the index's last
+// update. Without a usable index it replays the whole journal (Replay), as
+// the store does when its index is lost or corrupt; that gives the broker's
+// state only when the journal is complete (db-1.log onwards, no file
+// missing): a file deleted by an earlier cleanup may have held a
+// reschedule of a job still scheduled, which the index remembers and a
+// replay cannot. Such a journal is refused (ErrIncomplete), as are damage,
+// commands a job scheduler store does not write, and an index the
+// broker's recovery would stop at or repair (ErrRecovery): it never
+// guesses.
 package scheduler
 
 import (
@@ -127,18 +131,31 @@ func (m *Model) Jobs() []*Job {
 	return out
 }
 
+func newModel() *Model {
+	return &Model{RC: map[int32]int64{}, Removes: map[int32][]int32{}, Leaked: map[int32]int64{}, scheds: map[string]*sched{}}
+}
+
 // Replay reads the journal of st (every data file, in order) and replays
-// it as JobSchedulerStoreImpl does.
+// it as JobSchedulerStoreImpl does when it has no index: the journal must
+// be complete (ErrIncomplete).
 func Replay(st *codec.Store, ro codec.ReadOptions) (*Model, error) {
-	m := &Model{RC: map[int32]int64{}, Removes: map[int32][]int32{}, Leaked: map[int32]int64{}, scheds: map[string]*sched{}}
 	for i, fi := range st.Files {
 		if fi.ID != int32(i+1) {
 			return nil, fmt.Errorf("%s: %w (the first file is %s, file %d of the store is %s)", st.Dir, ErrIncomplete, st.Files[0].Name, i+1, fi.Name)
 		}
 	}
+	m := newModel()
+	return m, m.replay(st, ro, nil)
+}
+
+// replay processes the records of st after from (all when nil).
+func (m *Model) replay(st *codec.Store, ro codec.ReadOptions, from *codec.Location) error {
 	for i, fi := range st.Files {
 		var perr error
 		sum, err := codec.ScanFile(fi, ro, func(rec codec.Record, c *codec.Command) error {
+			if from != nil && !from.Less(rec.Loc) {
+				return nil
+			}
 			perr = m.process(rec.Loc, c)
 			if perr != nil {
 				perr = fmt.Errorf("%s: offset %d: %w", fi.Path, rec.Loc.Offset, perr)
@@ -146,22 +163,22 @@ func Replay(st *codec.Store, ro codec.ReadOptions) (*Model, error) {
 			return perr
 		})
 		if perr != nil {
-			return nil, perr
+			return perr
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", fi.Path, err)
+			return fmt.Errorf("%s: %w", fi.Path, err)
 		}
 		if i < len(st.Files)-1 {
 			sum.NotLast()
 		}
 		for _, d := range sum.Damage {
 			if !codec.IsTail(d) {
-				return nil, fmt.Errorf("%w: %v", ErrDamaged, d)
+				return fmt.Errorf("%w: %v", ErrDamaged, d)
 			}
 		}
 		m.Files = append(m.Files, sum)
 	}
-	return m, nil
+	return nil
 }
 
 func (m *Model) process(loc codec.Location, c *codec.Command) error {

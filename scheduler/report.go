@@ -45,16 +45,19 @@ type Report struct {
 	Prediction    *Prediction
 	MaxFileLength MaxFileLength
 	Running       bool
+	// Source says whether the state came from the index or the whole
+	// journal.
+	Source Source
 }
 
 // Analyse replays the job scheduler store st and predicts its next
 // cleanup.
 func Analyse(st *codec.Store, opts Options) (*Report, error) {
-	m, err := Replay(st, codec.ReadOptions{SkipChecksums: opts.SkipChecksums})
+	m, src, err := Load(st, codec.ReadOptions{SkipChecksums: opts.SkipChecksums})
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Store: st, Model: m, Running: opts.Running}
+	r := &Report{Store: st, Model: m, Source: src, Running: opts.Running}
 	r.MaxFileLength = settle(m, opts.MaxFileLength)
 	if opts.Running {
 		r.Prediction = m.predict(m.LastUpdate, false)
@@ -116,8 +119,19 @@ func (r *Report) Header() []string {
 	if r.Running {
 		mode = "the next cleanup of the broker running on it"
 	}
+	src := "its index (scheduleDB.data) and the journal after the index's last update"
+	if r.Source.LastUpdate != nil {
+		src += " " + r.Source.LastUpdate.String()
+	}
+	if !r.Source.Index {
+		src = "the whole journal (no index)"
+		if r.Source.IndexProblem != "" {
+			src = "the whole journal, as the broker rebuilds an index it cannot use: " + r.Source.IndexProblem
+		}
+	}
 	return []string{
 		fmt.Sprintf("job scheduler store %s: %d job(s) scheduled; predicting %s", r.Store.Dir, len(r.Model.Jobs()), mode),
+		"state from " + src,
 		fmt.Sprintf("journalMaxFileLength %d: %s", r.MaxFileLength.Value, r.MaxFileLength.Text),
 	}
 }
@@ -138,6 +152,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	jw.Str("text", r.MaxFileLength.Text)
 	jw.Close()
 	jw.Bool("running", r.Running)
+	jw.Bool("fromIndex", r.Source.Index)
 	jw.Str("writePosition", r.Prediction.Trace.String())
 	jw.OpenArray("files")
 	for _, f := range r.Prediction.Files {

@@ -46,12 +46,42 @@ func readCleanup(t *testing.T, path string) brokerCleanup {
 	return bc
 }
 
+// predict loads the store as a starting broker does (its index and the
+// journal after it) and predicts the cleanup.
 func predict(t *testing.T, dir string, maxFileLength int64) (*Model, *Prediction) {
 	st, err := codec.OpenStore(dir)
 	require.NoError(t, err)
-	m, err := Replay(st, codec.ReadOptions{})
+	m, src, err := Load(st, codec.ReadOptions{})
 	require.NoError(t, err)
+	require.True(t, src.Index)
 	return m, m.Predict(maxFileLength)
+}
+
+// TestIndexEqualsReplay: on the complete fixtures, the state recovered
+// from the index and the journal after it is the state a replay of the
+// whole journal makes (the index keeps no rescheduled counts), and so is
+// the prediction.
+func TestIndexEqualsReplay(t *testing.T) {
+	for _, name := range []string{"jobs", "churn"} {
+		st, err := codec.OpenStore(filepath.Join(fixtureDir(name), "store"))
+		require.NoError(t, err)
+		mi, src, err := Load(st, codec.ReadOptions{})
+		require.NoError(t, err)
+		require.True(t, src.Index)
+		mr, err := Replay(st, codec.ReadOptions{})
+		require.NoError(t, err)
+		ji, jr := mi.Jobs(), mr.Jobs()
+		require.Equal(t, len(jr), len(ji), name)
+		for i := range jr {
+			a, b := *ji[i], *jr[i]
+			a.Rescheduled, b.Rescheduled, a.order, b.order = 0, 0, 0, 0
+			a.Add.Size, b.Add.Size, a.LastUpdate.Size, b.LastUpdate.Size = 0, 0, 0, 0
+			assert.Equal(t, b, a, name)
+		}
+		assert.Equal(t, mr.RC, mi.RC, name)
+		assert.Equal(t, mr.LastUpdate.String(), mi.LastUpdate.String(), name)
+		assert.Equal(t, mr.Predict(8192).Deleted, mi.Predict(8192).Deleted, name)
+	}
 }
 
 // TestPredictRecorded: the prediction on the committed fixture is what the
@@ -77,7 +107,10 @@ func TestPredictRecorded(t *testing.T) {
 // (files freed, files pinned by jobs and by removes), churn (jobs
 // rescheduled from file to file; every file pinned, four of them by
 // removes alone).
-var fixtures = []string{"jobs", "churn"}
+// aged (a first run's cleanup deleted db-2.log and db-3.log, the second
+// run's jobs repeat on from reschedules in them: only the index knows
+// them).
+var fixtures = []string{"jobs", "churn", "aged"}
 
 func nonNil(ids []int32) []int32 {
 	if ids == nil {
@@ -118,8 +151,31 @@ func TestReasons(t *testing.T) {
 	assert.Equal(t, 3, n)
 }
 
-// TestIncomplete: a journal an earlier cleanup deleted files of is refused.
+// TestIncomplete: a journal an earlier cleanup deleted files of is refused
+// without its index: a replay cannot know what the deleted files held.
 func TestIncomplete(t *testing.T) {
+	st, err := codec.OpenStore(filepath.Join(fixtureDir("aged"), "store"))
+	require.NoError(t, err)
+	_, err = Replay(st, codec.ReadOptions{})
+	assert.ErrorIs(t, err, ErrIncomplete)
+	cp := brokertest.CopyStore(t, filepath.Join(fixtureDir("aged"), "store"))
+	for _, f := range []string{"scheduleDB.data", "scheduleDB.redo", "scheduleDB.free"} {
+		require.NoError(t, os.Remove(filepath.Join(cp, f)))
+	}
+	st, err = codec.OpenStore(cp)
+	require.NoError(t, err)
+	_, src, err := Load(st, codec.ReadOptions{})
+	assert.ErrorIs(t, err, ErrIncomplete)
+	assert.False(t, src.Index)
+
+	// a job's add in a file that is gone: the broker's recovery stops
+	cp = brokertest.CopyStore(t, filepath.Join(fixtureDir("jobs"), "store"))
+	require.NoError(t, os.Remove(filepath.Join(cp, "db-1.log")))
+	st, err = codec.OpenStore(cp)
+	require.NoError(t, err)
+	_, _, err = Load(st, codec.ReadOptions{})
+	assert.ErrorIs(t, err, ErrRecovery)
+
 	for _, gone := range []string{"db-1.log", "db-4.log"} {
 		cp := brokertest.CopyStore(t, filepath.Join(fixtureDir("jobs"), "store"))
 		require.NoError(t, os.Remove(filepath.Join(cp, gone)))
@@ -236,4 +292,28 @@ func TestJobJSON(t *testing.T) {
 			assert.Len(t, rep.Jobs, len(bc.Jobs))
 		})
 	}
+}
+
+// TestCorruptIndex: an index the broker cannot load (here cut to 100
+// bytes) is rebuilt from the whole journal, by the broker and by Load; a
+// real JobSchedulerStoreImpl then deletes what is predicted.
+func TestCorruptIndex(t *testing.T) {
+	cp := brokertest.CopyStore(t, filepath.Join(fixtureDir("jobs"), "store"))
+	require.NoError(t, os.Truncate(filepath.Join(cp, "scheduleDB.data"), 100))
+	st, err := codec.OpenStore(cp)
+	require.NoError(t, err)
+	m, src, err := Load(st, codec.ReadOptions{})
+	require.NoError(t, err)
+	assert.False(t, src.Index)
+	assert.NotEmpty(t, src.IndexProblem)
+	p := m.Predict(8192)
+	bc0 := readCleanup(t, filepath.Join(fixtureDir("jobs"), "cleanup.json"))
+	assert.Equal(t, bc0.Deleted, p.Deleted)
+
+	brokertest.Require(t)
+	out := filepath.Join(t.TempDir(), "cleanup.json")
+	brokertest.Run(t, "SchedulerCleanup", cp, out, "--max-file-length", "8192")
+	bc := readCleanup(t, out)
+	assert.Equal(t, bc.Deleted, nonNil(p.Deleted))
+	assertJobs(t, bc, m)
 }

@@ -39,8 +39,8 @@ public class SchedulerGen {
     static final int MAX_LEN = 8192;
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2 || !(args[1].equals("jobs") || args[1].equals("churn"))) {
-            System.err.println("usage: SchedulerGen OUTDIR jobs|churn");
+        if (args.length != 2 || !(args[1].equals("jobs") || args[1].equals("churn") || args[1].equals("aged"))) {
+            System.err.println("usage: SchedulerGen OUTDIR jobs|churn|aged");
             System.exit(2);
         }
         File out = new File(args[0]);
@@ -54,39 +54,53 @@ public class SchedulerGen {
             w.write("*\n!.gitignore\n");
         }
         Logs.setup(new File(logs, "generate.log"));
-
-        JobSchedulerStoreImpl js = new JobSchedulerStoreImpl();
-        js.setDirectory(store);
-        js.setJournalMaxFileLength(MAX_LEN);
-        js.setCheckpointInterval(0);
-        js.setCleanupInterval(0);
-        js.setCleanupOnStop(false);
-
-        BrokerService b = new BrokerService();
-        b.setBrokerName("sched");
-        b.setUseJmx(false);
-        b.setAdvisorySupport(false);
-        b.setSchedulerSupport(true);
-        b.setPersistent(true);
-        b.setUseShutdownHook(false);
-        b.setDataDirectoryFile(new File(logs, "broker-data"));
-        KahaDBPersistenceAdapter a = new KahaDBPersistenceAdapter();
-        a.setDirectory(new File(logs, "broker-data/kahadb"));
-        b.setPersistenceAdapter(a);
-        b.setJobSchedulerStore(js);
-        b.start();
-        b.waitUntilStarted();
-
         List<String> steps = new ArrayList<>();
+        String pad = "x".repeat(400);
+        int fired = 0;
+
+        if (args[1].equals("aged")) {
+            // first run: jobs, then a clean stop WITH the cleanup, which
+            // deletes files (some holding reschedules of jobs that go on)
+            BrokerService b1 = startBroker(store, logs, true);
+            Connection c1 = new ActiveMQConnectionFactory("vm://sched?create=false").createConnection();
+            c1.start();
+            Session s1 = c1.createSession(false, Session.AUTO_ACKNOWLEDGE);
+            MessageProducer p1 = s1.createProducer(null);
+            for (int i = 0; i < 3; i++) {
+                send(s1, p1, "Q.AGED.TICK", "aged-tick-" + i, 50L, 150L, 1000, null);
+            }
+            send(s1, p1, "Q.AGED.LATER", "aged-later " + pad, 3 * 3600_000L, 0, 0, null);
+            for (int i = 0; i < 45; i++) {
+                send(s1, p1, "Q.AGED.SOON", "aged-soon-" + i + " " + pad, 1500L, 0, 0, null);
+            }
+            waitFor(s1, "Q.AGED.SOON", 45);
+            Thread.sleep(600);
+            fired += 45;
+            steps.add("first run: Q.AGED.TICK: 3 jobs period 150 ms, repeat 1000 (repeating through both runs), Q.AGED.LATER: 1 job delayed 3 h, 45 Q.AGED.SOON jobs delayed 1.5 s (fire, removed)");
+            c1.close();
+            b1.stop();
+            b1.waitUntilStopped();
+            steps.add("clean stop with cleanup (cleanupOnStop true): files deleted; restart");
+        }
+        BrokerService b = startBroker(store, logs, false);
         ActiveMQConnectionFactory cf = new ActiveMQConnectionFactory("vm://sched?create=false");
         Connection c = cf.createConnection();
         c.start();
         Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
         MessageProducer p = s.createProducer(null);
-        String pad = "x".repeat(400);
 
-        int fired = 0;
-        if (args[1].equals("churn")) {
+        if (args[1].equals("aged")) {
+            // second run: the ticks go on; a block of jobs whose adds fill
+            // files of their own (free at the next cleanup), fired
+            send(s, p, "Q.AGED.LATER", "aged-later-2 " + pad, 4 * 3600_000L, 0, 0, null);
+            for (int i = 0; i < 45; i++) {
+                send(s, p, "Q.AGED.SOON", "aged-soon-2-" + i + " " + pad, 1500L, 0, 0, null);
+            }
+            waitFor(s, "Q.AGED.SOON", 45);
+            fired += 45;
+            send(s, p, "Q.CRON", "cron " + pad, 0, 0, 0, "0 12 * * *");
+            steps.add("second run (no cleanup on stop): the ticks go on, Q.AGED.LATER: 1 job delayed 4 h, 45 Q.AGED.SOON jobs delayed 1.5 s (fire, removed), Q.CRON: 1 cron job (0 12 * * *)");
+        } else if (args[1].equals("churn")) {
             fired = churn(s, p, pad, steps);
         } else {
         // 1. pending delayed jobs (1 h): the first files
@@ -167,6 +181,31 @@ public class SchedulerGen {
             w.write("]\n}\n");
         }
         System.exit(0);
+    }
+
+    static BrokerService startBroker(File store, File logs, boolean cleanupOnStop) throws Exception {
+        JobSchedulerStoreImpl js = new JobSchedulerStoreImpl();
+        js.setDirectory(store);
+        js.setJournalMaxFileLength(MAX_LEN);
+        js.setCheckpointInterval(0);
+        js.setCleanupInterval(0);
+        js.setCleanupOnStop(cleanupOnStop);
+
+        BrokerService b = new BrokerService();
+        b.setBrokerName("sched");
+        b.setUseJmx(false);
+        b.setAdvisorySupport(false);
+        b.setSchedulerSupport(true);
+        b.setPersistent(true);
+        b.setUseShutdownHook(false);
+        b.setDataDirectoryFile(new File(logs, "broker-data"));
+        KahaDBPersistenceAdapter a = new KahaDBPersistenceAdapter();
+        a.setDirectory(new File(logs, "broker-data/kahadb"));
+        b.setPersistenceAdapter(a);
+        b.setJobSchedulerStore(js);
+        b.start();
+        b.waitUntilStarted();
+        return b;
     }
 
     // churn: jobs whose last reschedule moves from file to file while

@@ -54,9 +54,10 @@ func TestSchedulerStoreRefused(t *testing.T) {
 // TestSchedulerHolders: holders on the job scheduler fixtures calls free
 // exactly the files the broker's cleanup deleted (cleanup.json, recorded
 // by brokerkit SchedulerCleanup on a copy), in text and JSON, and refuses
-// a scheduler journal an earlier cleanup deleted files of.
+// a scheduler journal an earlier cleanup deleted files of when its index
+// is gone.
 func TestSchedulerHolders(t *testing.T) {
-	for _, name := range []string{"jobs", "churn"} {
+	for _, name := range []string{"jobs", "churn", "aged"} {
 		fx := filepath.Join(brokertest.RepoRoot(), "testdata", "scheduler", name)
 		raw, err := os.ReadFile(filepath.Join(fx, "cleanup.json"))
 		require.NoError(t, err)
@@ -103,9 +104,10 @@ func TestSchedulerHolders(t *testing.T) {
 		assert.Len(t, doc.Jobs, len(bc.Jobs))
 	}
 
-	// an earlier cleanup deleted db-3.log: refused
-	dir := brokertest.CopyStore(t, filepath.Join(brokertest.RepoRoot(), "testdata", "scheduler", "jobs", "store"))
-	require.NoError(t, os.Remove(filepath.Join(dir, "db-3.log")))
+	// without its index, a journal an earlier cleanup deleted files of
+	// (aged: db-2.log, db-3.log): refused
+	dir := brokertest.CopyStore(t, filepath.Join(brokertest.RepoRoot(), "testdata", "scheduler", "aged", "store"))
+	require.NoError(t, os.Remove(filepath.Join(dir, "scheduleDB.data")))
 	out, stderr, code := runCLI(t, "holders", dir)
 	assert.Equal(t, exitError, code)
 	assert.Empty(t, out)
