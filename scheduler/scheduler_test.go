@@ -109,8 +109,9 @@ func TestPredictRecorded(t *testing.T) {
 // removes alone).
 // aged (a first run's cleanup deleted db-2.log and db-3.log, the second
 // run's jobs repeat on from reschedules in them: only the index knows
-// them).
-var fixtures = []string{"jobs", "churn", "aged"}
+// them), crash (Runtime.halt: the index on disk is its last checkpoint's,
+// the journal goes on after it).
+var fixtures = []string{"jobs", "churn", "aged", "crash"}
 
 func nonNil(ids []int32) []int32 {
 	if ids == nil {

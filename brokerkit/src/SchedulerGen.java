@@ -39,8 +39,8 @@ public class SchedulerGen {
     static final int MAX_LEN = 8192;
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2 || !(args[1].equals("jobs") || args[1].equals("churn") || args[1].equals("aged"))) {
-            System.err.println("usage: SchedulerGen OUTDIR jobs|churn|aged");
+        if (args.length != 2 || !(args[1].equals("jobs") || args[1].equals("churn") || args[1].equals("aged") || args[1].equals("crash"))) {
+            System.err.println("usage: SchedulerGen OUTDIR jobs|churn|aged|crash");
             System.exit(2);
         }
         File out = new File(args[0]);
@@ -61,7 +61,7 @@ public class SchedulerGen {
         if (args[1].equals("aged")) {
             // first run: jobs, then a clean stop WITH the cleanup, which
             // deletes files (some holding reschedules of jobs that go on)
-            BrokerService b1 = startBroker(store, logs, true);
+            BrokerService b1 = startBroker(store, logs, true, 0);
             Connection c1 = new ActiveMQConnectionFactory("vm://sched?create=false").createConnection();
             c1.start();
             Session s1 = c1.createSession(false, Session.AUTO_ACKNOWLEDGE);
@@ -82,14 +82,38 @@ public class SchedulerGen {
             b1.waitUntilStopped();
             steps.add("clean stop with cleanup (cleanupOnStop true): files deleted; restart");
         }
-        BrokerService b = startBroker(store, logs, false);
+        boolean crash = args[1].equals("crash");
+        BrokerService b = startBroker(store, logs, false, crash ? 300 : 0);
         ActiveMQConnectionFactory cf = new ActiveMQConnectionFactory("vm://sched?create=false");
         Connection c = cf.createConnection();
         c.start();
         Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
         MessageProducer p = s.createProducer(null);
 
-        if (args[1].equals("aged")) {
+        if (crash) {
+            // jobs repeating, fired and removed while the store checkpoints
+            // its index every 300 ms (no cleanup), then Runtime.halt: the
+            // index on disk is behind the journal
+            for (int i = 0; i < 3; i++) {
+                send(s, p, "Q.CRASH.TICK", "crash-tick-" + i, 50L, 100L, 1000, null);
+            }
+            send(s, p, "Q.CRASH.LATER", "crash-later " + pad, 3600_000L, 0, 0, null);
+            for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 30; i++) {
+                    send(s, p, "Q.CRASH.SOON", "crash-soon-" + round + "-" + i + " " + pad, 700L, 0, 0, null);
+                }
+                waitFor(s, "Q.CRASH.SOON", 30);
+            }
+            fired += 60;
+            send(s, p, "Q.CRASH.LATER", "crash-later-2 " + pad, 7200_000L, 0, 0, null);
+            for (int i = 0; i < 10; i++) {
+                send(s, p, "Q.CRASH.SOON", "crash-soon-tail-" + i + " " + pad, 400L, 0, 0, null);
+            }
+            waitFor(s, "Q.CRASH.SOON", 10);
+            fired += 10;
+            Thread.sleep(450);
+            steps.add("index checkpoints every 300 ms (checkpointInterval 300, no cleanup); Q.CRASH.TICK: 3 jobs period 100 ms, repeat 1000; Q.CRASH.LATER: jobs delayed 1 h, 2 h; 2 rounds of 30 and 10 Q.CRASH.SOON jobs (fire, removed); then Runtime.halt (no stop, no checkpoint)");
+        } else if (args[1].equals("aged")) {
             // second run: the ticks go on; a block of jobs whose adds fill
             // files of their own (free at the next cleanup), fired
             send(s, p, "Q.AGED.LATER", "aged-later-2 " + pad, 4 * 3600_000L, 0, 0, null);
@@ -158,17 +182,19 @@ public class SchedulerGen {
         send(s, p, "Q.LATER", "later-tail " + pad, 7200_000L, 0, 0, null);
         steps.add("Q.LATER: 1 job delayed 2 h (pending)");
         }
-        Thread.sleep(500);
-        c.close();
-        b.stop();
-        b.waitUntilStopped();
+        if (!crash) {
+            Thread.sleep(500);
+            c.close();
+            b.stop();
+            b.waitUntilStopped();
+        }
 
         TreeSet<String> files = new TreeSet<>(Arrays.asList(store.list()));
         try (Writer w = new FileWriter(new File(out, "expected.json"))) {
             w.write("{\n  \"scenario\": \"scheduler-" + args[1] + "\",\n");
             w.write("  \"description\": " + Json.quote("Job scheduler store (JobSchedulerStoreImpl, journalMaxFileLength "
                 + MAX_LEN + ", checkpoint/cleanup intervals 0, cleanupOnStop false) of a broker with schedulerSupport: "
-                + String.join("; ", steps) + "; clean stop without cleanup.") + ",\n");
+                + String.join("; ", steps) + (crash ? "." : "; clean stop without cleanup.")) + ",\n");
             w.write("  \"activemqVersion\": " + Json.quote(BrokerService.class.getPackage().getImplementationVersion()) + ",\n");
             w.write("  \"journalMaxFileLength\": " + MAX_LEN + ",\n");
             w.write("  \"fired\": " + fired + ",\n");
@@ -180,14 +206,17 @@ public class SchedulerGen {
             }
             w.write("]\n}\n");
         }
+        if (crash) {
+            Runtime.getRuntime().halt(0);
+        }
         System.exit(0);
     }
 
-    static BrokerService startBroker(File store, File logs, boolean cleanupOnStop) throws Exception {
+    static BrokerService startBroker(File store, File logs, boolean cleanupOnStop, long checkpointInterval) throws Exception {
         JobSchedulerStoreImpl js = new JobSchedulerStoreImpl();
         js.setDirectory(store);
         js.setJournalMaxFileLength(MAX_LEN);
-        js.setCheckpointInterval(0);
+        js.setCheckpointInterval(checkpointInterval);
         js.setCleanupInterval(0);
         js.setCleanupOnStop(cleanupOnStop);
 

@@ -57,7 +57,7 @@ func TestSchedulerStoreRefused(t *testing.T) {
 // a scheduler journal an earlier cleanup deleted files of when its index
 // is gone.
 func TestSchedulerHolders(t *testing.T) {
-	for _, name := range []string{"jobs", "churn", "aged"} {
+	for _, name := range []string{"jobs", "churn", "aged", "crash"} {
 		fx := filepath.Join(brokertest.RepoRoot(), "testdata", "scheduler", name)
 		raw, err := os.ReadFile(filepath.Join(fx, "cleanup.json"))
 		require.NoError(t, err)
