@@ -1,6 +1,7 @@
 package kahaindex
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -97,11 +98,27 @@ func ReadScheduler(dir string) (ix *SchedulerIndex, fresh bool, err error) {
 		}
 		files[i].r, files[i].size = f, st.Size()
 	}
-	pf, fresh, err := openPageFile(files[0], files[1], files[2])
+	return loadScheduler(files[0], files[1], files[2])
+}
+
+// ParseScheduler is ReadScheduler on the contents of scheduleDB.data,
+// .redo and .free (nil: the file does not exist).
+func ParseScheduler(data, redo, free []byte) (*SchedulerIndex, bool, error) {
+	src := func(name string, b []byte) source {
+		if b == nil {
+			return source{name: name}
+		}
+		return source{name: name, r: bytes.NewReader(b), size: int64(len(b))}
+	}
+	return loadScheduler(src("scheduleDB.data", data), src("scheduleDB.redo", redo), src("scheduleDB.free", free))
+}
+
+func loadScheduler(data, redo, free source) (*SchedulerIndex, bool, error) {
+	pf, fresh, err := openPageFile(data, redo, free)
 	if err != nil || fresh {
 		return nil, fresh, err
 	}
-	ix = &SchedulerIndex{Path: files[0].name, JournalRC: map[int32]int32{}, RemoveTracker: map[int32][]int32{}}
+	ix := &SchedulerIndex{Path: data.name, JournalRC: map[int32]int32{}, RemoveTracker: map[int32][]int32{}}
 	if err := readScheduler(pf, ix); err != nil {
 		return nil, false, err
 	}
@@ -161,9 +178,15 @@ func readScheduler(pf *pageFile, ix *SchedulerIndex) error {
 			return atLoad(err)
 		}
 	}
+	// loadPageFile (its failures make the broker rebuild the index from
+	// the journal: AtLoad) reads the metadata, loads the three roots,
+	// iterates the schedulers and loads each one's root; the jobs are
+	// iterated by the recovery after it, the reference counts and the
+	// remove tracker by the cleanup: their failures stop the broker's
+	// start or cleanup instead.
 	var list []named
 	if err := iterateAll(scheds, func(_ jstring, v named) { list = append(list, v) }); err != nil {
-		return err
+		return atLoad(err)
 	}
 	for _, sc := range list {
 		jobs := &btree[int64, []IndexJob]{pf: pf, root: sc.page, what: "jobs B-tree of scheduler " + sc.name, kind: kindJobs,
@@ -191,12 +214,9 @@ func readScheduler(pf *pageFile, ix *SchedulerIndex) error {
 func iterateAll[K, V any](t *btree[K, V], fn func(K, V)) error {
 	stopped, err := t.iterate(nil, fn)
 	if err != nil {
-		return atLoad(err)
+		return err
 	}
-	if stopped != nil {
-		return atLoad(stopped)
-	}
-	return nil
+	return stopped
 }
 
 func compareInt32(a, b int32) int {

@@ -318,3 +318,20 @@ func TestCorruptIndex(t *testing.T) {
 	assert.Equal(t, bc.Deleted, nonNil(p.Deleted))
 	assertJobs(t, bc, m)
 }
+
+// TestRunning: a running store's write position is its last record; its
+// cleanup deletes what a restarted one's deletes when the restart's trace
+// stays in the newest file.
+func TestRunning(t *testing.T) {
+	for _, name := range fixtures {
+		st, err := codec.OpenStore(filepath.Join(fixtureDir(name), "store"))
+		require.NoError(t, err)
+		run, err := Analyse(st, Options{Running: true})
+		require.NoError(t, err)
+		restart, err := Analyse(st, Options{})
+		require.NoError(t, err)
+		assert.Equal(t, run.Model.LastUpdate, run.Prediction.Trace, name)
+		require.False(t, restart.Prediction.NewFile, name)
+		assert.Equal(t, restart.Prediction.Deleted, run.Prediction.Deleted, name)
+	}
+}
