@@ -143,18 +143,25 @@ const (
 	kindLastAcks                 // BTreeNode String -> LastAck
 	kindAckPositions             // ListNode String -> SequenceSet
 	kindSubLocations             // ListNode String -> Location
+	// a job scheduler store's index (scheduler.go): B-tree nodes
+	kindSchedulers    // BTreeNode String -> JobSchedulerImpl
+	kindJobs          // BTreeNode Long -> List<JobLocation>
+	kindJournalRC     // BTreeNode Integer -> Integer
+	kindRemoveTracker // BTreeNode Integer -> List<Integer>
 )
 
 var kindNames = map[objectKind]string{kindMetadata: "the metadata", kindStats: "statistics",
 	kindDestinations: "a destinations B-tree node", kindOrder: "an order index node", kindLocations: "a location index node",
 	kindMessageIDs: "a message-id index node", kindSubscriptions: "a subscriptions B-tree node",
 	kindLastAcks: "a subscription-acks B-tree node", kindAckPositions: "an ack-positions list node",
-	kindSubLocations: "a subscription-locations list node"}
+	kindSubLocations: "a subscription-locations list node", kindSchedulers: "a schedulers B-tree node",
+	kindJobs: "a scheduler's jobs B-tree node", kindJournalRC: "a journalRC B-tree node",
+	kindRemoveTracker: "a remove tracker B-tree node"}
 
 // class is the Java class of the cached object.
 func (k objectKind) class() int {
 	switch {
-	case k >= kindDestinations && k <= kindLastAcks:
+	case k >= kindDestinations && k <= kindLastAcks, k >= kindSchedulers:
 		return 1 // BTreeNode
 	case k >= kindAckPositions:
 		return 2 // ListNode

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"log"
 
 	"github.com/kahafs/kahafs/holders"
+	"github.com/kahafs/kahafs/scheduler"
 	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
@@ -52,7 +54,15 @@ text output gives each file's length after its name and ends with the totals.
 The analysis is kept in a cache outside the store (--cache-dir, default
 $KAHAFS_CACHE_DIR or the user cache directory): a second run on an unchanged
 store reads no journal, one on a store that grew reads only what was
-appended. stderr says how the cache was used; --no-cache reads everything.`,
+appended. stderr says how the cache was used; --no-cache reads everything.
+
+A broker's job scheduler store (the scheduler/ directory of a broker with
+schedulerSupport="true": scheduleDB.data, db-N.log) has its own model: the
+jobs' add and last reschedule records and the removes of jobs whose adds
+still exist keep its files. Its report names the jobs that keep each file;
+--json adds every job (destination, schedule, next run, message). A
+scheduler journal that an earlier cleanup deleted files of is refused: its
+index remembers what a replay of the files left cannot know.`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stop, err := f.profile.start()
@@ -96,6 +106,9 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), live)
 	}
 	a, err := analyse(dir, cmd.ErrOrStderr(), f.analysis)
+	if errors.Is(err, store.ErrSchedulerStore) {
+		return runSchedulerHolders(cmd, dir, f)
+	}
 	if err != nil {
 		return err
 	}
@@ -131,6 +144,35 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 		return errDamaged
 	}
 	return nil
+}
+
+// runSchedulerHolders is holders on a job scheduler store (package
+// scheduler): its own model, its own report.
+func runSchedulerHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
+	l, err := store.Locate(dir)
+	if err != nil {
+		return err
+	}
+	r, err := scheduler.Analyse(l.Journal, scheduler.Options{
+		MaxFileLength: int64(f.analysis.maxFileLength),
+		Running:       f.analysis.running,
+		SkipChecksums: f.analysis.noVerify,
+	})
+	if err != nil {
+		return fmt.Errorf("job scheduler store: %w; kahafs makes no cleanup prediction for it", err)
+	}
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	if f.json {
+		err = r.WriteJSON(out)
+	} else {
+		for _, line := range append(r.Header(), r.Table()...) {
+			io.WriteString(out, safe(line)+"\n")
+		}
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // writeHoldersText prints one line per data file (holders.Doc.Table),
