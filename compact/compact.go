@@ -169,7 +169,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 			opts.Progress(name)
 		}
 	}
-	if _, err := store.Locate(dir); err != nil {
+	if l, err := store.Locate(dir); err != nil {
+		return nil, err
+	} else if err := l.SingleError("compaction"); err != nil {
 		return nil, err
 	}
 

@@ -13,7 +13,14 @@ import (
 // cache where the store has not changed since (replaycache), else every
 // data file is framed, verified and decoded.
 func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error) {
-	a, err := store.Open(dir, storeOptions(dir, m, opts))
+	l, err := store.Locate(dir)
+	if err == nil {
+		err = l.SingleError("the mount")
+	}
+	if err != nil {
+		return nil, err
+	}
+	a, err := store.Analyse(l, storeOptions(dir, m, opts))
 	if err != nil {
 		return nil, err
 	}

@@ -125,3 +125,30 @@ func (f File) Text() []byte {
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// StoreDoc is one store of a layout of several (an mKahaDB root, a
+// broker's data directory): its directory's name as on disk, its kind
+// ("kahadb", "txstore", "scheduler") and the holders of its files, shaped
+// exactly as the Doc of a single store. A store kahafs does not model has
+// no Doc: NotAnalysed says why, and nothing is predicted of its files.
+type StoreDoc struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Filter is the destination filter an mKahaDB store is named after,
+	// decoded from Name.
+	Filter      string `json:"filter,omitempty"`
+	NotAnalysed string `json:"notAnalysed,omitempty"`
+	*Doc
+}
+
+// LayoutDoc is the holders of every store of a layout of several.
+type LayoutDoc struct {
+	Stores []StoreDoc `json:"stores"`
+}
+
+// WriteJSON writes doc as indented JSON.
+func (doc LayoutDoc) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

@@ -273,6 +273,7 @@ public final class MultiStore {
         doc.put("description", "A broker data directory (data/) with mKahaDB/ (filters queue ORDERS.>, topic EVENTS.>, "
                 + (perDest ? "the catch-all with perDestination=true (one store per destination)" : "the catch-all (#210)")
                 + "; txStore/) and scheduler/. See MultiStore.java.");
+        doc.put("mode", perDest ? "perdest" : "filtered");
         doc.put("activemqVersion", org.apache.activemq.ActiveMQConnectionMetaData.PROVIDER_VERSION);
         doc.put("journalMaxFileLength", MAX_LEN);
         doc.put("notes", notes);

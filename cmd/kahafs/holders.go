@@ -77,17 +77,59 @@ func analyse(dir string, w io.Writer, f analysisFlags) (*store.Analysis, error) 
 	if err != nil {
 		return nil, err
 	}
-	if line := cacheLine(a); line != "" {
-		fmt.Fprintln(w, line)
+	for _, s := range storesOf(a) {
+		if s.Graph == nil {
+			continue
+		}
+		pw := w
+		if a.Layout.Multi() {
+			pw = &prefixWriter{w: w, prefix: safe(s.Layout.Rel) + ": "}
+		}
+		if line := cacheLine(s); line != "" {
+			fmt.Fprintln(pw, line)
+		}
+		warnMaxFileLength(pw, s.MaxFileLength)
 	}
-	warnMaxFileLength(w, a.MaxFileLength)
 	return a, nil
+}
+
+// storesOf are the analyses of the stores of a: a itself when it is one
+// store, else its children.
+func storesOf(a *store.Analysis) []*store.Analysis {
+	if a.Layout.Multi() {
+		return a.Children
+	}
+	return []*store.Analysis{a}
+}
+
+// prefixWriter writes each Write (one line, from Fprintln) with a prefix:
+// what a command says of one store of a layout of several.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
+}
+
+// storeHeading is the line that starts what a command prints of one store
+// of a layout: "== queue://ORDERS.> (mKahaDB/queue#3a#2f#2fORDERS.#3e,
+// kahadb)".
+func storeHeading(l *store.Layout) string {
+	return safe(fmt.Sprintf("== %s (%s, %s)", l.Title(), l.Rel, l.KindName()))
 }
 
 func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	a, err := analyse(dir, cmd.ErrOrStderr(), f.analysis)
 	if err != nil {
 		return err
+	}
+	if a.Layout.Multi() {
+		return runLayoutHolders(cmd, a, f)
 	}
 	g := a.Graph
 	out := bufio.NewWriter(cmd.OutOrStdout())
@@ -111,6 +153,69 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	for _, file := range g.Files() {
 		if reportDamage(cmd.ErrOrStderr(), file.Damage) {
 			damaged = true
+		}
+	}
+	if damaged {
+		return errDamaged
+	}
+	return nil
+}
+
+// runLayoutHolders prints the holders of each store of a layout of several:
+// as JSON {"stores":[{"name":…,"kind":…, the single-store document…}]},
+// else each store's lines under a heading. An unmodelled store is said not
+// analysed, with no prediction.
+func runLayoutHolders(cmd *cobra.Command, a *store.Analysis, f holdersFlags) error {
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	doc := holders.LayoutDoc{Stores: []holders.StoreDoc{}}
+	for i, s := range a.Children {
+		l := s.Layout
+		sd := holders.StoreDoc{Name: l.Name, Kind: l.KindName(), Filter: l.Filter, NotAnalysed: s.NotAnalysed}
+		if s.Graph != nil {
+			d := holders.Document(l.Dir(), s.Graph, s.MaxFileLength)
+			sd.Doc = &d
+		}
+		doc.Stores = append(doc.Stores, sd)
+		if f.json {
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintln(out, storeHeading(l))
+		if sd.Doc == nil {
+			fmt.Fprintln(out, safe(s.NotAnalysed))
+			continue
+		}
+		fmt.Fprintln(out, maxFileLengthLine(s.MaxFileLength))
+		writeHoldersText(out, *sd.Doc)
+	}
+	var err error
+	if f.json {
+		err = doc.WriteJSON(out)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	damaged := false
+	for _, s := range a.Children {
+		if s.Graph == nil {
+			continue
+		}
+		pw := &prefixWriter{w: cmd.ErrOrStderr(), prefix: safe(s.Layout.Rel) + ": "}
+		for _, w := range s.Graph.Warnings() {
+			fmt.Fprintln(pw, "warning:", w)
+		}
+		if s.Graph.Damaged() {
+			damaged = true
+		}
+		for _, file := range s.Graph.Files() {
+			if reportDamage(pw, file.Damage) {
+				damaged = true
+			}
 		}
 	}
 	if damaged {

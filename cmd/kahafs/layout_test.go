@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// layoutHoldersOut is holders --json on a layout of several stores.
+type layoutHoldersOut struct {
+	Stores []struct {
+		Name        string          `json:"name"`
+		Kind        string          `json:"kind"`
+		Filter      string          `json:"filter"`
+		Store       string          `json:"store"`
+		NotAnalysed string          `json:"notAnalysed"`
+		Files       json.RawMessage `json:"files"`
+		GCCandidate []int32         `json:"gcCandidates"`
+	} `json:"stores"`
+}
+
+// layoutHolders runs holders --json on dir, a layout of several stores.
+func layoutHolders(t *testing.T, maxLen int, dir string) layoutHoldersOut {
+	t.Helper()
+	out, stderr, code := runCLI(t, "holders", "--no-cache", "--json", "--max-file-length", strconv.Itoa(maxLen), dir)
+	require.Equal(t, exitOK, code, stderr)
+	var doc layoutHoldersOut
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	return doc
+}
+
+// TestLayoutHoldersMatchBroker: holders on a broker's data directory and on
+// its mKahaDB root lists every store, each with the files the broker
+// deleted from it at its first cleanup (layout.json: the real broker's
+// MultiStore inspect, made when the fixture was) as its gcCandidates; the
+// scheduler store is said not analysed, with no prediction; each store's
+// document is the one holders gives pointed at that store alone.
+func TestLayoutHoldersMatchBroker(t *testing.T) {
+	for _, fx := range brokertest.LayoutFixtures(t) {
+		t.Run(fx.Name, func(t *testing.T) {
+			in := fx.Expected.Inspect
+			require.NotNil(t, in)
+			for _, root := range []string{"", "mKahaDB"} {
+				doc := layoutHolders(t, in.MaxFileLength, filepath.Join(fx.DataDir, root))
+				seen := map[string]bool{}
+				for _, s := range doc.Stores {
+					rel, err := filepath.Rel(fx.DataDir, s.Store)
+					if s.Kind == "scheduler" {
+						require.Equal(t, "", root, "the scheduler is a child of the data directory only")
+						assert.Equal(t, "scheduler", s.Name)
+						assert.Equal(t, "not analysed: job scheduler store (not modelled yet)", s.NotAnalysed)
+						assert.Nil(t, s.Files, "no prediction for the scheduler store")
+						assert.Nil(t, s.GCCandidate, "no prediction for the scheduler store")
+						seen["scheduler"] = true
+						continue
+					}
+					require.NoError(t, err)
+					seen[rel] = true
+					assert.Equal(t, filepath.Base(rel), s.Name)
+					assert.Empty(t, s.NotAnalysed)
+					want, ok := in.Stores[rel]
+					require.True(t, ok, "store %s is not in the broker's report", rel)
+					wantDeleted := want.Deleted
+					if wantDeleted == nil {
+						wantDeleted = []int32{}
+					}
+					assert.Equal(t, wantDeleted, s.GCCandidate, "store %s", rel)
+					switch {
+					case s.Name == "txStore":
+						assert.Equal(t, "txstore", s.Kind)
+					default:
+						assert.Equal(t, "kahadb", s.Kind)
+						assert.True(t, s.Name == "#210" || strings.HasPrefix(s.Filter, "queue://") || strings.HasPrefix(s.Filter, "topic://"), s.Filter)
+					}
+
+					// Pointed at the store alone, holders says the same.
+					out, stderr, code := runCLI(t, "holders", "--no-cache", "--json", "--max-file-length", strconv.Itoa(in.MaxFileLength), s.Store)
+					require.Equal(t, exitOK, code, stderr)
+					var single struct {
+						Files        json.RawMessage `json:"files"`
+						GCCandidates []int32         `json:"gcCandidates"`
+					}
+					require.NoError(t, json.Unmarshal([]byte(out), &single))
+					assert.JSONEq(t, string(single.Files), string(s.Files), "store %s", rel)
+					assert.Equal(t, single.GCCandidates, s.GCCandidate)
+				}
+				for rel := range in.Stores {
+					if root == "" || strings.HasPrefix(rel, "mKahaDB/") {
+						assert.True(t, seen[rel], "store %s not listed (root %q)", rel, root)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLayoutHoldersMatchLiveBroker: what a real broker with the fixture's
+// configuration, restarted on a copy of the data directory now, deletes
+// from each store is what holders predicts.
+func TestLayoutHoldersMatchLiveBroker(t *testing.T) {
+	brokertest.Require(t)
+	for _, fx := range brokertest.LayoutFixtures(t) {
+		t.Run(fx.Name, func(t *testing.T) {
+			doc := layoutHolders(t, fx.Expected.MaxFileLength, fx.DataDir)
+			in := brokertest.InspectLayout(t, brokertest.CopyTree(t, fx.DataDir), fx.Expected.Mode)
+			require.Len(t, in.Prepared, 1, "the fixture leaves one XA transaction prepared")
+			n := 0
+			for _, s := range doc.Stores {
+				if s.Kind == "scheduler" {
+					continue
+				}
+				rel, err := filepath.Rel(fx.DataDir, s.Store)
+				require.NoError(t, err)
+				want := in.Stores[rel].Deleted
+				if want == nil {
+					want = []int32{}
+				}
+				assert.Equal(t, want, s.GCCandidate, "store %s", rel)
+				n++
+			}
+			assert.Equal(t, len(in.Stores)-1, n, "every store but the scheduler's")
+		})
+	}
+}
+
+// TestLayoutHoldersText: the text output has one heading per store, the
+// scheduler's saying it is not analysed.
+func TestLayoutHoldersText(t *testing.T) {
+	fx := brokertest.LayoutFixtures(t)[0]
+	out, stderr, code := runCLI(t, "holders", "--no-cache", "--max-file-length", "16384", fx.DataDir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "== queue://ORDERS.> (mKahaDB/queue#3a#2f#2fORDERS.#3e, kahadb)\n")
+	assert.Contains(t, out, "== txStore (mKahaDB/txStore, txstore)\n")
+	assert.Contains(t, out, "== scheduler (scheduler, scheduler)\nnot analysed: job scheduler store (not modelled yet)\n")
+	assert.Contains(t, out, "db-1.log free: the broker deletes it at its next cleanup")
+}
+
+// TestLayoutStatsAndDump: stats and dump on a data directory report each
+// store as they do pointed at it alone, under a heading; the scheduler is
+// not analysed.
+func TestLayoutStatsAndDump(t *testing.T) {
+	fx := brokertest.LayoutFixtures(t)[0]
+	out, stderr, code := runCLI(t, "stats", "--json", fx.DataDir)
+	require.Equal(t, exitOK, code, stderr)
+	var doc struct {
+		Stores []map[string]json.RawMessage `json:"stores"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Stores, 5)
+	for _, s := range doc.Stores {
+		var name, kind, dir string
+		require.NoError(t, json.Unmarshal(s["name"], &name))
+		require.NoError(t, json.Unmarshal(s["kind"], &kind))
+		if kind == "scheduler" {
+			assert.Contains(t, string(s["notAnalysed"]), "not analysed: job scheduler store")
+			assert.NotContains(t, s, "files")
+			continue
+		}
+		require.NoError(t, json.Unmarshal(s["store"], &dir))
+		alone, stderr, code := runCLI(t, "stats", "--json", dir)
+		require.Equal(t, exitOK, code, stderr)
+		var single map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(alone), &single))
+		for k, v := range single {
+			assert.JSONEq(t, string(v), string(s[k]), "%s: %s", name, k)
+		}
+	}
+
+	out, stderr, code = runCLI(t, "dump", fx.DataDir)
+	require.Equal(t, exitOK, code, stderr)
+	var heads []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "== ") {
+			heads = append(heads, line)
+		}
+	}
+	assert.Equal(t, []string{
+		"== catch-all (mKahaDB/#210, kahadb)",
+		"== queue://ORDERS.> (mKahaDB/queue#3a#2f#2fORDERS.#3e, kahadb)",
+		"== topic://EVENTS.> (mKahaDB/topic#3a#2f#2fEVENTS.#3e, kahadb)",
+		"== txStore (mKahaDB/txStore, txstore)",
+		"== scheduler (scheduler, scheduler)",
+	}, heads)
+	one, stderr, code := runCLI(t, "dump", filepath.Join(fx.DataDir, "mKahaDB", "txStore"))
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "== txStore (mKahaDB/txStore, txstore)\n"+one+"== scheduler")
+
+	_, stderr, code = runCLI(t, "dump", "--file", "1", fx.DataDir)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "--file names a data file of one store")
+}
+
+// TestLayoutCompactRefused: compaction of a layout of several stores is
+// refused, naming the stores to compact one by one.
+func TestLayoutCompactRefused(t *testing.T) {
+	fx := brokertest.LayoutFixtures(t)[0]
+	data := brokertest.CopyTree(t, fx.DataDir)
+	_, stderr, code := runCLI(t, "compact", "--dry-run", data)
+	assert.NotEqual(t, exitOK, code)
+	assert.Contains(t, stderr, "works on one store at a time")
+	assert.Contains(t, stderr, filepath.Join(data, "mKahaDB", "queue#3a#2f#2fORDERS.#3e"))
+}
