@@ -85,8 +85,12 @@ func (l *Layout) SingleError(what string) error {
 			paths = append(paths, c.Dir())
 		}
 	}
-	return fmt.Errorf("%s: %w: %s holds %d stores and %s works on one store at a time; give it each of: %s",
-		l.Dir(), ErrLayout, l.describe(), len(l.Children), what, strings.Join(paths, ", "))
+	n := fmt.Sprintf("%d stores", len(l.Children))
+	if len(l.Children) == 1 {
+		n = "1 store"
+	}
+	return fmt.Errorf("%s: %w: %s holds %s and %s works on one store at a time; give it each of: %s",
+		l.Dir(), ErrLayout, l.describe(), n, what, strings.Join(paths, ", "))
 }
 
 // ErrLayout: a command that works on one store was given a layout of
