@@ -14,12 +14,18 @@ import (
 // data file is framed, verified and decoded.
 func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error) {
 	l, err := store.Locate(dir)
-	if err == nil {
-		err = l.SingleError("the mount")
-	}
 	if err != nil {
 		return nil, err
 	}
+	if l.Multi() {
+		return loadLayout(l, gen, m, opts)
+	}
+	return loadOneStore(l, gen, m, opts)
+}
+
+// loadOneStore reads the one store of l into a snapshot.
+func loadOneStore(l *store.Layout, gen uint64, m *mountState, opts Options) (*Snapshot, error) {
+	dir := l.Dir()
 	a, err := store.Analyse(l, storeOptions(dir, m, opts))
 	if err != nil {
 		return nil, err

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/kahafs/kahafs/fsnode"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,4 +208,57 @@ func TestLayoutCompactRefused(t *testing.T) {
 	assert.NotEqual(t, exitOK, code)
 	assert.Contains(t, stderr, "works on one store at a time")
 	assert.Contains(t, stderr, filepath.Join(data, "mKahaDB", "queue#3a#2f#2fORDERS.#3e"))
+}
+
+// TestLayoutTreeCLIAgreesWithMount: kahafs ls and cat on a broker's data
+// directory list and serve what its mount does: the top (a directory per
+// store), a store's top and its data files' directories.
+func TestLayoutTreeCLIAgreesWithMount(t *testing.T) {
+	requireFUSE(t)
+	fx := brokertest.LayoutFixtures(t)[0]
+	mfl := itoa(int32(fx.Expected.MaxFileLength))
+	var opts fsnode.Options
+	opts.MaxFileLength = int64(fx.Expected.MaxFileLength)
+	fsys, err := fsnode.Open(fx.DataDir, opts)
+	require.NoError(t, err)
+	mnt := t.TempDir()
+	require.NoError(t, fsys.Mount(mnt))
+	defer func() { assert.NoError(t, fsys.Unmount()) }()
+
+	dirs := []string{"", "scheduler"}
+	for _, store := range []string{"queue:%2F%2FORDERS.>", "catch-all", "txStore"} {
+		dirs = append(dirs, store, path.Join(store, "by-file"))
+		for _, f := range readDirOrder(t, filepath.Join(mnt, store, "by-file")) {
+			dirs = append(dirs, path.Join(store, "by-file", f))
+		}
+	}
+	files := 0
+	for _, dir := range dirs {
+		names := readDirOrder(t, filepath.Join(mnt, dir))
+		out, stderr, code := runCLI(t, "ls", "--no-cache", "--max-file-length", mfl, fx.DataDir, dir)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, strings.Join(names, "\n")+"\n", out, "ls %q", dir)
+		args := []string{"cat", "--no-cache", "--max-file-length", mfl, fx.DataDir}
+		var want []byte
+		for _, n := range names {
+			p := path.Join(dir, n)
+			info, err := os.Stat(filepath.Join(mnt, p))
+			require.NoError(t, err)
+			if info.IsDir() || n == "README" || n == "summary.json" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(mnt, p))
+			require.NoError(t, err)
+			want = append(want, b...)
+			args = append(args, p)
+			files++
+		}
+		if len(args) == 5 {
+			continue
+		}
+		out, stderr, code = runCLI(t, args...)
+		require.Equal(t, exitOK, code, stderr)
+		require.Equal(t, string(want), out, "cat of the files of %q", dir)
+	}
+	assert.Greater(t, files, 50)
 }
