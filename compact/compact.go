@@ -140,6 +140,10 @@ var ErrDamaged = errors.New("store has damage; compacting it would drop what the
 // ErrVerify: the compacted journal does not replay to the original state.
 var ErrVerify = errors.New("verification failed: the compacted journal does not hold the same live state")
 
+// ErrNotCompactable: a store kahafs does not compact (an mKahaDB's
+// transaction store).
+var ErrNotCompactable = errors.New("not compacted")
+
 const markerName = "kahafs-compact.json"
 
 // Compact compacts the store in dir. On any error before the swap the
@@ -173,6 +177,8 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return nil, err
 	} else if err := l.SingleError("compaction"); err != nil {
 		return nil, err
+	} else if l.Kind == store.KindTxStore {
+		return nil, fmt.Errorf("%s: %w: the transaction store of an mKahaDB (the outcomes of transactions that span its stores) is not compacted: its broker reads it as a plain journal, and its own cleanup keeps only the files of transactions still in progress", dir, ErrNotCompactable)
 	}
 
 	t0 := time.Now()
@@ -190,6 +196,20 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer lock.Release()
+	// A store of an mKahaDB: its broker locks the mKahaDB root's lock
+	// file, not the store's (the stores run with useLock=false).
+	if root := store.MKahaDBRoot(dir); root != "" {
+		var rootLock *StoreLock
+		if opts.DryRun {
+			rootLock, err = ShareLock(root)
+		} else {
+			rootLock, err = AcquireLock(root)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s is a store of the mKahaDB %s: %w", dir, root, err)
+		}
+		defer rootLock.Release()
+	}
 	opts.crash("locked")
 
 	if !opts.DryRun {

@@ -211,6 +211,27 @@ func mKahaDBChildren(dir, rel string) (children []*Layout, ok bool, err error) {
 	return children, true, nil
 }
 
+// MKahaDBRoot is the mKahaDB root the store in dir is a child of ("" when
+// it is none): a broker running on it locks the root's lock file, not the
+// store's.
+func MKahaDBRoot(dir string) string {
+	clean := filepath.Clean(dir)
+	parent := filepath.Dir(clean)
+	if parent == clean {
+		return ""
+	}
+	children, ok, err := mKahaDBChildren(parent, "")
+	if err != nil || !ok {
+		return ""
+	}
+	for _, c := range children {
+		if c.Name == filepath.Base(clean) {
+			return parent
+		}
+	}
+	return ""
+}
+
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()

@@ -19,6 +19,7 @@ package store
 
 import (
 	"errors"
+	"path/filepath"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/kahaindex"
@@ -107,7 +108,17 @@ func Locate(path string) (*Layout, error) {
 		}
 		return nil, err
 	}
-	return &Layout{Kind: KindKahaDB, Journal: st, Path: st.Dir}, nil
+	l := &Layout{Kind: KindKahaDB, Journal: st, Path: st.Dir}
+	if MKahaDBRoot(path) != "" {
+		// A store of an mKahaDB, read alone.
+		l.Name = filepath.Base(filepath.Clean(path))
+		if l.Name == txStoreDirName {
+			l.Kind = KindTxStore
+		} else {
+			l.Filter = DecodeFilterName(l.Name)
+		}
+	}
+	return l, nil
 }
 
 // Options say how to analyse a store. The zero value analyses it as a

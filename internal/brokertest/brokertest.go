@@ -325,8 +325,23 @@ func RunScript(t testing.TB, script string, args ...string) []byte {
 // or release is called. It returns the JVM's pid.
 func HoldStore(t testing.TB, storeDir string) (pid int, release func()) {
 	t.Helper()
+	return hold(t, "HoldStore", storeDir)
+}
+
+// HoldLayout runs a broker with a layout fixture's configuration (mode) on
+// dataDir (brokerkit MultiStore hold) until release; it returns the
+// broker's pid.
+func HoldLayout(t testing.TB, dataDir, mode string) (pid int, release func()) {
+	t.Helper()
+	return hold(t, "MultiStore", "hold", dataDir, mode)
+}
+
+// hold runs a brokerkit class that prints "HOLDING <pid>" once it holds a
+// store, and keeps it until its standard input closes.
+func hold(t testing.TB, class string, args ...string) (pid int, release func()) {
+	t.Helper()
 	Require(t)
-	cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", "run.sh"), "HoldStore", storeDir)
+	cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", "run.sh"), append([]string{class}, args...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
