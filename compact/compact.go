@@ -25,8 +25,11 @@ type Options struct {
 	// written, and only read access to the store is needed.
 	DryRun bool
 	// BackupDir is where the original store goes (default: next to the
-	// store, named STORE.backup-<timestamp>). Must be on the same file
-	// system as the store.
+	// store, named STORE.backup-<timestamp>; for a store of an mKahaDB,
+	// ROOT.backup-<timestamp>/STORE next to the mKahaDB root ROOT). Must
+	// be on the same file system as the store, and not in an mKahaDB root
+	// (a broker with a per-destination filter takes every directory there
+	// whose name starts with queue# or topic# for a store of its own).
 	BackupDir string
 	// MaxFileLength is the broker's journalMaxFileLength: the length of the
 	// new journal files, and what the analysis of the original assumes.
@@ -277,12 +280,28 @@ func Compact(dir string, opts Options) (*Report, error) {
 	parent := filepath.Dir(dir)
 	stamp := opts.Now().UTC().Format("20060102T150405Z")
 	backup := opts.BackupDir
+	root := store.MKahaDBRoot(dir)
 	if backup == "" {
 		backup = dir + ".backup-" + stamp
+		if root != "" {
+			backup = filepath.Join(root+".backup-"+stamp, filepath.Base(dir))
+			if err := os.MkdirAll(filepath.Dir(backup), 0o755); err != nil {
+				return nil, fmt.Errorf("backup directory: %w", err)
+			}
+		}
 	}
 	backup, err = filepath.Abs(backup)
 	if err != nil {
 		return nil, err
+	}
+	if root != "" {
+		absRoot, err := filepath.Abs(root)
+		if err != nil {
+			return nil, err
+		}
+		if filepath.Dir(backup) == absRoot {
+			return nil, fmt.Errorf("backup path %s is in the mKahaDB directory %s, where a broker with a per-destination filter would take it for a store of its own: give one outside it", backup, root)
+		}
 	}
 	if err := sameFileSystem(parent, filepath.Dir(backup)); err != nil {
 		return nil, err

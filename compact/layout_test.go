@@ -2,6 +2,7 @@ package compact
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kahafs/kahafs/internal/brokertest"
@@ -48,4 +49,55 @@ func TestCompactRefusesTxStore(t *testing.T) {
 	rep, err := Compact(filepath.Join(data, "mKahaDB", "queue#3a#2f#2fORDERS.#3e"), Options{DryRun: true, MaxFileLength: int64(fx.Expected.MaxFileLength)})
 	require.NoError(t, err)
 	assert.True(t, rep.DryRun)
+}
+
+// TestCompactMKahaDBStore: a store of an mKahaDB (one per destination) is
+// compacted with its original kept outside the mKahaDB directory, where a
+// broker with a per-destination filter would take it for a store of its
+// own (every directory named queue#… or topic#); a real broker restarted
+// on the directory then deletes what holders predicts for each store and
+// recovers the same prepared transaction.
+func TestCompactMKahaDBStore(t *testing.T) {
+	brokertest.Require(t)
+	var fx brokertest.LayoutFixture
+	for _, f := range brokertest.LayoutFixtures(t) {
+		if f.Expected.Mode == "perdest" {
+			fx = f
+		}
+	}
+	require.NotEmpty(t, fx.Name)
+	data := brokertest.CopyTree(t, fx.DataDir)
+	root := filepath.Join(data, "mKahaDB")
+	child := filepath.Join(root, "queue#3a#2f#2fOTHER")
+	before, err := store.Locate(root)
+	require.NoError(t, err)
+	rep, err := Compact(child, Options{MaxFileLength: int64(fx.Expected.MaxFileLength)})
+	require.NoError(t, err)
+	assert.True(t, rep.Verified)
+	assert.True(t, strings.HasPrefix(rep.Backup, root+".backup-"), "backup beside the mKahaDB root: %s", rep.Backup)
+	assert.Equal(t, "queue#3a#2f#2fOTHER", filepath.Base(rep.Backup))
+	after, err := store.Locate(root)
+	require.NoError(t, err)
+	require.Len(t, after.Children, len(before.Children), "no new store in the mKahaDB directory")
+
+	_, err = Compact(filepath.Join(root, "queue#3a#2f#2fPER.A"), Options{BackupDir: filepath.Join(root, "queue#3a#2f#2fPER.A.old")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "per-destination filter")
+
+	in := brokertest.InspectLayout(t, brokertest.CopyTree(t, data), fx.Expected.Mode)
+	assert.Equal(t, fx.Expected.Inspect.Prepared, in.Prepared)
+	a, err := store.Open(data, store.Options{MaxFileLength: int64(fx.Expected.MaxFileLength)})
+	require.NoError(t, err)
+	for _, c := range a.Children {
+		if c.Graph == nil {
+			continue
+		}
+		want := in.Stores[c.Layout.Rel].Deleted
+		got := c.Graph.GCCandidates()
+		if len(want) == 0 {
+			assert.Empty(t, got, c.Layout.Rel)
+		} else {
+			assert.Equal(t, want, got, c.Layout.Rel)
+		}
+	}
 }
