@@ -101,3 +101,52 @@ func TestCompactMKahaDBStore(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactLayout: a broker data directory compacted store by store:
+// every KahaDB store compacted and verified, the txStore and the
+// scheduler skipped, the originals beside the mKahaDB directory; a real
+// broker restarted on the result recovers the same prepared transaction
+// and deletes, store by store, what holders predicts.
+func TestCompactLayout(t *testing.T) {
+	brokertest.Require(t)
+	fx := brokertest.LayoutFixtures(t)[0]
+	data := brokertest.CopyTree(t, fx.DataDir)
+	opts := Options{MaxFileLength: int64(fx.Expected.MaxFileLength)}
+	dry, err := CompactLayout(data, Options{DryRun: true, MaxFileLength: opts.MaxFileLength})
+	require.NoError(t, err)
+	rep, err := CompactLayout(data, opts)
+	require.NoError(t, err)
+	require.Len(t, rep.Stores, len(dry.Stores))
+	compacted := 0
+	for i, s := range rep.Stores {
+		assert.Equal(t, dry.Stores[i].Skipped, s.Skipped)
+		switch s.Kind {
+		case "txstore", "scheduler":
+			assert.NotEmpty(t, s.Skipped, s.Dir)
+			assert.Nil(t, s.Report)
+			continue
+		}
+		require.NotNil(t, s.Report, s.Dir)
+		assert.True(t, s.Verified, s.Dir)
+		assert.Equal(t, dry.Stores[i].After, s.After, s.Dir)
+		assert.True(t, strings.HasPrefix(s.Backup, filepath.Join(data, "mKahaDB")+".backup-"), s.Backup)
+		compacted++
+	}
+	assert.Equal(t, 3, compacted)
+
+	in := brokertest.InspectLayout(t, brokertest.CopyTree(t, data), fx.Expected.Mode)
+	assert.Equal(t, fx.Expected.Inspect.Prepared, in.Prepared)
+	a, err := store.Open(data, store.Options{MaxFileLength: int64(fx.Expected.MaxFileLength)})
+	require.NoError(t, err)
+	for _, c := range a.Children {
+		if c.Graph == nil {
+			continue
+		}
+		want := in.Stores[c.Layout.Rel].Deleted
+		if got := c.Graph.GCCandidates(); len(want) == 0 {
+			assert.Empty(t, got, c.Layout.Rel)
+		} else {
+			assert.Equal(t, want, got, c.Layout.Rel)
+		}
+	}
+}

@@ -199,15 +199,30 @@ func TestLayoutStatsAndDump(t *testing.T) {
 	assert.Contains(t, stderr, "--file names a data file of one store")
 }
 
-// TestLayoutCompactRefused: compaction of a layout of several stores is
-// refused, naming the stores to compact one by one.
-func TestLayoutCompactRefused(t *testing.T) {
+// TestLayoutCompactDryRun: compact --dry-run on a broker's data directory
+// reports each store under a heading, the txStore and the scheduler
+// skipped; --json has one report per store.
+func TestLayoutCompactDryRun(t *testing.T) {
 	fx := brokertest.LayoutFixtures(t)[0]
 	data := brokertest.CopyTree(t, fx.DataDir)
-	_, stderr, code := runCLI(t, "compact", "--dry-run", data)
-	assert.NotEqual(t, exitOK, code)
-	assert.Contains(t, stderr, "works on one store at a time")
-	assert.Contains(t, stderr, filepath.Join(data, "mKahaDB", "queue#3a#2f#2fORDERS.#3e"))
+	out, stderr, code := runCLI(t, "compact", "--dry-run", "--no-cache", "--max-file-length", "16384", data)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "== mKahaDB/queue#3a#2f#2fORDERS.#3e (kahadb)\nCOMPACTION (dry run: nothing written) of "+filepath.Join(data, "mKahaDB", "queue#3a#2f#2fORDERS.#3e")+"\n")
+	assert.Contains(t, out, "== mKahaDB/txStore (txstore)\nskipped: the transaction store of an mKahaDB is not compacted\n")
+	assert.Contains(t, out, "== scheduler (scheduler)\nskipped: not analysed: job scheduler store (not modelled yet)\n")
+	out, stderr, code = runCLI(t, "compact", "--dry-run", "--json", "--no-cache", "--max-file-length", "16384", data)
+	require.Equal(t, exitOK, code, stderr)
+	var doc struct {
+		Stores []struct {
+			Name    string `json:"name"`
+			Skipped string `json:"skipped"`
+			DryRun  bool   `json:"dryRun"`
+		} `json:"stores"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Stores, 5)
+	assert.True(t, doc.Stores[0].DryRun)
+	assert.NotEmpty(t, doc.Stores[4].Skipped)
 }
 
 // TestLayoutTreeCLIAgreesWithMount: kahafs ls and cat on a broker's data
