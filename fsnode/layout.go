@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"sync"
 	"time"
 
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
 	"github.com/kahafs/kahafs/store"
 )
@@ -28,6 +31,48 @@ import (
 type layoutView struct {
 	l      *store.Layout
 	stores []layoutStore
+	// txStore is the store of the mKahaDB's transaction store (nil:
+	// none); spans the transactions it records, made when by-transaction/
+	// is first used.
+	txStore *layoutStore
+	txOnce  sync.Once
+	spans   []spanTx
+	txNames *nameIndex
+}
+
+// spanTx is a transaction that spans stores: in each store that has it,
+// and what the txStore records of it.
+type spanTx struct {
+	id     string
+	stores []spanStore
+	// txStore is what the txStore journal records: "" nothing,
+	// "commit-pending" (its KAHA_PREPARE_COMMAND: the commit is decided,
+	// a restarted broker completes it in every store), "completed" (its
+	// KAHA_COMMIT_COMMAND), "rolled-back".
+	txStore string
+}
+
+// state is the transaction's state: the stores' when they agree, else
+// "mixed".
+func (sp *spanTx) state() string {
+	st := ""
+	for _, s := range sp.stores {
+		switch {
+		case st == "":
+			st = string(s.tx.State)
+		case st != string(s.tx.State):
+			return "mixed"
+		}
+	}
+	if st == "" {
+		return "unknown"
+	}
+	return st
+}
+
+type spanStore struct {
+	ls *layoutStore
+	tx *refgraph.Transaction
 }
 
 // layoutStore is one store of a layout.
@@ -70,6 +115,11 @@ func loadLayout(l *store.Layout, gen uint64, m *mountState, opts Options) (*Snap
 		}
 		s.layout.stores = append(s.layout.stores, ls)
 	}
+	for i := range s.layout.stores {
+		if ls := &s.layout.stores[i]; ls.snap != nil && ls.l.Kind == store.KindTxStore {
+			s.layout.txStore = ls
+		}
+	}
 	return s, nil
 }
 
@@ -83,6 +133,12 @@ func (s *Snapshot) layoutRootTable() fixed {
 		textOf(nameSummary, inoSummary, s.renderLayoutSummary),
 		textOf(namePinned, inoPinned, func() ([]byte, error) { return s.renderLayoutFileList(true), nil }),
 		textOf(nameFree, inoFree, func() ([]byte, error) { return s.renderLayoutFileList(false), nil }),
+	}
+	if s.layout.txStore != nil {
+		t = append(t, dirOf(nameByTransaction, inoByTransaction, func() (dirTable, error) {
+			s.layoutSpans()
+			return layoutTxsTable{s}, nil
+		}))
 	}
 	t = append(t, dirOf(nameByMessageID, inoByMessageID, func() (dirTable, error) { return layoutByMessageIDTable{s}, nil }))
 	for i, ls := range s.layout.stores {
@@ -100,6 +156,131 @@ func (s *Snapshot) layoutRootTable() fixed {
 		t = append(t, e)
 	}
 	return t
+}
+
+// layoutSpans makes the list of the transactions the txStore records, each
+// with the stores that have it.
+func (s *Snapshot) layoutSpans() {
+	v := s.layout
+	v.txOnce.Do(func() {
+		byID := map[string][]spanStore{}
+		var ids []string
+		for i := range v.stores {
+			ls := &v.stores[i]
+			if ls.snap == nil || ls == v.txStore {
+				continue
+			}
+			for _, tx := range ls.snap.graph.Transactions() {
+				if byID[tx.ID] == nil {
+					ids = append(ids, tx.ID)
+				}
+				byID[tx.ID] = append(byID[tx.ID], spanStore{ls: ls, tx: tx})
+			}
+		}
+		recorded := map[string]string{}
+		if tx := v.txStore; tx != nil {
+			for _, fi := range tx.snap.Store.Files {
+				_, _ = codec.ScanFile(fi, tx.snap.opts, func(_ codec.Record, c *codec.Command) error {
+					id := c.Tx.String()
+					switch c.Type {
+					case codec.PrepareCommand:
+						recorded[id] = "commit-pending"
+					case codec.CommitCommand:
+						recorded[id] = "completed"
+					case codec.RollbackCommand:
+						recorded[id] = "rolled-back"
+					default:
+						return nil
+					}
+					if byID[id] == nil {
+						ids = append(ids, id)
+						byID[id] = []spanStore{}
+					}
+					return nil
+				})
+			}
+		}
+		for _, id := range ids {
+			if len(byID[id]) > 1 || recorded[id] != "" {
+				v.spans = append(v.spans, spanTx{id: id, stores: byID[id], txStore: recorded[id]})
+			}
+		}
+		v.txNames = newNameIndex(len(v.spans), func(i int) string { return v.spans[i].id })
+	})
+}
+
+// layoutTxsTable is a layout's by-transaction/: one directory per
+// transaction that spans stores (in two stores or more, or recorded by the
+// txStore), named by its escaped id: state (the stores' state when they
+// agree, else "mixed"), stores (each store that has it with its state
+// there, one a line, then what the txStore records) and info.json.
+type layoutTxsTable struct{ s *Snapshot }
+
+func (t layoutTxsTable) len() int { return t.s.layout.txNames.len() }
+
+func (t layoutTxsTable) at(k int) entry {
+	i, name := t.s.layout.txNames.entry(k)
+	sp := &t.s.layout.spans[i]
+	id := sp.id
+	return dirOf(name, inoPath(nameByTransaction, id), func() (dirTable, error) {
+		return fixed{
+			textOf(nameState, inoPath(nameByTransaction, id, nameState), func() ([]byte, error) { return []byte(sp.state() + "\n"), nil }),
+			textOf(nameStores, inoPath(nameByTransaction, id, nameStores), func() ([]byte, error) { return t.s.renderSpanStores(sp), nil }),
+			textOf(nameInfo, inoPath(nameByTransaction, id, nameInfo), func() ([]byte, error) { return t.s.renderSpanInfo(sp, name) }),
+		}, nil
+	})
+}
+
+func (t layoutTxsTable) find(name string) (int, bool) { return t.s.layout.txNames.find(name) }
+
+// nameStores lists the stores a transaction of by-transaction/ touches.
+const nameStores = "stores"
+
+// renderSpanStores is one line per store that has the transaction: its
+// directory in the tree and the transaction's state there.
+func (s *Snapshot) renderSpanStores(sp *spanTx) []byte {
+	var b []byte
+	for _, st := range sp.stores {
+		b = fmt.Appendf(b, "%s %s\n", st.ls.name, st.tx.State)
+	}
+	if sp.txStore != "" {
+		b = fmt.Appendf(b, "%s %s\n", s.layout.txStore.name, sp.txStore)
+	}
+	return b
+}
+
+func (s *Snapshot) renderSpanInfo(sp *spanTx, name string) ([]byte, error) {
+	type storeTx struct {
+		Store string `json:"store"`
+		Dir   string `json:"dir"`
+		State string `json:"state"`
+		Path  string `json:"path"`
+	}
+	doc := struct {
+		ID    string `json:"id"`
+		State string `json:"state"`
+		// TxStore is what the txStore records of it ("" nothing).
+		TxStore string    `json:"txStore"`
+		Stores  []storeTx `json:"stores"`
+	}{ID: sp.id, State: sp.state(), TxStore: sp.txStore, Stores: []storeTx{}}
+	for _, st := range sp.stores {
+		doc.Stores = append(doc.Stores, storeTx{Store: st.ls.name, Dir: st.ls.l.Rel, State: string(st.tx.State),
+			Path: path.Join(st.ls.name, nameByTransaction, txPathName(st.ls.snap, st.tx.ID, name))})
+	}
+	return marshal(doc)
+}
+
+// txPathName is the name of the transaction id under by-transaction/ of
+// the store s (fallback when the store names it otherwise: not found).
+func txPathName(s *Snapshot, id, fallback string) string {
+	txs := s.graph.Transactions()
+	names := s.txIndex()
+	for k := 0; k < names.len(); k++ {
+		if i, name := names.entry(k); txs[i].ID == id {
+			return name
+		}
+	}
+	return fallback
 }
 
 // layoutFindMessage finds the message id in every analysed store: the
@@ -197,22 +378,22 @@ func (s *Snapshot) renderLayoutFileList(pinned bool) []byte {
 // transactions; the totals; the stores not analysed.
 func (s *Snapshot) renderLayoutSummary() ([]byte, error) {
 	type storeSum struct {
-		Name          string                    `json:"name"`
-		Kind          string                    `json:"kind"`
-		Filter        string                    `json:"filter,omitempty"`
-		Dir           string                    `json:"dir"`
-		Tree          string                    `json:"tree"`
-		NotAnalysed   string                    `json:"notAnalysed,omitempty"`
-		Files         int                       `json:"files"`
-		Bytes         int64                     `json:"bytes"`
-		Commands      int64                     `json:"commands"`
-		Pinned        []string                  `json:"pinned"`
-		Free          []string                  `json:"free"`
-		Messages      int64                     `json:"messages"`
-		InFlight      int                       `json:"inFlightTransactions"`
-		Prepared      int                       `json:"preparedTransactions"`
+		Name          string                     `json:"name"`
+		Kind          string                     `json:"kind"`
+		Filter        string                     `json:"filter,omitempty"`
+		Dir           string                     `json:"dir"`
+		Tree          string                     `json:"tree"`
+		NotAnalysed   string                     `json:"notAnalysed,omitempty"`
+		Files         int                        `json:"files"`
+		Bytes         int64                      `json:"bytes"`
+		Commands      int64                      `json:"commands"`
+		Pinned        []string                   `json:"pinned"`
+		Free          []string                   `json:"free"`
+		Messages      int64                      `json:"messages"`
+		InFlight      int                        `json:"inFlightTransactions"`
+		Prepared      int                        `json:"preparedTransactions"`
 		MaxFileLength *replaycache.MaxFileLength `json:"maxFileLength,omitempty"`
-		Warnings      []string                  `json:"warnings,omitempty"`
+		Warnings      []string                   `json:"warnings,omitempty"`
 	}
 	doc := struct {
 		Layout   string     `json:"layout"`
@@ -276,6 +457,19 @@ pinned                        data files the brokers keep, every store's, one
                               (mKahaDB/queue#3a#2f#2fORDERS.#3e/db-3.log)
 free                          data files the next cleanup of their store
                               deletes, one a line, relative as in pinned
+by-transaction/ID/            (with a txStore) every transaction that spans
+                              stores: in two stores or more, or recorded by
+                              the txStore
+  state                       the stores' state when they agree, else mixed
+  stores                      each store that has it and its state there, one
+                              a line; then "txStore commit-pending" (the
+                              commit is decided: a restarted broker completes
+                              it in every store), "completed" or "rolled-back"
+                              when the txStore records it
+  info.json                   the same, with each store's path to it
+by-message-id/ID/             a message looked up in every store: paths lists
+                              every path that shows it, message.json and
+                              message.body are its record
 
 A store of an mKahaDB is named by the destination filter its directory is
 named after (the broker writes "queue://ORDERS.>" as queue#3a#2f#2fORDERS.#3e),

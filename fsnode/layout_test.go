@@ -40,13 +40,13 @@ func TestLayoutTreeWithoutFUSE(t *testing.T) {
 			for _, e := range top {
 				names = append(names, e.Name)
 			}
-			require.Equal(t, "README summary.json pinned free by-message-id", strings.Join(names[:5], " "))
-			require.Len(t, names, 5+len(l.Children))
+			require.Equal(t, "README summary.json pinned free by-transaction by-message-id", strings.Join(names[:6], " "))
+			require.Len(t, names, 6+len(l.Children))
 
 			// Which store each inode number belongs to.
 			owner := map[uint64]string{}
 			for i, c := range l.Children {
-				name := names[5+i]
+				name := names[6+i]
 				assert.Equal(t, EscapeName(c.Title()), name)
 				if !c.Analysable() {
 					b, err := s.ReadFile(path.Join(name, nameNotAnalysed))
@@ -224,7 +224,6 @@ func contains(ids []int32, id int32) bool {
 	return false
 }
 
-
 // TestLayoutRefresh: a store of a layout that changes is read again on
 // refresh.
 func TestLayoutRefresh(t *testing.T) {
@@ -246,4 +245,63 @@ func TestLayoutRefresh(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), "mKahaDB/queue#3a#2f#2fORDERS.#3e/db-1.log")
 	assert.Contains(t, string(b), "mKahaDB/queue#3a#2f#2fORDERS.#3e/db-2.log")
+}
+
+// TestLayoutTransactions: by-transaction/ at the top of an mKahaDB lists
+// the transactions that span stores: the XA transaction the fixture left
+// prepared (the one the real broker recovers) in every store it touches,
+// prepared in each; the local transaction across stores that the txStore
+// recorded as completed; each store's path to it exists.
+func TestLayoutTransactions(t *testing.T) {
+	for _, fx := range brokertest.LayoutFixtures(t) {
+		t.Run(fx.Name, func(t *testing.T) {
+			opts := quietOpts(t)
+			opts.MaxFileLength = int64(fx.Expected.MaxFileLength)
+			fsys, err := Open(fx.DataDir, opts)
+			require.NoError(t, err)
+			s := fsys.Snapshot()
+			ents, err := s.ReadDir(nameByTransaction)
+			require.NoError(t, err)
+			require.Len(t, fx.Expected.Inspect.Prepared, 1)
+			prepared := fx.Expected.Inspect.Prepared[0]
+			states := map[string]string{}
+			for _, e := range ents {
+				b, err := s.ReadFile(path.Join(nameByTransaction, e.Name, nameInfo))
+				require.NoError(t, err)
+				var info struct {
+					ID      string `json:"id"`
+					State   string `json:"state"`
+					TxStore string `json:"txStore"`
+					Stores  []struct {
+						State string `json:"state"`
+						Path  string `json:"path"`
+					} `json:"stores"`
+				}
+				require.NoError(t, json.Unmarshal(b, &info))
+				assert.Equal(t, EscapeName(info.ID), e.Name)
+				st, err := s.ReadFile(path.Join(nameByTransaction, e.Name, nameState))
+				require.NoError(t, err)
+				assert.Equal(t, info.State+"\n", string(st))
+				assert.True(t, len(info.Stores) >= 2 || info.TxStore != "", info.ID)
+				for _, x := range info.Stores {
+					got, err := s.ReadFile(path.Join(x.Path, nameState))
+					require.NoError(t, err, x.Path)
+					assert.Equal(t, x.State+"\n", string(got))
+				}
+				states[info.ID] = info.State + "/" + info.TxStore
+				if info.ID == prepared {
+					assert.GreaterOrEqual(t, len(info.Stores), 2)
+				}
+			}
+			assert.Equal(t, "prepared/", states[prepared])
+			completed := 0
+			for id, st := range states {
+				if strings.HasPrefix(id, "XID:[61616,") {
+					assert.Equal(t, "committed/completed", st, id)
+					completed++
+				}
+			}
+			assert.Equal(t, 1, completed, "the local transaction across stores")
+		})
+	}
 }
