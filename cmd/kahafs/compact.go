@@ -100,7 +100,13 @@ func writeLayoutCompactReport(cmd *cobra.Command, lr *compact.LayoutReport, asJS
 		enc.SetIndent("", "  ")
 		return enc.Encode(lr)
 	}
-	w := cmd.OutOrStdout()
+	writeLayoutCompactText(cmd.OutOrStdout(), cmd.ErrOrStderr(), lr)
+	return nil
+}
+
+// writeLayoutCompactText prints each store's report under a heading on w,
+// the warnings about its journalMaxFileLength on warn.
+func writeLayoutCompactText(w, warn io.Writer, lr *compact.LayoutReport) {
 	for i, s := range lr.Stores {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -110,10 +116,9 @@ func writeLayoutCompactReport(cmd *cobra.Command, lr *compact.LayoutReport, asJS
 			fmt.Fprintln(w, safe("skipped: "+s.Skipped))
 			continue
 		}
-		warnMaxFileLength(&prefixWriter{w: cmd.ErrOrStderr(), prefix: safe(s.Dir) + ": "}, s.MaxFileLength)
+		warnMaxFileLength(&prefixWriter{w: warn, prefix: safe(s.Dir) + ": "}, s.MaxFileLength)
 		writeCompactReport(w, s.Report)
 	}
-	return nil
 }
 
 // compactPhase labels the progress bar of a compaction's phase.
