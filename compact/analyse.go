@@ -20,7 +20,14 @@ import (
 // stale cache cannot drive a compaction; the verification replays the new
 // journal in full all the same.
 func analyse(dir string, given int64, cache *replaycache.Options, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, Analysis, replaycache.MaxFileLength, error) {
-	a, err := store.Open(dir, store.Options{MaxFileLength: given, Cache: cache, Progress: progress})
+	l, err := store.Locate(dir)
+	if err == nil {
+		err = l.SingleError("compaction")
+	}
+	var a *store.Analysis
+	if err == nil {
+		a, err = store.Analyse(l, store.Options{MaxFileLength: given, Cache: cache, Progress: progress})
+	}
 	if err != nil {
 		return nil, nil, Analysis{}, replaycache.MaxFileLength{}, err
 	}

@@ -26,8 +26,11 @@ type Options struct {
 	// reads the store of a running broker too (Report.BrokerPID).
 	DryRun bool
 	// BackupDir is where the original store goes (default: next to the
-	// store, named STORE.backup-<timestamp>). Must be on the same file
-	// system as the store.
+	// store, named STORE.backup-<timestamp>; for a store of an mKahaDB,
+	// ROOT.backup-<timestamp>/STORE next to the mKahaDB root ROOT). Must
+	// be on the same file system as the store, and not in an mKahaDB root
+	// (a broker with a per-destination filter takes every directory there
+	// whose name starts with queue# or topic# for a store of its own).
 	BackupDir string
 	// MaxFileLength is the broker's journalMaxFileLength: the length of the
 	// new journal files, and what the analysis of the original assumes.
@@ -155,6 +158,10 @@ var ErrDamaged = errors.New("store has damage; compacting it would drop what the
 // ErrVerify: the compacted journal does not replay to the original state.
 var ErrVerify = errors.New("verification failed: the compacted journal does not hold the same live state")
 
+// ErrNotCompactable: a store kahafs does not compact (an mKahaDB's
+// transaction store).
+var ErrNotCompactable = errors.New("not compacted")
+
 const markerName = "kahafs-compact.json"
 
 // Compact compacts the store in dir. On any error before the swap the
@@ -184,8 +191,12 @@ func Compact(dir string, opts Options) (*Report, error) {
 			opts.Progress(name)
 		}
 	}
-	if _, err := store.Locate(dir); err != nil {
+	if l, err := store.Locate(dir); err != nil {
 		return nil, err
+	} else if err := l.SingleError("compaction"); err != nil {
+		return nil, err
+	} else if l.Kind == store.KindTxStore {
+		return nil, fmt.Errorf("%s: %w: the transaction store of an mKahaDB (the outcomes of transactions that span its stores) is not compacted: its broker reads it as a plain journal, and its own cleanup keeps only the files of transactions still in progress", dir, ErrNotCompactable)
 	}
 
 	t0 := time.Now()
@@ -213,6 +224,20 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer lock.Release()
+	// A store of an mKahaDB: its broker locks the mKahaDB root's lock
+	// file, not the store's (the stores run with useLock=false).
+	if root := store.MKahaDBRoot(dir); root != "" {
+		var rootLock *StoreLock
+		if opts.DryRun {
+			rootLock, err = ShareLock(root)
+		} else {
+			rootLock, err = AcquireLock(root)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s is a store of the mKahaDB %s: %w", dir, root, err)
+		}
+		defer rootLock.Release()
+	}
 	opts.crash("locked")
 
 	if !opts.DryRun && opts.To == "" {
@@ -335,12 +360,28 @@ func Compact(dir string, opts Options) (*Report, error) {
 	parent := filepath.Dir(dir)
 	stamp := opts.Now().UTC().Format("20060102T150405Z")
 	backup := opts.BackupDir
+	root := store.MKahaDBRoot(dir)
 	if backup == "" {
 		backup = dir + ".backup-" + stamp
+		if root != "" {
+			backup = filepath.Join(root+".backup-"+stamp, filepath.Base(dir))
+			if err := os.MkdirAll(filepath.Dir(backup), 0o755); err != nil {
+				return nil, fmt.Errorf("backup directory: %w", err)
+			}
+		}
 	}
 	backup, err = filepath.Abs(backup)
 	if err != nil {
 		return nil, err
+	}
+	if root != "" {
+		absRoot, err := filepath.Abs(root)
+		if err != nil {
+			return nil, err
+		}
+		if filepath.Dir(backup) == absRoot {
+			return nil, fmt.Errorf("backup path %s is in the mKahaDB directory %s, where a broker with a per-destination filter would take it for a store of its own: give one outside it", backup, root)
+		}
 	}
 	if err := sameFileSystem(parent, filepath.Dir(backup)); err != nil {
 		return nil, err

@@ -429,6 +429,9 @@ func (v *bodyVisitor) Command(rec codec.Record, c *codec.Command) error {
 // from (bodyCheck). progress, when set, is told the bytes read.
 func replayChecked(dir string, maxFileLength int64, exp *expected, progress func(done, total int64)) (*codec.Store, *refgraph.Graph, error) {
 	l, err := store.Locate(dir)
+	if err == nil {
+		err = l.SingleError("compaction's verification")
+	}
 	if err != nil {
 		return nil, nil, err
 	}

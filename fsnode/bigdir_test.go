@@ -373,7 +373,7 @@ func TestLookAhead(t *testing.T) {
 		_, err := os.Lstat(filepath.Join(pending, list[i].Name)) // LOOKUP, no READ
 		require.NoError(t, err)
 	}
-	de, _, err := s.resolve("ls", "by-destination/queue/"+bigQueue+"/pending")
+	de, _, _, err := s.resolve("ls", "by-destination/queue/"+bigQueue+"/pending")
 	require.NoError(t, err)
 	tab, err := de.sub()
 	require.NoError(t, err)

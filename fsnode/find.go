@@ -49,6 +49,10 @@ func (s *Snapshot) FindMessage(id string, opts FindOptions) ([]string, error) {
 // findMessage is FindMessage, and the record of the message as a pending/
 // or in-doubt/ entry shows it (nil if none does).
 func (s *Snapshot) findMessage(id string, opts FindOptions) ([]string, *codec.Location, error) {
+	if s.layout != nil {
+		paths, _, err := s.layoutFindMessage(id, opts)
+		return paths, nil, err
+	}
 	// The commands that name the message, and their types; full: their
 	// locations with sizes.
 	cmds := map[codec.Location]codec.EntryType{}
@@ -108,6 +112,14 @@ func (s *Snapshot) messageIndex() *refgraph.IDIndex {
 // ls, cat, find) makes the first when it looks up, and reads the
 // transactions in order.
 func (s *Snapshot) indexAhead() {
+	if s.layout != nil {
+		for _, ls := range s.layout.stores {
+			if ls.snap != nil {
+				ls.snap.indexAhead()
+			}
+		}
+		return
+	}
 	go func() {
 		s.messageIndex()
 		s.graph.IndexTransactions()

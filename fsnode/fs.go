@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -586,16 +587,29 @@ func unescapeMountinfo(s string) string {
 
 // fingerprint identifies the state of a store's data files: names, sizes
 // and modification times. A broker that writes changes the mtime of its
-// current file; one that rotates or cleans up changes the list.
+// current file; one that rotates or cleans up changes the list. For a
+// layout of several stores, the data files of the directories two levels
+// below count too (data/mKahaDB/STORE), by their relative paths.
 type fingerprint []string
 
 func takeFingerprint(dir string) (fingerprint, error) {
+	var p fingerprint
+	err := addFingerprint(&p, dir, "", 2)
+	return p, err
+}
+
+func addFingerprint(p *fingerprint, dir, rel string, depth int) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var p fingerprint
 	for _, e := range ents {
+		if e.IsDir() {
+			if depth > 0 && !strings.HasPrefix(e.Name(), ".") {
+				_ = addFingerprint(p, filepath.Join(dir, e.Name()), path.Join(rel, e.Name()), depth-1)
+			}
+			continue
+		}
 		if _, ok := codec.ParseDataFileName(e.Name()); !ok && e.Name() != "db.data" {
 			continue
 		}
@@ -603,9 +617,9 @@ func takeFingerprint(dir string) (fingerprint, error) {
 		if err != nil {
 			continue
 		}
-		p = append(p, fmt.Sprintf("%s %d %d", e.Name(), info.Size(), info.ModTime().UnixNano()))
+		*p = append(*p, fmt.Sprintf("%s %d %d", path.Join(rel, e.Name()), info.Size(), info.ModTime().UnixNano()))
 	}
-	return p, nil
+	return nil
 }
 
 func (p fingerprint) equal(o fingerprint) bool {

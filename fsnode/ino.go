@@ -67,6 +67,25 @@ const (
 	memberInfo
 )
 
+// ino is the inode number the snapshot's tree gives a node its tables
+// number n: n itself, but in a store of a layout of several (storeNo > 0),
+// where every store's tables number their nodes alike, n made the store's
+// own: a location kind keeps its order, with the store's number in the
+// top 8 bits of the file id (ids below 2^20), anything else is hashed with
+// the store's number.
+func (s *Snapshot) ino(n uint64) uint64 {
+	if s == nil || s.storeNo == 0 {
+		return n
+	}
+	const storeShift = 20
+	k := inoKind(n >> kindShift)
+	file := n >> fileShift & maxFileID
+	if k >= kindCommand && k <= kindBody && file < 1<<storeShift && s.storeNo < 1<<(kindShift-fileShift-storeShift) {
+		return uint64(k)<<kindShift | (s.storeNo<<storeShift|file)<<fileShift | n&maxLow
+	}
+	return inoHash(kindHashed, s.storeNo, n)
+}
+
 // inoAt numbers a node of a location kind; file ids beyond 2^28 (never seen
 // in practice) fall back to a hash.
 func inoAt(k inoKind, file int32, low uint64) uint64 {

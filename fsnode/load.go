@@ -13,7 +13,20 @@ import (
 // cache where the store has not changed since (replaycache), else every
 // data file is framed, verified and decoded.
 func load(dir string, gen uint64, m *mountState, opts Options) (*Snapshot, error) {
-	a, err := store.Open(dir, storeOptions(dir, m, opts))
+	l, err := store.Locate(dir)
+	if err != nil {
+		return nil, err
+	}
+	if l.Multi() {
+		return loadLayout(l, gen, m, opts)
+	}
+	return loadOneStore(l, gen, m, opts)
+}
+
+// loadOneStore reads the one store of l into a snapshot.
+func loadOneStore(l *store.Layout, gen uint64, m *mountState, opts Options) (*Snapshot, error) {
+	dir := l.Dir()
+	a, err := store.Analyse(l, storeOptions(dir, m, opts))
 	if err != nil {
 		return nil, err
 	}

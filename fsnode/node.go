@@ -392,6 +392,7 @@ type listStream struct {
 	pos    int
 	t      dirTable
 	lister dirLister // t, if it lists without allocating
+	s      *Snapshot // whose inode numbers t's are (Snapshot.ino)
 	names  []byte    // the slab the next names go to
 }
 
@@ -418,6 +419,7 @@ func (l *listStream) Next() (fuse.DirEntry, syscall.Errno) {
 		te := l.t.at(l.pos)
 		e.Name, e.Ino, dir = te.name, te.ino, te.isDir()
 	}
+	e.Ino = l.s.ino(e.Ino)
 	e.Mode = syscall.S_IFREG
 	if dir {
 		e.Mode = syscall.S_IFDIR

@@ -37,7 +37,7 @@ func (s *Snapshot) ReadDir(p string) ([]Entry, error) {
 // the mount lists them, without holding the listing in memory; an error
 // from fn stops the listing and is returned.
 func (s *Snapshot) ListDir(p string, fn func(Entry) error) error {
-	e, clean, err := s.resolve("ls", p)
+	e, owner, clean, err := s.resolve("ls", p)
 	if err != nil {
 		return err
 	}
@@ -48,9 +48,10 @@ func (s *Snapshot) ListDir(p string, fn func(Entry) error) error {
 	if err != nil {
 		return &fs.PathError{Op: "ls", Path: clean, Err: err}
 	}
+	in := e.in(owner)
 	for i := 0; i < t.len(); i++ {
 		c := t.at(i)
-		if err := fn(Entry{Name: c.name, Dir: c.isDir(), Ino: c.ino}); err != nil {
+		if err := fn(Entry{Name: c.name, Dir: c.isDir(), Ino: in.ino(c.ino)}); err != nil {
 			return err
 		}
 	}
@@ -59,27 +60,27 @@ func (s *Snapshot) ListDir(p string, fn func(Entry) error) error {
 
 // Stat returns the entry at p (the top of the tree: Name "", Dir true).
 func (s *Snapshot) Stat(p string) (Entry, error) {
-	e, clean, err := s.resolve("stat", p)
+	e, owner, clean, err := s.resolve("stat", p)
 	if err != nil {
 		return Entry{}, err
 	}
 	if e.kind == cmdEntry {
-		if _, _, err := s.command(e.loc, e.body); err != nil {
+		if _, _, err := e.in(owner).command(e.loc, e.body); err != nil {
 			return Entry{}, &fs.PathError{Op: "stat", Path: clean, Err: err}
 		}
 	}
-	return Entry{Name: e.name, Dir: e.isDir(), Ino: e.ino}, nil
+	return Entry{Name: e.name, Dir: e.isDir(), Ino: owner.ino(e.ino)}, nil
 }
 
 // ReadFile returns the content of the file at p: the bytes a read of the
 // mounted file returns. A directory is an *fs.PathError matching
 // syscall.EISDIR.
 func (s *Snapshot) ReadFile(p string) ([]byte, error) {
-	e, clean, err := s.resolve("cat", p)
+	e, owner, clean, err := s.resolve("cat", p)
 	if err != nil {
 		return nil, err
 	}
-	b, err := s.content(e)
+	b, err := e.in(owner).content(e)
 	if err != nil {
 		return nil, &fs.PathError{Op: "cat", Path: clean, Err: err}
 	}
@@ -112,32 +113,43 @@ func (s *Snapshot) rootEntry() entry {
 	return dirOf("", inoRoot, func() (dirTable, error) { return s.rootTable(), nil })
 }
 
+// in is the snapshot that serves e, listed by a directory of owner.
+func (e *entry) in(owner *Snapshot) *Snapshot {
+	if e.snap != nil {
+		return e.snap
+	}
+	return owner
+}
+
 // resolve walks the tables from the top to the entry at p; it returns the
-// entry and the cleaned path. A missing name is named with its directory.
-func (s *Snapshot) resolve(op, p string) (entry, string, error) {
+// entry, the snapshot of the directory that lists it (whose inode numbers
+// its are: Snapshot.ino) and the cleaned path. A missing name is named
+// with its directory.
+func (s *Snapshot) resolve(op, p string) (entry, *Snapshot, string, error) {
 	clean := CleanPath(p)
-	e := s.rootEntry()
+	e, owner := s.rootEntry(), s
 	if clean == "" {
-		return e, clean, nil
+		return e, owner, clean, nil
 	}
 	dir := ""
 	for _, name := range strings.Split(clean, "/") {
 		if !e.isDir() {
-			return entry{}, clean, &fs.PathError{Op: op, Path: clean, Err: fmt.Errorf("%w (%s is a file)", syscall.ENOTDIR, dir)}
+			return entry{}, nil, clean, &fs.PathError{Op: op, Path: clean, Err: fmt.Errorf("%w (%s is a file)", syscall.ENOTDIR, dir)}
 		}
 		t, err := e.sub()
 		if err != nil {
-			return entry{}, clean, &fs.PathError{Op: op, Path: clean, Err: err}
+			return entry{}, nil, clean, &fs.PathError{Op: op, Path: clean, Err: err}
 		}
+		owner = e.in(owner)
 		next, ok := lookupEntry(t, name)
 		if !ok {
 			where := dir
 			if where == "" {
 				where = "the top of the tree"
 			}
-			return entry{}, clean, &fs.PathError{Op: op, Path: clean, Err: fmt.Errorf("%w (%s has no %q)", syscall.ENOENT, where, name)}
+			return entry{}, nil, clean, &fs.PathError{Op: op, Path: clean, Err: fmt.Errorf("%w (%s has no %q)", syscall.ENOENT, where, name)}
 		}
 		e, dir = next, path.Join(dir, name)
 	}
-	return e, clean, nil
+	return e, owner, clean, nil
 }

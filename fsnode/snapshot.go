@@ -61,6 +61,14 @@ type Snapshot struct {
 	sel    selected      // selector subscriptions' deliveries, lazy
 	recent recentRenders // commands rendered by lookups, for the reads that follow
 	ids    messageIDs    // held messages by id, lazy
+
+	// storeNo is, for a store of a layout of several, its number (1, 2,
+	// …) in the layout, which its inode numbers carry (ino); 0 otherwise.
+	storeNo uint64
+	// layout is set on the snapshot of a layout of several stores: the
+	// snapshots of its stores (layout.go). Such a snapshot has no files
+	// and no graph of its own.
+	layout *layoutView
 }
 
 // messageIDs is the index by-message-id/ and FindMessage look messages up
@@ -477,7 +485,18 @@ func (s *Snapshot) file(id int32) *dataFile {
 }
 
 // Files is the number of data files.
-func (s *Snapshot) Files() int { return len(s.files) }
+func (s *Snapshot) Files() int {
+	if s.layout != nil {
+		n := 0
+		for _, ls := range s.layout.stores {
+			if ls.snap != nil {
+				n += len(ls.snap.files)
+			}
+		}
+		return n
+	}
+	return len(s.files)
+}
 
 // Commands is the number of decoded commands in all data files.
 func (s *Snapshot) Commands() int64 { return s.commands }

@@ -52,6 +52,10 @@ type entry struct {
 	// the body of its message, not the command's JSON.
 	loc  codec.Location
 	body bool
+	// snap, when set, is the snapshot that serves the entry and what is
+	// below it (a store of a layout: see layout.go); else the snapshot of
+	// the directory that lists it.
+	snap *Snapshot
 }
 
 func (e *entry) isDir() bool { return e.kind == dirEntry }
@@ -156,6 +160,9 @@ const (
 // rootTable is the top of the tree (a --rw mount adds its control file:
 // see rootDir).
 func (s *Snapshot) rootTable() fixed {
+	if s.layout != nil {
+		return s.layoutRootTable()
+	}
 	return fixed{
 		textOf(nameReadme, inoReadme, s.renderReadme),
 		textOf(nameSummary, inoSummary, s.renderSummary),

@@ -38,7 +38,7 @@ func (r *rootDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
 		// not show it.
 		tab = append(tab.(fixed), entry{name: nameControl, ino: inoControl, kind: textEntry})
 	}
-	return tableStream(tab), 0
+	return tableStream(r.fsys.Snapshot(), tab), 0
 }
 
 var _ fs.NodeLookuper = (*rootDir)(nil)
@@ -198,7 +198,7 @@ func (d *tableDir) Readdir(context.Context) (fs.DirStream, syscall.Errno) {
 	if err != nil {
 		return nil, d.snap.errno("list "+d.Path(nil), err)
 	}
-	return tableStream(tab), 0
+	return tableStream(d.snap, tab), 0
 }
 
 var _ fs.NodeLookuper = (*tableDir)(nil)
@@ -234,8 +234,8 @@ func (d *tableDir) lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 }
 
 // tableStream lists t.
-func tableStream(t dirTable) *listStream {
-	l := &listStream{n: t.len(), t: t}
+func tableStream(s *Snapshot, t dirTable) *listStream {
+	l := &listStream{n: t.len(), t: t, s: s}
 	l.lister, _ = t.(dirLister)
 	return l
 }
@@ -246,16 +246,21 @@ func (s *Snapshot) lookupIn(ctx context.Context, parent *fs.Inode, t dirTable, n
 	if !ok {
 		return nil, noEntry()
 	}
+	ino := s.ino(e.ino)
+	if e.snap != nil {
+		s = e.snap
+	}
 	switch e.kind {
 	case dirEntry:
 		d := newTableDir(s, e.sub)
 		d.big = s.bigListing(e.entries)
-		n := newDir(ctx, parent, name, s, d, e.ino, out)
+		n := newDir(ctx, parent, name, s, d, ino, out)
 		d.blksize(&out.Attr)
 		return n, 0
 	case textEntry:
-		return newTextFile(ctx, parent, name, s, e.ino, e.text, out)
+		return newTextFile(ctx, parent, name, s, ino, e.text, out)
 	default:
+		e.ino = ino
 		return s.commandAt(ctx, parent, e, out)
 	}
 }

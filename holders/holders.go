@@ -6,6 +6,7 @@
 package holders
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -224,3 +225,56 @@ func (f File) Text() []byte {
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// StoreDoc is one store of a layout of several (an mKahaDB root, a
+// broker's data directory): its directory's name as on disk, its kind
+// ("kahadb", "txstore", "scheduler") and the holders of its files, shaped
+// exactly as the Doc of a single store. A store kahafs does not model has
+// no Doc: NotAnalysed says why, and nothing is predicted of its files.
+type StoreDoc struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Filter is the destination filter an mKahaDB store is named after,
+	// decoded from Name.
+	Filter      string `json:"filter,omitempty"`
+	NotAnalysed string `json:"notAnalysed,omitempty"`
+	*Doc
+	// Scheduler is a job scheduler store's document (package scheduler's
+	// Report.WriteJSON, its own "kind"), written after Name in place of
+	// Doc.
+	Scheduler json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes sd; a job scheduler store's as its own document with
+// its name first.
+func (sd StoreDoc) MarshalJSON() ([]byte, error) {
+	type plain StoreDoc
+	if sd.Scheduler == nil {
+		return json.Marshal(plain(sd))
+	}
+	raw := bytes.TrimSpace(sd.Scheduler)
+	if len(raw) < 2 || raw[0] != '{' {
+		return nil, fmt.Errorf("holders: %s: the scheduler's document is not a JSON object", sd.Name)
+	}
+	name, err := json.Marshal(sd.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(`{"name":`), name...)
+	if rest := bytes.TrimSpace(raw[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, raw[1:]...), nil
+}
+
+// LayoutDoc is the holders of every store of a layout of several.
+type LayoutDoc struct {
+	Stores []StoreDoc `json:"stores"`
+}
+
+// WriteJSON writes doc as indented JSON.
+func (doc LayoutDoc) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

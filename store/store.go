@@ -11,13 +11,14 @@
 // the compaction (compact), the differential test and the benchmark open
 // their stores through this package.
 //
-// A store can have children (mKahaDB keeps one KahaDB store per
-// destination filter, and a broker's job scheduler one more): Layout and
-// Analysis have a Children slice for them. Today a store is always a
-// single KahaDB store (KindKahaDB) and Children is empty.
+// A layout can have children (mKahaDB keeps one KahaDB store per
+// destination filter, and a broker's data directory holds its stores and
+// its job scheduler's): Layout and Analysis have a Children slice for them
+// (layout.go). A single store (KindKahaDB) has none.
 package store
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -41,6 +42,17 @@ const (
 	// (scheduleDB.data) and cleanup rules. Analyse refuses it
 	// (ErrSchedulerStore): refgraph does not model it.
 	KindScheduler
+	// KindMKahaDB: an mKahaDB root; Children are its stores.
+	KindMKahaDB
+	// KindDataDir: a broker's data directory; Children are the stores
+	// below it.
+	KindDataDir
+	// KindTxStore: an mKahaDB's txStore, the journal of the transactions
+	// that span stores (read as a KahaDB journal).
+	KindTxStore
+	// KindUnmodelled: a store kahafs does not model (Layout.Unmodelled says
+	// what it is); never analysed, never given a cleanup prediction.
+	KindUnmodelled
 )
 
 func (k Kind) String() string {
@@ -49,6 +61,14 @@ func (k Kind) String() string {
 		return "kahadb"
 	case KindScheduler:
 		return "scheduler"
+	case KindMKahaDB:
+		return "mkahadb"
+	case KindDataDir:
+		return "datadir"
+	case KindTxStore:
+		return "txstore"
+	case KindUnmodelled:
+		return "unmodelled"
 	}
 	return "unknown"
 }
@@ -56,27 +76,59 @@ func (k Kind) String() string {
 // Layout is where a store's files are.
 type Layout struct {
 	Kind Kind
-	// Journal is the store's directory and data files (KindKahaDB).
+	// Journal is the store's directory and data files (KindKahaDB,
+	// KindTxStore; nil for a layout of several stores).
 	Journal *codec.Store
-	// Children are the stores this one is made of (none yet: see the
-	// package doc).
+	// Path is the directory (Dir).
+	Path string
+	// Children are the stores this layout is made of (KindMKahaDB,
+	// KindDataDir; layout.go).
 	Children []*Layout
+	// Name is a child's directory name as on disk, Rel its path relative
+	// to the layout's root, Filter the destination filter an mKahaDB
+	// store is named after, decoded (DecodeFilterName).
+	Name, Rel, Filter string
+	// Unmodelled says what a KindUnmodelled store is, and UnmodelledKind
+	// its kind in JSON ("scheduler").
+	Unmodelled, UnmodelledKind string
 }
 
 // Dir is the store's directory.
-func (l *Layout) Dir() string { return l.Journal.Dir }
+func (l *Layout) Dir() string {
+	if l.Journal != nil {
+		return l.Journal.Dir
+	}
+	return l.Path
+}
 
-// Locate lists the store at path. A path that is not a store (a broker's
-// data or base directory, an mKahaDB root) is an error wrapping
-// codec.ErrNotStore that names the stores below it.
+// Locate lists the store at path: one KahaDB store, or a layout of several
+// (an mKahaDB root, a broker's data directory: layout.go). A path that is
+// neither is an error wrapping codec.ErrNotStore that names the stores
+// below it.
 func Locate(path string) (*Layout, error) {
 	st, err := codec.OpenStore(path)
 	if err != nil {
+		if errors.Is(err, codec.ErrNotStore) {
+			if l, lerr := locateLayout(path); lerr != nil {
+				return nil, lerr
+			} else if l != nil {
+				return l, nil
+			}
+		}
 		return nil, err
 	}
-	l := &Layout{Kind: KindKahaDB, Journal: st}
+	l := &Layout{Kind: KindKahaDB, Journal: st, Path: st.Dir}
 	if _, err := os.Stat(filepath.Join(st.Dir, SchedulerIndex)); err == nil {
 		l.Kind = KindScheduler
+		l.Name = filepath.Base(st.Dir)
+	} else if MKahaDBRoot(path) != "" {
+		// A store of an mKahaDB, read alone.
+		l.Name = filepath.Base(filepath.Clean(path))
+		if l.Name == txStoreDirName {
+			l.Kind = KindTxStore
+		} else {
+			l.Filter = DecodeFilterName(l.Name)
+		}
 	}
 	return l, nil
 }
@@ -168,8 +220,12 @@ type Analysis struct {
 	CacheSaved  bool
 	// BytesRead are the journal bytes read (0 on a cache hit).
 	BytesRead int64
-	// Children are the analyses of Layout.Children (none yet).
+	// Children are the analyses of Layout.Children (a layout of several
+	// stores has no Graph of its own).
 	Children []*Analysis
+	// NotAnalysed says why a store was not analysed (Layout.Unmodelled):
+	// Graph is nil.
+	NotAnalysed string
 }
 
 // Journal is the store's directory and data files.
@@ -184,11 +240,30 @@ func Open(path string, opts Options) (*Analysis, error) {
 	return Analyse(l, opts)
 }
 
-// Analyse analyses the store of l.
+// Analyse analyses the store of l, or each store of a layout of several
+// (Analysis.Children; an unmodelled one is not analysed).
 func Analyse(l *Layout, opts Options) (*Analysis, error) {
-	if l.Kind == KindScheduler {
-		// refused before any replay (a cache file is not written for it)
+	switch {
+	case l.Multi():
+		a := &Analysis{Layout: l}
+		for _, c := range l.Children {
+			ca, err := Analyse(c, opts)
+			if err != nil {
+				return nil, err
+			}
+			a.Children = append(a.Children, ca)
+		}
+		return a, nil
+	case l.Kind == KindScheduler:
+		// refused before any replay (a cache file is not written for
+		// it); in a layout, said not analysed here: the scheduler's own
+		// model is package scheduler's (kahafs holders DIR/scheduler)
+		if l.Unmodelled != "" {
+			return &Analysis{Layout: l, NotAnalysed: "not analysed: " + l.Unmodelled}, nil
+		}
 		return nil, CheckModeled(l, opts.readOptions(), func(int) bool { return true })
+	case l.Unmodelled != "":
+		return &Analysis{Layout: l, NotAnalysed: "not analysed: " + l.Unmodelled}, nil
 	}
 	ro := ReplayOptions(l, opts)
 	res, mfl, err := replaycache.LoadMaxFileLength(l.Journal, ro, opts.MaxFileLength, opts.readOptions(), opts.cacheOptions())

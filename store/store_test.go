@@ -58,12 +58,17 @@ func TestOpenCache(t *testing.T) {
 	assert.Equal(t, first.Graph.GCCandidates(), second.Graph.GCCandidates())
 }
 
-// TestLocateNotAStore: a broker's data directory is not a store; the
-// error says so and names the store below it.
+// TestLocateNotAStore: a directory with a store further below than a
+// layout has it (<brokerName>/KahaDB) is not a store; the error says so
+// and names the store below it.
 func TestLocateNotAStore(t *testing.T) {
 	root := t.TempDir()
-	require.NoError(t, os.Rename(brokertest.CopyStore(t, brokertest.Named(t, "tx").StoreDir), filepath.Join(root, "kahadb")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "broker"), 0o755))
+	require.NoError(t, os.Rename(brokertest.CopyStore(t, brokertest.Named(t, "tx").StoreDir), filepath.Join(root, "broker", "KahaDB")))
 	_, err := Open(root, Options{})
 	require.ErrorIs(t, err, codec.ErrNotStore)
-	assert.Contains(t, err.Error(), filepath.Join(root, "kahadb"))
+	assert.Contains(t, err.Error(), filepath.Join(root, "broker", "KahaDB"))
+
+	_, err = Locate(t.TempDir())
+	require.ErrorIs(t, err, codec.ErrNotStore)
 }

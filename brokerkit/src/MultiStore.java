@@ -42,6 +42,7 @@ import org.apache.activemq.store.kahadb.scheduler.JobSchedulerStoreImpl;
  * Usage:
  *   MultiStore generate OUTDIR MODE   -> OUTDIR/data/{mKahaDB,scheduler}, OUTDIR/layout.json (with "inspect")
  *   MultiStore inspect DATA_DIR OUT.json MODE  (MODIFIES DATA_DIR: run it on a copy)
+ *   MultiStore hold DATA_DIR MODE   a broker running on DATA_DIR: prints "HOLDING pid", stops at EOF on stdin
  *
  * mKahaDB filters (every store journalMaxFileLength 16384, no preallocation, GC only through explicit
  * checkpoints): queue ORDERS.&gt; , topic EVENTS.&gt; and the catch-all (a filter without destination): with
@@ -71,6 +72,19 @@ public final class MultiStore {
     public static void main(String[] args) throws Exception {
         if (args.length >= 3 && args[0].equals("generate")) {
             generate(new File(args[1]), mode(args[2]));
+        } else if (args.length >= 3 && args[0].equals("hold")) {
+            // a running broker on DATA_DIR until standard input closes
+            BrokerService b = broker(new File(args[1]), mode(args[2]), true);
+            b.start();
+            b.waitUntilStarted();
+            System.out.println("HOLDING " + ProcessHandle.current().pid());
+            System.out.flush();
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
+            while (in.readLine() != null) {
+                // wait for EOF
+            }
+            b.stop();
+            b.waitUntilStopped();
         } else if (args.length >= 4 && args[0].equals("inspect")) {
             String json = inspect(new File(args[1]), mode(args[3]));
             Files.write(new File(args[2]).toPath(), json.getBytes(StandardCharsets.UTF_8));
@@ -273,6 +287,7 @@ public final class MultiStore {
         doc.put("description", "A broker data directory (data/) with mKahaDB/ (filters queue ORDERS.>, topic EVENTS.>, "
                 + (perDest ? "the catch-all with perDestination=true (one store per destination)" : "the catch-all (#210)")
                 + "; txStore/) and scheduler/. See MultiStore.java.");
+        doc.put("mode", perDest ? "perdest" : "filtered");
         doc.put("activemqVersion", org.apache.activemq.ActiveMQConnectionMetaData.PROVIDER_VERSION);
         doc.put("journalMaxFileLength", MAX_LEN);
         doc.put("notes", notes);

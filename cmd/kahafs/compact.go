@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"github.com/kahafs/kahafs/compact"
+	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
@@ -46,6 +47,10 @@ compaction that does not fit is refused with both figures. --to DIR writes it
 to another file system instead and leaves STORE as it is. The report ends with
 what to delete to get the space back, and how many bytes that frees.
 
+Given a layout of several stores (a broker's data directory, an mKahaDB
+directory), each KahaDB store is compacted in turn, as it would be alone;
+the txStore and the job scheduler's store are skipped, said why.
+
 STORE is analysed through the analysis cache, as by holders (--cache-dir,
 --no-cache); a cache is used only when every data file has exactly the
 identity it had, and the compacted journal is always verified by a full replay.`,
@@ -57,9 +62,21 @@ identity it had, and the compacted journal is always verified by a full replay.`
 			if err != nil {
 				return err
 			}
-			rep, err := compact.Compact(args[0], compact.Options{DryRun: f.dryRun, BackupDir: f.backup, To: f.to,
+			opts := compact.Options{DryRun: f.dryRun, BackupDir: f.backup, To: f.to,
 				MaxFileLength: ao.MaxFileLength, Force: f.force, NoRedelivery: f.noRedelivery, Cache: ao.Cache,
-				Bytes: func(phase string, done, total int64) { bar.update(compactPhase(phase), done, total) }})
+				Bytes: func(phase string, done, total int64) { bar.update(compactPhase(phase), done, total) }}
+			if l, err := store.Locate(args[0]); err == nil && l.Multi() {
+				lr, err := compact.CompactLayout(args[0], opts)
+				bar.finish()
+				stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
+				if lr != nil {
+					if werr := writeLayoutCompactReport(cmd, lr, f.json); err == nil {
+						err = werr
+					}
+				}
+				return err
+			}
+			rep, err := compact.Compact(args[0], opts)
 			bar.finish()
 			stopProfiles(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
 			if err != nil {
@@ -84,6 +101,36 @@ identity it had, and the compacted journal is always verified by a full replay.`
 	cmd.Flags().BoolVar(&f.noRedelivery, "no-redelivery", false, "do not carry over a broker quirk: a durable subscription whose acks were processed out of order is handed acknowledged messages again (see the report's quirks)")
 	f.profile.add(cmd)
 	return cmd
+}
+
+// writeLayoutCompactReport prints the compaction of a layout store by
+// store: as JSON {"layout":…,"stores":[{"name","kind","dir", the store's
+// report…}]}, else each store's report under a heading.
+func writeLayoutCompactReport(cmd *cobra.Command, lr *compact.LayoutReport, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(lr)
+	}
+	writeLayoutCompactText(cmd.OutOrStdout(), cmd.ErrOrStderr(), lr)
+	return nil
+}
+
+// writeLayoutCompactText prints each store's report under a heading on w,
+// the warnings about its journalMaxFileLength on warn.
+func writeLayoutCompactText(w, warn io.Writer, lr *compact.LayoutReport) {
+	for i, s := range lr.Stores {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, safe(fmt.Sprintf("== %s (%s)", s.Dir, s.Kind)))
+		if s.Report == nil {
+			fmt.Fprintln(w, safe("skipped: "+s.Skipped))
+			continue
+		}
+		warnMaxFileLength(&prefixWriter{w: warn, prefix: safe(s.Dir) + ": "}, s.MaxFileLength)
+		writeCompactReport(w, s.Report)
+	}
 }
 
 // compactPhase labels the progress bar of a compaction's phase.

@@ -175,3 +175,25 @@ func hashTree(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// TestMountControlCompactsLayout: the control file of a --rw mount of a
+// broker's data directory compacts its stores one by one; the tree then
+// shows them compacted (nothing free any more).
+func TestMountControlCompactsLayout(t *testing.T) {
+	requireFUSE(t)
+	fx := brokertest.LayoutFixtures(t)[0]
+	data := brokertest.CopyTree(t, fx.DataDir)
+	mnt := startMount(t, data, "--rw", "--no-cache", "--max-file-length", "16384")
+	free, err := os.ReadFile(filepath.Join(mnt, "free"))
+	require.NoError(t, err)
+	assert.NotEmpty(t, free)
+	require.NoError(t, os.WriteFile(filepath.Join(mnt, "control"), []byte("compact\n"), 0o600))
+	out := waitControl(t, mnt, "compact")
+	require.Contains(t, out, "status: done", out)
+	assert.Contains(t, out, "== mKahaDB/queue#3a#2f#2fORDERS.#3e (kahadb)")
+	assert.Contains(t, out, "skipped: the transaction store of an mKahaDB is not compacted")
+	free, err = os.ReadFile(filepath.Join(mnt, "free"))
+	require.NoError(t, err)
+	assert.Empty(t, string(free))
+	assert.Equal(t, []string{"db-1.log"}, dirNames(t, filepath.Join(mnt, "queue:%2F%2FORDERS.>", "by-file")))
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -67,7 +69,51 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 	if err != nil {
 		return err
 	}
-	st := l.Journal
+	if !l.Multi() {
+		return dumpStore(cmd, dir, l.Journal, f)
+	}
+	if f.fileID != 0 {
+		return &usageError{cmd: cmd, err: fmt.Errorf("--file names a data file of one store, and %s holds %d: give the store's directory (%s)", dir, len(l.Children), l.Children[0].Dir())}
+	}
+	// Each store in turn, after a line that names it: "== TITLE (REL,
+	// KIND)", with --json {"store":NAME,"kind":KIND,"dir":DIR}.
+	damaged := false
+	for _, c := range l.Children {
+		out := cmd.OutOrStdout()
+		if f.json {
+			head := map[string]string{"store": c.Name, "kind": c.KindName(), "dir": c.Dir()}
+			if !c.Analysable() {
+				head["notAnalysed"] = "not analysed: " + c.Unmodelled
+			}
+			b, err := json.Marshal(head)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "%s\n", b)
+		} else {
+			fmt.Fprintln(out, storeHeading(c))
+			if !c.Analysable() {
+				fmt.Fprintln(out, safe("not analysed: "+c.Unmodelled))
+			}
+		}
+		if !c.Analysable() {
+			continue
+		}
+		if err := dumpStore(cmd, c.Dir(), c.Journal, f); errors.Is(err, errDamaged) {
+			damaged = true
+		} else if err != nil {
+			return err
+		}
+	}
+	if damaged {
+		return errDamaged
+	}
+	return nil
+}
+
+// dumpStore prints the commands of the store st (in dir).
+func dumpStore(cmd *cobra.Command, dir string, st *codec.Store, f dumpFlags) error {
+	var err error
 	files := st.Files
 	if f.fileID != 0 {
 		fi, ok := st.File(f.fileID)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -93,11 +94,50 @@ func analyse(dir string, w io.Writer, f analysisFlags) (*store.Analysis, error) 
 	if err != nil {
 		return nil, err
 	}
-	if line := cacheLine(a); line != "" {
-		fmt.Fprintln(w, line)
+	for _, s := range storesOf(a) {
+		if s.Graph == nil {
+			continue
+		}
+		pw := w
+		if a.Layout.Multi() {
+			pw = &prefixWriter{w: w, prefix: safe(s.Layout.Rel) + ": "}
+		}
+		if line := cacheLine(s); line != "" {
+			fmt.Fprintln(pw, line)
+		}
+		warnMaxFileLength(pw, s.MaxFileLength)
 	}
-	warnMaxFileLength(w, a.MaxFileLength)
 	return a, nil
+}
+
+// storesOf are the analyses of the stores of a: a itself when it is one
+// store, else its children.
+func storesOf(a *store.Analysis) []*store.Analysis {
+	if a.Layout.Multi() {
+		return a.Children
+	}
+	return []*store.Analysis{a}
+}
+
+// prefixWriter writes each Write (one line, from Fprintln) with a prefix:
+// what a command says of one store of a layout of several.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, p.prefix); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
+}
+
+// storeHeading is the line that starts what a command prints of one store
+// of a layout: "== queue://ORDERS.> (mKahaDB/queue#3a#2f#2fORDERS.#3e,
+// kahadb)".
+func storeHeading(l *store.Layout) string {
+	return safe(fmt.Sprintf("== %s (%s, %s)", l.Title(), l.Rel, l.KindName()))
 }
 
 func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
@@ -111,6 +151,9 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	}
 	if err != nil {
 		return err
+	}
+	if a.Layout.Multi() {
+		return runLayoutHolders(cmd, a, f)
 	}
 	g := a.Graph
 	out := bufio.NewWriter(cmd.OutOrStdout())
@@ -153,13 +196,9 @@ func runSchedulerHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	if err != nil {
 		return err
 	}
-	r, err := scheduler.Analyse(l.Journal, scheduler.Options{
-		MaxFileLength: int64(f.analysis.maxFileLength),
-		Running:       f.analysis.running,
-		SkipChecksums: f.analysis.noVerify,
-	})
+	r, err := analyseScheduler(l, f)
 	if err != nil {
-		return fmt.Errorf("job scheduler store: %w; kahafs makes no cleanup prediction for it", err)
+		return err
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if f.json {
@@ -173,6 +212,103 @@ func runSchedulerHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 		err = ferr
 	}
 	return err
+}
+
+// analyseScheduler is the scheduler's own model of the job scheduler store
+// of l (package scheduler).
+func analyseScheduler(l *store.Layout, f holdersFlags) (*scheduler.Report, error) {
+	r, err := scheduler.Analyse(l.Journal, scheduler.Options{
+		MaxFileLength: int64(f.analysis.maxFileLength),
+		Running:       f.analysis.running,
+		SkipChecksums: f.analysis.noVerify,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job scheduler store: %w; kahafs makes no cleanup prediction for it", err)
+	}
+	return r, nil
+}
+
+// runLayoutHolders prints the holders of each store of a layout of several:
+// as JSON {"stores":[{"name":…,"kind":…, the single-store document…}]},
+// else each store's lines under a heading. An unmodelled store is said not
+// analysed, with no prediction.
+func runLayoutHolders(cmd *cobra.Command, a *store.Analysis, f holdersFlags) error {
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	doc := holders.LayoutDoc{Stores: []holders.StoreDoc{}}
+	for i, s := range a.Children {
+		l := s.Layout
+		sd := holders.StoreDoc{Name: l.Name, Kind: l.KindName(), Filter: l.Filter, NotAnalysed: s.NotAnalysed}
+		var sr *scheduler.Report
+		switch {
+		case s.Graph != nil:
+			d := holders.Document(l.Dir(), s.Graph, s.MaxFileLength)
+			sd.Doc = &d
+		case l.Kind == store.KindScheduler && l.Journal != nil:
+			// the scheduler's own model, shaped as holders of it alone
+			var err error
+			if sr, err = analyseScheduler(l, f); err != nil {
+				sd.NotAnalysed = "not analysed: " + err.Error()
+				break
+			}
+			var b bytes.Buffer
+			if err := sr.WriteJSON(&b); err != nil {
+				return err
+			}
+			sd.NotAnalysed, sd.Scheduler = "", b.Bytes()
+		}
+		doc.Stores = append(doc.Stores, sd)
+		if f.json {
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintln(out, storeHeading(l))
+		if sr != nil {
+			for _, line := range append(sr.Header(), sr.Table()...) {
+				fmt.Fprintln(out, safe(line))
+			}
+			continue
+		}
+		if sd.Doc == nil {
+			fmt.Fprintln(out, safe(s.NotAnalysed))
+			continue
+		}
+		fmt.Fprintln(out, maxFileLengthLine(s.MaxFileLength))
+		writeHoldersText(out, *sd.Doc)
+	}
+	var err error
+	if f.json {
+		err = doc.WriteJSON(out)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	damaged := false
+	for _, s := range a.Children {
+		if s.Graph == nil {
+			continue
+		}
+		pw := &prefixWriter{w: cmd.ErrOrStderr(), prefix: safe(s.Layout.Rel) + ": "}
+		for _, w := range s.Graph.Warnings() {
+			fmt.Fprintln(pw, "warning:", w)
+		}
+		if s.Graph.Damaged() {
+			damaged = true
+		}
+		for _, file := range s.Graph.Files() {
+			if reportDamage(pw, file.Damage) {
+				damaged = true
+			}
+		}
+	}
+	if damaged {
+		return errDamaged
+	}
+	return nil
 }
 
 // writeHoldersText prints one line per data file (holders.Doc.Table),

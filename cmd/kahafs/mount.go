@@ -15,6 +15,7 @@ import (
 	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/fsnode"
 	"github.com/kahafs/kahafs/replaycache"
+	kstore "github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
@@ -251,12 +252,22 @@ func mountController(store string, f mountFlags, stderr io.Writer) fsnode.Contro
 	return func(args []string, progress func(string)) (string, bool, error) {
 		dry := len(args) > 1 && args[1] == "--dry-run"
 		ao := f.analysis.options(stderr)
-		rep, err := compact.Compact(store, compact.Options{DryRun: dry, MaxFileLength: ao.MaxFileLength, Progress: progress,
-			Cache: ao.Cache})
+		opts := compact.Options{DryRun: dry, MaxFileLength: ao.MaxFileLength, Progress: progress, Cache: ao.Cache}
+		var b strings.Builder
+		if l, err := kstore.Locate(store); err == nil && l.Multi() {
+			lr, err := compact.CompactLayout(store, opts)
+			if lr != nil {
+				writeLayoutCompactText(&b, stderr, lr)
+			}
+			if err != nil {
+				return "", lr != nil && len(lr.Stores) > 0 && !dry, fmt.Errorf("%s%w", b.String(), err)
+			}
+			return b.String(), !dry, nil
+		}
+		rep, err := compact.Compact(store, opts)
 		if err != nil {
 			return "", false, err
 		}
-		var b strings.Builder
 		writeCompactReport(&b, rep)
 		return b.String(), !dry, nil
 	}

@@ -37,6 +37,9 @@ func runStats(cmd *cobra.Command, dir string, f statsFlags) error {
 	if err != nil {
 		return err
 	}
+	if l.Multi() {
+		return runLayoutStats(cmd, l, f)
+	}
 	st := l.Journal
 	if pid, _ := compact.LockHolder(l.Dir()); pid != 0 {
 		fmt.Fprintln(cmd.ErrOrStderr(), liveLine(pid, "its newest data file may end in a batch it is writing"))
@@ -59,22 +62,93 @@ func runStats(cmd *cobra.Command, dir string, f statsFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	if f.json {
-		if err := writeStatsJSON(out, st, s); err != nil {
+		if err := writeJSON(out, statsDoc(st, s)); err != nil {
 			return err
 		}
 	} else {
 		writeStatsText(out, st, s)
 	}
+	if reportStatsDamage(cmd.ErrOrStderr(), s) {
+		return errDamaged
+	}
+	return nil
+}
+
+// runLayoutStats prints the stats of each store of a layout of several: as
+// JSON {"stores":[{"name":…,"kind":…, the single-store document…}]}, else
+// each store's tables under a heading. An unmodelled store is said not
+// analysed.
+func runLayoutStats(cmd *cobra.Command, l *store.Layout, f statsFlags) error {
+	type storeStats struct {
+		Name        string `json:"name"`
+		Kind        string `json:"kind"`
+		Filter      string `json:"filter,omitempty"`
+		NotAnalysed string `json:"notAnalysed,omitempty"`
+		*statsJSON
+	}
+	var doc struct {
+		Stores []storeStats `json:"stores"`
+	}
+	doc.Stores = []storeStats{}
+	out := cmd.OutOrStdout()
 	damaged := false
-	for i := range s.Files {
-		if reportDamage(cmd.ErrOrStderr(), s.Files[i].Damage) {
+	for i, c := range l.Children {
+		ss := storeStats{Name: c.Name, Kind: c.KindName(), Filter: c.Filter}
+		if !f.json {
+			if i > 0 {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintln(out, storeHeading(c))
+		}
+		if !c.Analysable() {
+			ss.NotAnalysed = "not analysed: " + c.Unmodelled
+			doc.Stores = append(doc.Stores, ss)
+			if !f.json {
+				fmt.Fprintln(out, safe(ss.NotAnalysed))
+			}
+			continue
+		}
+		s, err := codec.ComputeStats(c.Journal, codec.ReadOptions{SkipChecksums: f.noVerify}, 0)
+		if err != nil {
+			return err
+		}
+		ss.statsJSON = statsDoc(c.Journal, s)
+		doc.Stores = append(doc.Stores, ss)
+		if !f.json {
+			writeStatsText(out, c.Journal, s)
+		}
+		if reportStatsDamage(&prefixWriter{w: cmd.ErrOrStderr(), prefix: safe(c.Rel) + ": "}, s) {
 			damaged = true
+		}
+	}
+	if f.json {
+		if err := writeJSON(out, doc); err != nil {
+			return err
 		}
 	}
 	if damaged {
 		return errDamaged
 	}
 	return nil
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// reportStatsDamage reports the damage the stats found on w; true when
+// some is more than a torn tail.
+func reportStatsDamage(w io.Writer, s *codec.Stats) bool {
+	damaged := false
+	for i := range s.Files {
+		if reportDamage(w, s.Files[i].Damage) {
+			damaged = true
+		}
+	}
+	return damaged
 }
 
 type sizeJSON struct {
@@ -98,56 +172,60 @@ func total(t *codec.TypeStats) sizeJSON {
 	return sizeJSON{SizeStat: s, Average: s.Average()}
 }
 
-func writeStatsJSON(w io.Writer, st *codec.Store, s *codec.Stats) error {
-	type fileJSON struct {
-		ID          int32      `json:"id"`
-		Name        string     `json:"name"`
-		Size        int64      `json:"size"`
-		Allocated   int64      `json:"allocated"`
-		End         int64      `json:"logicalEnd"`
-		Batches     int        `json:"batches"`
-		Checksummed int        `json:"checksummedBatches"`
-		Damage      []string   `json:"damage"`
-		Total       sizeJSON   `json:"total"`
-		Types       []sizeJSON `json:"types"`
-	}
-	type destJSON struct {
-		Destination string     `json:"destination"`
-		Total       sizeJSON   `json:"total"`
-		Types       []sizeJSON `json:"types"`
-	}
-	var doc struct {
-		Store        string     `json:"store"`
-		Files        []fileJSON `json:"files"`
-		Destinations []destJSON `json:"destinations"`
-		NoDest       []sizeJSON `json:"withoutDestination"`
-		Types        []sizeJSON `json:"types"`
-		Total        sizeJSON   `json:"total"`
-		Clean        bool       `json:"clean"`
-	}
+// statsJSON is stats --json of one store.
+type statsJSON struct {
+	Store        string          `json:"store"`
+	Files        []statsFileJSON `json:"files"`
+	Destinations []statsDestJSON `json:"destinations"`
+	NoDest       []sizeJSON      `json:"withoutDestination"`
+	Types        []sizeJSON      `json:"types"`
+	Total        sizeJSON        `json:"total"`
+	Clean        bool            `json:"clean"`
+}
+
+type statsFileJSON struct {
+	ID          int32      `json:"id"`
+	Name        string     `json:"name"`
+	Size        int64      `json:"size"`
+	Allocated   int64      `json:"allocated"`
+	End         int64      `json:"logicalEnd"`
+	Batches     int        `json:"batches"`
+	Checksummed int        `json:"checksummedBatches"`
+	Damage      []string   `json:"damage"`
+	Total       sizeJSON   `json:"total"`
+	Types       []sizeJSON `json:"types"`
+}
+
+type statsDestJSON struct {
+	Destination string     `json:"destination"`
+	Total       sizeJSON   `json:"total"`
+	Types       []sizeJSON `json:"types"`
+}
+
+// statsDoc is the stats s of the store st as stats --json prints them.
+func statsDoc(st *codec.Store, s *codec.Stats) *statsJSON {
+	doc := &statsJSON{}
 	doc.Store = st.Dir
-	doc.Files = []fileJSON{}
+	doc.Files = []statsFileJSON{}
 	for i := range s.Files {
 		fs := &s.Files[i]
-		fj := fileJSON{ID: fs.Info.ID, Name: fs.Info.Name, Size: fs.Size, Allocated: fs.Allocated, End: fs.End,
+		fj := statsFileJSON{ID: fs.Info.ID, Name: fs.Info.Name, Size: fs.Size, Allocated: fs.Allocated, End: fs.End,
 			Batches: fs.Batches, Checksummed: fs.Checksummed, Damage: []string{}, Total: total(&fs.ByType), Types: typeRows(&fs.ByType)}
 		for _, d := range fs.Damage {
 			fj.Damage = append(fj.Damage, d.Error())
 		}
 		doc.Files = append(doc.Files, fj)
 	}
-	doc.Destinations = []destJSON{}
+	doc.Destinations = []statsDestJSON{}
 	for i := range s.Destinations {
 		d := &s.Destinations[i]
-		doc.Destinations = append(doc.Destinations, destJSON{Destination: d.Destination, Total: total(&d.ByType), Types: typeRows(&d.ByType)})
+		doc.Destinations = append(doc.Destinations, statsDestJSON{Destination: d.Destination, Total: total(&d.ByType), Types: typeRows(&d.ByType)})
 	}
 	doc.NoDest = typeRows(&s.NoDest)
 	doc.Types = typeRows(&s.ByType)
 	doc.Total = total(&s.ByType)
 	doc.Clean = s.Clean()
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return doc
 }
 
 func writeStatsText(w io.Writer, st *codec.Store, s *codec.Stats) {

@@ -323,8 +323,23 @@ func RunScript(t testing.TB, script string, args ...string) []byte {
 // or release is called. It returns the JVM's pid.
 func HoldStore(t testing.TB, storeDir string) (pid int, release func()) {
 	t.Helper()
+	return hold(t, "HoldStore", storeDir)
+}
+
+// HoldLayout runs a broker with a layout fixture's configuration (mode) on
+// dataDir (brokerkit MultiStore hold) until release; it returns the
+// broker's pid.
+func HoldLayout(t testing.TB, dataDir, mode string) (pid int, release func()) {
+	t.Helper()
+	return hold(t, "MultiStore", "hold", dataDir, mode)
+}
+
+// hold runs a brokerkit class that prints "HOLDING <pid>" once it holds a
+// store, and keeps it until its standard input closes.
+func hold(t testing.TB, class string, args ...string) (pid int, release func()) {
+	t.Helper()
 	Require(t)
-	cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", "run.sh"), "HoldStore", storeDir)
+	cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", "run.sh"), append([]string{class}, args...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -400,3 +415,112 @@ var indexOnlyOrder = map[string]bool{}
 // IndexOnlyOrder reports whether the delivery order of queue in fixture
 // comes from db.data alone (see indexOnlyOrder): tests compare the set.
 func IndexOnlyOrder(fixture, queue string) bool { return indexOnlyOrder[fixture+"|"+queue] }
+
+// LayoutFixture is a broker data directory with several stores (an mKahaDB
+// store and a job scheduler store), made by brokerkit's MultiStore:
+// testdata/stores/NAME/{data,layout.json}.
+type LayoutFixture struct {
+	Name     string
+	Dir      string // testdata/stores/NAME
+	DataDir  string // .../data
+	Expected LayoutExpected
+}
+
+// LayoutExpected is testdata/stores/NAME/layout.json.
+type LayoutExpected struct {
+	Scenario      string `json:"scenario"`
+	Mode          string `json:"mode"` // MultiStore's mode: filtered, perdest
+	MaxFileLength int    `json:"journalMaxFileLength"`
+	// Stores are the data files of each store directory, by path relative
+	// to the data directory ("mKahaDB/#210").
+	Stores  map[string][]int32 `json:"stores"`
+	Inspect *LayoutInspection  `json:"inspect"`
+}
+
+// LayoutInspection is what MultiStore inspect reports: per store directory
+// (relative to the data directory) what a broker restarted on it deleted.
+type LayoutInspection struct {
+	MaxFileLength int `json:"maxFileLength"`
+	Stores        map[string]struct {
+		FilesBefore []int32 `json:"filesBefore"`
+		FilesAfter  []int32 `json:"filesAfter"`
+		Deleted     []int32 `json:"deleted"`
+	} `json:"stores"`
+	Prepared []string `json:"prepared"`
+}
+
+// LayoutFixtures lists the committed layout fixtures (directories of
+// testdata/stores with a layout.json); the test fails when there are none.
+func LayoutFixtures(t testing.TB) []LayoutFixture {
+	t.Helper()
+	root := filepath.Join(RepoRoot(), "testdata", "stores")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatalf("layout fixtures: %v", err)
+	}
+	var out []LayoutFixture
+	for _, e := range ents {
+		dir := filepath.Join(root, e.Name())
+		raw, err := os.ReadFile(filepath.Join(dir, "layout.json"))
+		if err != nil {
+			continue
+		}
+		f := LayoutFixture{Name: e.Name(), Dir: dir, DataDir: filepath.Join(dir, "data")}
+		if err := json.Unmarshal(raw, &f.Expected); err != nil {
+			t.Fatalf("layout fixture %s: layout.json: %v", e.Name(), err)
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no layout fixtures under %s", root)
+	}
+	return out
+}
+
+// InspectLayout runs brokerkit's MultiStore inspect on dataDir (which it
+// modifies: pass a copy) with the configuration of the fixture's mode.
+func InspectLayout(t testing.TB, dataDir, mode string) *LayoutInspection {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "inspect.json")
+	Run(t, "MultiStore", "inspect", dataDir, out, mode)
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("inspect output: %v", err)
+	}
+	var in LayoutInspection
+	if err := json.Unmarshal(raw, &in); err != nil {
+		t.Fatalf("inspect output: %v\n%s", err, raw)
+	}
+	return &in
+}
+
+// CopyTree copies a directory tree (a layout fixture's data directory)
+// into a fresh temporary directory.
+func CopyTree(t testing.TB, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
+	}
+	return dst
+}
