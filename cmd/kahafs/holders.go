@@ -33,7 +33,10 @@ files, the broker's write position.
 
 The prediction is the first cleanup of a broker started on the store as it is
 (index included); with --running, the next periodic cleanup of a broker that
-is running on it now. The prediction depends on the broker's
+is running on it now. When a process (a running broker) holds the store's
+lock, the first line says so with its pid and the prediction is that
+broker's next periodic cleanup unless --running=false is given. The
+prediction depends on the broker's
 journalMaxFileLength: --max-file-length gives it; without it, it is read
 off the store (exactly when the data files are preallocated, the default,
 else the least length the files allow), and the first line of the output
