@@ -169,8 +169,13 @@ func Compact(dir string, opts Options) (*Report, error) {
 			opts.Progress(name)
 		}
 	}
-	if _, err := store.Locate(dir); err != nil {
+	l, err := store.Locate(dir)
+	if err != nil {
 		return nil, err
+	}
+	if l.Kind == store.KindScheduler {
+		// refused before anything is locked or written
+		return nil, store.CheckModeled(l, codec.ReadOptions{}, func(int) bool { return true })
 	}
 
 	t0 := time.Now()
