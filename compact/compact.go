@@ -161,6 +161,10 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	dir = abs
+	// a job scheduler store is refused before anything is locked or written
+	if l, err := store.Locate(dir); err == nil && l.Kind == store.KindScheduler {
+		return nil, store.CheckModeled(l, codec.ReadOptions{}, func(int) bool { return true })
+	}
 	rep := &Report{Store: dir, DryRun: opts.DryRun}
 	phase := func(name string, t0 time.Time) {
 		d := time.Since(t0)
@@ -169,13 +173,8 @@ func Compact(dir string, opts Options) (*Report, error) {
 			opts.Progress(name)
 		}
 	}
-	l, err := store.Locate(dir)
-	if err != nil {
+	if _, err := store.Locate(dir); err != nil {
 		return nil, err
-	}
-	if l.Kind == store.KindScheduler {
-		// refused before anything is locked or written
-		return nil, store.CheckModeled(l, codec.ReadOptions{}, func(int) bool { return true })
 	}
 
 	t0 := time.Now()
