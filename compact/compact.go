@@ -183,6 +183,10 @@ func Compact(dir string, opts Options) (*Report, error) {
 		return nil, err
 	}
 	dir = abs
+	// a job scheduler store is refused before anything is locked or written
+	if l, err := store.Locate(dir); err == nil && l.Kind == store.KindScheduler {
+		return nil, store.CheckModeled(l, codec.ReadOptions{}, func(int) bool { return true })
+	}
 	rep := &Report{Store: dir, DryRun: opts.DryRun}
 	phase := func(name string, t0 time.Time) {
 		d := time.Since(t0)

@@ -24,6 +24,17 @@ import (
 // records, works.
 func TestSchedulerStoreRefused(t *testing.T) {
 	dir := brokertest.CopyStore(t, filepath.Join(brokertest.RepoRoot(), "testdata", "scheduler", "jobs", "store"))
+	names := func() []string {
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	before := names()
+	defer func() { assert.Equal(t, before, names(), "nothing written into the store") }()
 	for _, args := range [][]string{
 		{"stats", dir},
 		{"stats", "--json", dir},
