@@ -491,5 +491,10 @@ func (s *Snapshot) renderLayoutReadme() ([]byte, error) {
 	if s.layout.l.Kind == store.KindDataDir {
 		what = "a broker data directory"
 	}
-	return fmt.Appendf(nil, layoutReadmeText, what, s.layout.l.Dir(), s.Read.UTC().Format(time.RFC3339), s.Gen, list), nil
+	b := fmt.Appendf(nil, layoutReadmeText, what, s.layout.l.Dir(), s.Read.UTC().Format(time.RFC3339), s.Gen, list)
+	if s.m != nil && s.m.control {
+		b = append(b, controlText...)
+		b = append(b, "Here it compacts each KahaDB store in turn (the txStore and the\nscheduler's store are skipped).\n"...)
+	}
+	return b, nil
 }

@@ -115,6 +115,10 @@ const (
 	// KindCompactionSkipped: an ack-compaction file whose records the
 	// broker skips on replay because its source file still exists.
 	KindCompactionSkipped ReasonKind = "compaction-skipped"
+	// KindTxStoreOutcome: an mKahaDB txStore file holding the decided
+	// commit of a transaction that spans stores, not yet completed
+	// (Graph.Pin: package store).
+	KindTxStoreOutcome ReasonKind = "txstore-outcome"
 )
 
 // Reason is one holder of a data file. Kind says which fields are set.
@@ -677,6 +681,31 @@ func (g *Graph) Damaged() bool { return g.damaged }
 // made, e.g. an index the broker would discard). Call it before the
 // graph is shared.
 func (g *Graph) AddWarning(w string) { g.warnings = append([]string{w}, g.warnings...) }
+
+// Pin keeps the data file id with the reason r, for a holder the replay
+// does not model (package store: an mKahaDB txStore's decided commits): a
+// free file becomes pinned and leaves GCCandidates. It reports whether
+// the graph has the file.
+func (g *Graph) Pin(id int32, r Reason) bool {
+	f, ok := g.fileByID[id]
+	if !ok {
+		return false
+	}
+	f.Reasons = append(f.Reasons, r)
+	if !f.Pinned {
+		f.Pinned = true
+		g.summary.PinnedFiles++
+		g.summary.FreeFiles--
+		gc := g.gc[:0:0]
+		for _, x := range g.gc {
+			if x != id {
+				gc = append(gc, x)
+			}
+		}
+		g.gc = gc
+	}
+	return true
+}
 
 // Warnings are inconsistencies met while replaying (a command the broker
 // would fail on, an index that disagrees with the journal), in plain words.

@@ -67,7 +67,9 @@ func TestLocateLayouts(t *testing.T) {
 	for _, c := range root.Children {
 		one, err := Locate(c.Dir())
 		require.NoError(t, err)
-		assert.Equal(t, KindKahaDB, one.Kind)
+		assert.Equal(t, c.Kind, one.Kind, "alone, a store of an mKahaDB is of its kind")
+		assert.Equal(t, c.Name, one.Name)
+		assert.Equal(t, c.Filter, one.Filter)
 		assert.Empty(t, one.Children)
 	}
 

@@ -282,6 +282,11 @@ func Analyse(l *Layout, opts Options) (*Analysis, error) {
 	if opts.Cache == nil {
 		a.CacheReason = ""
 	}
+	if l.Kind == KindTxStore {
+		if err := pinTxStoreOutcomes(a, opts.readOptions()); err != nil {
+			return nil, err
+		}
+	}
 	if ro.Index != nil {
 		a.OpenWireVersion = ro.Index.MessageOpenWireVersion()
 	} else {
