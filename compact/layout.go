@@ -51,8 +51,10 @@ func CompactLayout(dir string, opts Options) (*LayoutReport, error) {
 	for _, c := range l.Children {
 		sr := StoreReport{Name: c.Name, Kind: c.KindName(), Dir: c.Rel}
 		switch {
+		case c.Kind == store.KindScheduler:
+			sr.Skipped = "a job scheduler store is not compacted (its files stay as they are)"
 		case !c.Analysable():
-			sr.Skipped = "not analysed: " + c.Unmodelled
+			sr.Skipped = c.NotAnalysedText()
 		case c.Kind == store.KindTxStore:
 			sr.Skipped = "the transaction store of an mKahaDB is not compacted"
 		default:

@@ -1,16 +1,19 @@
 package fsnode
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/scheduler"
 	"github.com/kahafs/kahafs/store"
 )
 
@@ -21,8 +24,10 @@ import (
 // directory per store, named by its destination filter ("queue://ORDERS.>",
 // escaped as every name of the tree: queue:%2F%2FORDERS.>), "catch-all",
 // or its directory's name ("txStore", "kahadb"), holding that store's
-// whole tree as a mount of the store alone shows it. A store kahafs does
-// not model (the job scheduler's) is a directory with one file,
+// whole tree as a mount of the store alone shows it. The job scheduler's
+// store is a directory with its holders and holders.json (package
+// scheduler's model: its files are in pinned and free); a store kahafs does
+// not model (or a scheduler store it cannot) is a directory with one file,
 // not-analysed, that says so: nothing is predicted of its files.
 //
 // Each store has a snapshot of its own (storeNo 1, 2, …: its inode
@@ -77,10 +82,36 @@ type spanStore struct {
 
 // layoutStore is one store of a layout.
 type layoutStore struct {
-	l    *store.Layout
-	name string    // the directory's name in the tree
-	snap *Snapshot // nil: not analysed (why)
-	why  string
+	l     *store.Layout
+	name  string    // the directory's name in the tree
+	snap  *Snapshot // nil: not analysed (why), or a job scheduler store (sched)
+	sched *scheduler.Report
+	why   string
+}
+
+// files are the data files of the store with their verdict (pinned or
+// free): its graph's, or its scheduler model's; none when not analysed.
+func (ls *layoutStore) files() []layoutFile {
+	var fs []layoutFile
+	switch {
+	case ls.snap != nil:
+		for _, f := range ls.snap.graph.Files() {
+			fs = append(fs, layoutFile{name: f.Name, pinned: f.Pinned})
+		}
+	case ls.sched != nil:
+		for _, f := range ls.sched.Prediction.Files {
+			fs = append(fs, layoutFile{name: f.Name, pinned: f.Pinned, size: f.Size})
+		}
+	}
+	return fs
+}
+
+// layoutFile is a data file of a layout's store and its verdict (size:
+// a scheduler store's file's length).
+type layoutFile struct {
+	name   string
+	pinned bool
+	size   int64
 }
 
 // nameNotAnalysed is the one file of an unmodelled store's directory.
@@ -100,9 +131,17 @@ func loadLayout(l *store.Layout, gen uint64, m *mountState, opts Options) (*Snap
 			ls.name += "%~" + strconv.Itoa(n+1)
 		}
 		used[ls.name]++
-		if !c.Analysable() {
-			ls.why = "not analysed: " + c.Unmodelled
-		} else {
+		switch {
+		case c.Kind == store.KindScheduler && c.Unmodelled == "":
+			r, err := store.AnalyseScheduler(c, opts.Options)
+			if err != nil {
+				ls.why = "not analysed: " + err.Error()
+			} else {
+				ls.sched = r
+			}
+		case !c.Analysable():
+			ls.why = c.NotAnalysedText()
+		default:
 			cs, err := loadOneStore(c, gen, m, opts)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.Rel, err)
@@ -143,7 +182,20 @@ func (s *Snapshot) layoutRootTable() fixed {
 	t = append(t, dirOf(nameByMessageID, inoByMessageID, func() (dirTable, error) { return layoutByMessageIDTable{s}, nil }))
 	for i, ls := range s.layout.stores {
 		e := dirOf(ls.name, storeIno(i), nil)
-		if ls.snap == nil {
+		if r := ls.sched; r != nil {
+			e.sub = func() (dirTable, error) {
+				return fixed{
+					textOf(nameHolders, inoHash(kindStatic, uint64(i), 2), func() ([]byte, error) {
+						return []byte(strings.Join(append(r.Header(), r.Table()...), "\n") + "\n"), nil
+					}),
+					textOf(nameHoldersJSON, inoHash(kindStatic, uint64(i), 3), func() ([]byte, error) {
+						var b bytes.Buffer
+						err := r.WriteJSON(&b)
+						return b.Bytes(), err
+					}),
+				}, nil
+			}
+		} else if ls.snap == nil {
 			why := []byte(ls.why + "\n")
 			e.sub = func() (dirTable, error) {
 				return fixed{textOf(nameNotAnalysed, inoHash(kindStatic, uint64(i), 1), func() ([]byte, error) { return why, nil })}, nil
@@ -360,12 +412,9 @@ func (s *Snapshot) renderLayoutFileList(pinned bool) []byte {
 	var b []byte
 	for i := range s.layout.stores {
 		ls := &s.layout.stores[i]
-		if ls.snap == nil {
-			continue
-		}
-		for _, f := range ls.snap.graph.Files() {
-			if f.Pinned == pinned {
-				b = append(b, ls.rel(f.Name)...)
+		for _, f := range ls.files() {
+			if f.pinned == pinned {
+				b = append(b, ls.rel(f.name)...)
 				b = append(b, '\n')
 			}
 		}
@@ -422,17 +471,25 @@ func (s *Snapshot) renderLayoutSummary() ([]byte, error) {
 			mfl := cs.mfl
 			ss.MaxFileLength = &mfl
 			ss.Warnings = cs.graph.Warnings()
-			for _, f := range cs.graph.Files() {
-				if f.Pinned {
-					ss.Pinned = append(ss.Pinned, f.Name)
-					doc.Pinned = append(doc.Pinned, ls.rel(f.Name))
-				} else {
-					ss.Free = append(ss.Free, f.Name)
-					doc.Free = append(doc.Free, ls.rel(f.Name))
-				}
-			}
 			doc.Files += ss.Files
 			doc.Messages += ss.Messages
+		}
+		if r := ls.sched; r != nil {
+			ss.Files = len(r.Prediction.Files)
+			for _, f := range r.Prediction.Files {
+				ss.Bytes += f.Size
+			}
+			doc.Files += ss.Files
+			doc.Bytes += ss.Bytes
+		}
+		for _, f := range ls.files() {
+			if f.pinned {
+				ss.Pinned = append(ss.Pinned, f.name)
+				doc.Pinned = append(doc.Pinned, ls.rel(f.name))
+			} else {
+				ss.Free = append(ss.Free, f.name)
+				doc.Free = append(doc.Free, ls.rel(f.name))
+			}
 		}
 		doc.Stores = append(doc.Stores, ss)
 	}

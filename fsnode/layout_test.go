@@ -49,12 +49,20 @@ func TestLayoutTreeWithoutFUSE(t *testing.T) {
 				name := names[6+i]
 				assert.Equal(t, EscapeName(c.Title()), name)
 				if !c.Analysable() {
-					b, err := s.ReadFile(path.Join(name, nameNotAnalysed))
-					require.NoError(t, err)
-					assert.Equal(t, "not analysed: job scheduler store (not modelled yet)\n", string(b))
+					// the job scheduler's store: its holders, as holders
+					// of it alone says them
+					require.Equal(t, store.KindScheduler, c.Kind)
 					ents, err := s.ReadDir(name)
 					require.NoError(t, err)
-					assert.Len(t, ents, 1)
+					require.Len(t, ents, 2)
+					r, err := store.AnalyseScheduler(c, opts.Options)
+					require.NoError(t, err)
+					b, err := s.ReadFile(path.Join(name, nameHolders))
+					require.NoError(t, err)
+					assert.Equal(t, strings.Join(append(r.Header(), r.Table()...), "\n")+"\n", string(b))
+					b, err = s.ReadFile(path.Join(name, nameHoldersJSON))
+					require.NoError(t, err)
+					assert.Contains(t, string(b), `"kind":"scheduler"`)
 					continue
 				}
 				alone, err := Open(c.Dir(), opts)
@@ -121,9 +129,7 @@ func TestLayoutTop(t *testing.T) {
 			s := fsys.Snapshot()
 			var wantFree, wantPinned []string
 			for rel, st := range fx.Expected.Inspect.Stores {
-				if rel == "scheduler" {
-					continue
-				}
+				// every store's, the job scheduler's too (its own model)
 				for _, id := range st.FilesBefore {
 					name := path.Join(rel, "db-"+itoa(int(id))+".log")
 					if contains(st.Deleted, id) {
@@ -157,8 +163,7 @@ func TestLayoutTop(t *testing.T) {
 			assert.ElementsMatch(t, wantFree, sum.Free)
 			for _, st := range sum.Stores {
 				if st.Name == "scheduler" {
-					assert.NotEmpty(t, st.NotAnalysed)
-					assert.Empty(t, st.Free)
+					assert.Empty(t, st.NotAnalysed)
 					continue
 				}
 				_, err := s.ReadDir(st.Tree)

@@ -49,6 +49,15 @@ func (l *Layout) Analysable() bool {
 	return l.Journal != nil && l.Unmodelled == "" && l.Kind != KindScheduler
 }
 
+// NotAnalysedText is what a command that reads KahaDB stores says of a
+// child it does not (one that is not Analysable).
+func (l *Layout) NotAnalysedText() string {
+	if l.Kind == KindScheduler && l.Unmodelled == "" {
+		return "not analysed here: a job scheduler store (holders and the tree's pinned/free answer it with the scheduler's own model)"
+	}
+	return "not analysed: " + l.Unmodelled
+}
+
 // KindName is l's kind as the JSON documents name it: "kahadb", "txstore",
 // "scheduler", "mkahadb", "datadir".
 func (l *Layout) KindName() string {
@@ -149,8 +158,7 @@ func dataDirChildren(dir string) (children []*Layout, ok bool, err error) {
 // (KindScheduler): the KahaDB stores' replay does not model it; package
 // scheduler does, on its own (Analyse says so of it in a layout).
 func schedulerChild(dir, rel string) *Layout {
-	l := &Layout{Kind: KindScheduler, Name: filepath.Base(dir), Rel: rel, Path: dir,
-		Unmodelled: "a job scheduler store: the KahaDB stores' replay does not model it; holders predicts its cleanup with the scheduler's own model (kahafs holders " + dir + ")"}
+	l := &Layout{Kind: KindScheduler, Name: filepath.Base(dir), Rel: rel, Path: dir}
 	if st, err := codec.OpenStore(dir); err == nil {
 		l.Journal = st
 	} else {

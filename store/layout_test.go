@@ -55,8 +55,9 @@ func TestLocateLayouts(t *testing.T) {
 	assert.Equal(t, []string{"mKahaDB/#210", "mKahaDB/queue#3a#2f#2fORDERS.#3e", "mKahaDB/topic#3a#2f#2fEVENTS.#3e", "mKahaDB/txStore", "scheduler"}, rels)
 	assert.Equal(t, []string{"catch-all", "queue://ORDERS.>", "topic://EVENTS.>", "txStore", "scheduler"}, titles)
 	assert.Equal(t, []string{"kahadb", "kahadb", "kahadb", "txstore", "scheduler"}, kinds)
-	assert.False(t, data.Children[4].Analysable())
-	assert.Nil(t, data.Children[4].Journal)
+	assert.False(t, data.Children[4].Analysable(), "the KahaDB replay does not read the scheduler's store")
+	assert.Equal(t, KindScheduler, data.Children[4].Kind)
+	require.NotNil(t, data.Children[4].Journal, "the scheduler's own model reads its journal")
 
 	root, err := Locate(filepath.Join(fx.DataDir, "mKahaDB"))
 	require.NoError(t, err)
@@ -100,7 +101,16 @@ func TestAnalyseLayout(t *testing.T) {
 	for _, c := range a.Children {
 		if !c.Layout.Analysable() {
 			assert.Nil(t, c.Graph)
-			assert.Equal(t, "not analysed: job scheduler store (not modelled yet)", c.NotAnalysed)
+			require.Equal(t, KindScheduler, c.Layout.Kind)
+			require.NotNil(t, c.Scheduler, c.NotAnalysed)
+			assert.Empty(t, c.NotAnalysed)
+			want := fx.Expected.Inspect.Stores[c.Layout.Rel].Deleted
+			got := c.Scheduler.Prediction.Deleted
+			if len(want) == 0 {
+				assert.Empty(t, got, "the scheduler store's cleanup")
+			} else {
+				assert.Equal(t, want, got, "the scheduler store's cleanup")
+			}
 			continue
 		}
 		alone, err := Open(c.Layout.Dir(), Options{MaxFileLength: int64(fx.Expected.MaxFileLength)})

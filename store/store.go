@@ -19,6 +19,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/kahafs/kahafs/kahaindex"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/scheduler"
 )
 
 // Kind is what kind of store a Layout is.
@@ -223,6 +225,9 @@ type Analysis struct {
 	// Children are the analyses of Layout.Children (a layout of several
 	// stores has no Graph of its own).
 	Children []*Analysis
+	// Scheduler is the scheduler's own model of a layout's job scheduler
+	// store (KindScheduler; Graph is nil).
+	Scheduler *scheduler.Report
 	// NotAnalysed says why a store was not analysed (Layout.Unmodelled):
 	// Graph is nil.
 	NotAnalysed string
@@ -230,6 +235,25 @@ type Analysis struct {
 
 // Journal is the store's directory and data files.
 func (a *Analysis) Journal() *codec.Store { return a.Layout.Journal }
+
+// AnalyseScheduler is the job scheduler store of l (KindScheduler) as
+// package scheduler models it: its jobs and the files its next cleanup
+// deletes. An error (a journal or index it cannot model) says that no
+// prediction is made.
+func AnalyseScheduler(l *Layout, opts Options) (*scheduler.Report, error) {
+	if l.Journal == nil {
+		return nil, fmt.Errorf("%s: job scheduler store: %s", l.Dir(), l.Unmodelled)
+	}
+	r, err := scheduler.Analyse(l.Journal, scheduler.Options{
+		MaxFileLength: opts.MaxFileLength,
+		Running:       opts.Running,
+		SkipChecksums: opts.SkipChecksums,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job scheduler store: %w; kahafs makes no cleanup prediction for it", err)
+	}
+	return r, nil
+}
 
 // Open locates the store at path and analyses it.
 func Open(path string, opts Options) (*Analysis, error) {
@@ -254,13 +278,17 @@ func Analyse(l *Layout, opts Options) (*Analysis, error) {
 			a.Children = append(a.Children, ca)
 		}
 		return a, nil
-	case l.Kind == KindScheduler:
-		// refused before any replay (a cache file is not written for
-		// it); in a layout, said not analysed here: the scheduler's own
-		// model is package scheduler's (kahafs holders DIR/scheduler)
-		if l.Unmodelled != "" {
-			return &Analysis{Layout: l, NotAnalysed: "not analysed: " + l.Unmodelled}, nil
+	case l.Kind == KindScheduler && l.Rel != "":
+		// a layout's job scheduler store: the scheduler's own model
+		// (package scheduler), or said not analysed with why
+		r, err := AnalyseScheduler(l, opts)
+		if err != nil {
+			return &Analysis{Layout: l, NotAnalysed: "not analysed: " + err.Error()}, nil
 		}
+		return &Analysis{Layout: l, Scheduler: r}, nil
+	case l.Kind == KindScheduler:
+		// alone: refused before any replay (a cache file is not written
+		// for it); holders answers it with AnalyseScheduler
 		return nil, CheckModeled(l, opts.readOptions(), func(int) bool { return true })
 	case l.Unmodelled != "":
 		return &Analysis{Layout: l, NotAnalysed: "not analysed: " + l.Unmodelled}, nil

@@ -83,7 +83,7 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 		if f.json {
 			head := map[string]string{"store": c.Name, "kind": c.KindName(), "dir": c.Dir()}
 			if !c.Analysable() {
-				head["notAnalysed"] = "not analysed: " + c.Unmodelled
+				head["notAnalysed"] = c.NotAnalysedText()
 			}
 			b, err := json.Marshal(head)
 			if err != nil {
@@ -93,7 +93,7 @@ func runDump(cmd *cobra.Command, dir string, f dumpFlags) error {
 		} else {
 			fmt.Fprintln(out, storeHeading(c))
 			if !c.Analysable() {
-				fmt.Fprintln(out, safe("not analysed: "+c.Unmodelled))
+				fmt.Fprintln(out, safe(c.NotAnalysedText()))
 			}
 		}
 		if !c.Analysable() {

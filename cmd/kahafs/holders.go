@@ -9,7 +9,6 @@ import (
 	"log"
 
 	"github.com/kahafs/kahafs/holders"
-	"github.com/kahafs/kahafs/scheduler"
 	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
@@ -199,7 +198,7 @@ func runSchedulerHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	if err != nil {
 		return err
 	}
-	r, err := analyseScheduler(l, f)
+	r, err := store.AnalyseScheduler(l, f.analysis.options(cmd.ErrOrStderr()))
 	if err != nil {
 		return err
 	}
@@ -217,20 +216,6 @@ func runSchedulerHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	return err
 }
 
-// analyseScheduler is the scheduler's own model of the job scheduler store
-// of l (package scheduler).
-func analyseScheduler(l *store.Layout, f holdersFlags) (*scheduler.Report, error) {
-	r, err := scheduler.Analyse(l.Journal, scheduler.Options{
-		MaxFileLength: int64(f.analysis.maxFileLength),
-		Running:       f.analysis.running,
-		SkipChecksums: f.analysis.noVerify,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("job scheduler store: %w; kahafs makes no cleanup prediction for it", err)
-	}
-	return r, nil
-}
-
 // runLayoutHolders prints the holders of each store of a layout of several:
 // as JSON {"stores":[{"name":…,"kind":…, the single-store document…}]},
 // else each store's lines under a heading. An unmodelled store is said not
@@ -241,23 +226,18 @@ func runLayoutHolders(cmd *cobra.Command, a *store.Analysis, f holdersFlags) err
 	for i, s := range a.Children {
 		l := s.Layout
 		sd := holders.StoreDoc{Name: l.Name, Kind: l.KindName(), Filter: l.Filter, NotAnalysed: s.NotAnalysed}
-		var sr *scheduler.Report
+		sr := s.Scheduler
 		switch {
 		case s.Graph != nil:
 			d := holders.Document(l.Dir(), s.Graph, s.MaxFileLength)
 			sd.Doc = &d
-		case l.Kind == store.KindScheduler && l.Journal != nil:
+		case sr != nil:
 			// the scheduler's own model, shaped as holders of it alone
-			var err error
-			if sr, err = analyseScheduler(l, f); err != nil {
-				sd.NotAnalysed = "not analysed: " + err.Error()
-				break
-			}
 			var b bytes.Buffer
 			if err := sr.WriteJSON(&b); err != nil {
 				return err
 			}
-			sd.NotAnalysed, sd.Scheduler = "", b.Bytes()
+			sd.Scheduler = b.Bytes()
 		}
 		doc.Stores = append(doc.Stores, sd)
 		if f.json {

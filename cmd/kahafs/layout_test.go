@@ -57,9 +57,15 @@ func TestLayoutHoldersMatchBroker(t *testing.T) {
 					if s.Kind == "scheduler" {
 						require.Equal(t, "", root, "the scheduler is a child of the data directory only")
 						assert.Equal(t, "scheduler", s.Name)
-						assert.Equal(t, "not analysed: job scheduler store (not modelled yet)", s.NotAnalysed)
-						assert.Nil(t, s.Files, "no prediction for the scheduler store")
-						assert.Nil(t, s.GCCandidate, "no prediction for the scheduler store")
+						// the scheduler's own model: what the broker's
+						// scheduler store deleted (layout.json)
+						assert.Empty(t, s.NotAnalysed)
+						assert.NotNil(t, s.Files)
+						want := in.Stores["scheduler"].Deleted
+						if want == nil {
+							want = []int32{}
+						}
+						assert.Equal(t, want, s.GCCandidate, "the scheduler store's cleanup")
 						seen["scheduler"] = true
 						continue
 					}
@@ -115,9 +121,6 @@ func TestLayoutHoldersMatchLiveBroker(t *testing.T) {
 			require.Len(t, in.Prepared, 1, "the fixture leaves one XA transaction prepared")
 			n := 0
 			for _, s := range doc.Stores {
-				if s.Kind == "scheduler" {
-					continue
-				}
 				rel, err := filepath.Rel(fx.DataDir, s.Store)
 				require.NoError(t, err)
 				want := in.Stores[rel].Deleted
@@ -127,7 +130,7 @@ func TestLayoutHoldersMatchLiveBroker(t *testing.T) {
 				assert.Equal(t, want, s.GCCandidate, "store %s", rel)
 				n++
 			}
-			assert.Equal(t, len(in.Stores)-1, n, "every store but the scheduler's")
+			assert.Equal(t, len(in.Stores), n, "every store, the scheduler's too (its own model)")
 		})
 	}
 }
@@ -140,8 +143,8 @@ func TestLayoutHoldersText(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, out, "== queue://ORDERS.> (mKahaDB/queue#3a#2f#2fORDERS.#3e, kahadb)\n")
 	assert.Contains(t, out, "== txStore (mKahaDB/txStore, txstore)\n")
-	assert.Contains(t, out, "== scheduler (scheduler, scheduler)\nnot analysed: job scheduler store (not modelled yet)\n")
-	assert.Contains(t, out, "db-1.log free: the broker deletes it at its next cleanup")
+	assert.Contains(t, out, "== scheduler (scheduler, scheduler)\njob scheduler store "+filepath.Join(fx.DataDir, "scheduler")+": 1 job(s) scheduled")
+	assert.Contains(t, out, "db-1.log  15.2 KiB free: the broker deletes it at its next cleanup")
 }
 
 // TestLayoutStatsAndDump: stats and dump on a data directory report each
@@ -161,7 +164,7 @@ func TestLayoutStatsAndDump(t *testing.T) {
 		require.NoError(t, json.Unmarshal(s["name"], &name))
 		require.NoError(t, json.Unmarshal(s["kind"], &kind))
 		if kind == "scheduler" {
-			assert.Contains(t, string(s["notAnalysed"]), "not analysed: job scheduler store")
+			assert.Contains(t, string(s["notAnalysed"]), "not analysed here: a job scheduler store")
 			assert.NotContains(t, s, "files")
 			continue
 		}
@@ -209,7 +212,7 @@ func TestLayoutCompactDryRun(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, out, "== mKahaDB/queue#3a#2f#2fORDERS.#3e (kahadb)\nCOMPACTION (dry run: nothing written) of "+filepath.Join(data, "mKahaDB", "queue#3a#2f#2fORDERS.#3e")+"\n")
 	assert.Contains(t, out, "== mKahaDB/txStore (txstore)\nskipped: the transaction store of an mKahaDB is not compacted\n")
-	assert.Contains(t, out, "== scheduler (scheduler)\nskipped: not analysed: job scheduler store (not modelled yet)\n")
+	assert.Contains(t, out, "== scheduler (scheduler)\nskipped: a job scheduler store is not compacted (its files stay as they are)\n")
 	out, stderr, code = runCLI(t, "compact", "--dry-run", "--json", "--no-cache", "--max-file-length", "16384", data)
 	require.Equal(t, exitOK, code, stderr)
 	var doc struct {

@@ -101,7 +101,7 @@ func runLayoutStats(cmd *cobra.Command, l *store.Layout, f statsFlags) error {
 			fmt.Fprintln(out, storeHeading(c))
 		}
 		if !c.Analysable() {
-			ss.NotAnalysed = "not analysed: " + c.Unmodelled
+			ss.NotAnalysed = c.NotAnalysedText()
 			doc.Stores = append(doc.Stores, ss)
 			if !f.json {
 				fmt.Fprintln(out, safe(ss.NotAnalysed))
