@@ -42,7 +42,7 @@ func layoutHolders(t *testing.T, maxLen int, dir string) layoutHoldersOut {
 // its mKahaDB root lists every store, each with the files the broker
 // deleted from it at its first cleanup (layout.json: the real broker's
 // MultiStore inspect, made when the fixture was) as its gcCandidates; the
-// scheduler store is said not analysed, with no prediction; each store's
+// scheduler store is answered by its own model (what the broker deleted); each store's
 // document is the one holders gives pointed at that store alone.
 func TestLayoutHoldersMatchBroker(t *testing.T) {
 	for _, fx := range brokertest.LayoutFixtures(t) {
@@ -141,7 +141,7 @@ func TestLayoutHoldersMatchLiveBroker(t *testing.T) {
 }
 
 // TestLayoutHoldersText: the text output has one heading per store, the
-// scheduler's saying it is not analysed.
+// scheduler's with its own model's lines.
 func TestLayoutHoldersText(t *testing.T) {
 	fx := brokertest.LayoutFixtures(t)[0]
 	out, stderr, code := runCLI(t, "holders", "--no-cache", "--max-file-length", "16384", fx.DataDir)
