@@ -101,7 +101,7 @@ func TestCIRunStrict(t *testing.T) {
 	require.NoError(t, err)
 	script := string(b)
 	ci := strings.Index(script, "\nexport CI=true\n")
-	tests := strings.Index(script, "\ngo test -race -count=1 ./...\n")
+	tests := strings.Index(script, "\ngo test -race -count=1 -timeout 30m ./...\n")
 	require.Positive(t, ci, "CI=true exported")
 	require.Positive(t, tests, "the README's test command")
 	assert.Less(t, ci, tests, "CI=true is exported before the tests run")
