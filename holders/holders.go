@@ -177,7 +177,11 @@ func (doc Doc) Table() []string {
 const sizeWidth = 9
 
 // SizeText is n bytes for a person: "512 B", "32.0 MiB".
-func SizeText(n int64) string {
+func SizeText(n int64) string { return SizeTextPrec(n, 1) }
+
+// SizeTextPrec is n bytes for a person with prec decimals past a KiB:
+// "512 B", "32.00 MiB".
+func SizeTextPrec(n int64, prec int) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)
@@ -187,7 +191,7 @@ func SizeText(n int64) string {
 		div *= unit
 		exp++
 	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	return fmt.Sprintf("%.*f %ciB", prec, float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // TotalsLines says the totals: what the data files take, what is pinned,

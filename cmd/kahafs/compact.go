@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"github.com/kahafs/kahafs/compact"
+	"github.com/kahafs/kahafs/holders"
 	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
@@ -226,15 +227,11 @@ func writeCompactReport(w io.Writer, r *compact.Report) {
 	fmt.Fprintf(w, "- Total: %.3f s.\n", r.Seconds)
 }
 
+// sizeText is n bytes as the compaction report says them: "512 B",
+// "1.50 KiB (1536)".
 func sizeText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
+	if n < 1024 {
+		return holders.SizeText(n)
 	}
-	div, exp := int64(unit), 0
-	for x := n / unit; x >= unit; x /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.2f %ciB (%d)", float64(n)/float64(div), "KMGTPE"[exp], n)
+	return fmt.Sprintf("%s (%d)", holders.SizeTextPrec(n, 2), n)
 }

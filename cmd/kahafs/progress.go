@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kahafs/kahafs/holders"
 	"golang.org/x/sys/unix"
 )
 
@@ -104,15 +105,4 @@ func (p *progressBar) finish() {
 	p.label = ""
 }
 
-func progressSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func progressSize(n int64) string { return holders.SizeText(n) }
