@@ -194,36 +194,12 @@ func writeFile(path string, b []byte) error {
 // copyKept copies the directory src to dst without a process's scratch
 // copies, unfinished outputs, lock files and .gitignore files.
 func copyKept(dst, src string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
+	return copyTree(dst, src, func(rel string, d os.DirEntry) bool {
 		name := d.Name()
 		if name == ".gitignore" && !d.IsDir() {
-			return nil // brokerkit's logs/.gitignore ignores the logs: kept, they are committed
+			return true // brokerkit's logs/.gitignore ignores the logs: kept, they are committed
 		}
-		if rel != "." && (strings.HasPrefix(name, "scratch-") || strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".lck")) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		t := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(t, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(t, b, 0o644)
+		return rel != "." && (strings.HasPrefix(name, "scratch-") || strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, ".lck"))
 	})
 }
 

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/faults"
 	"github.com/kahafs/kahafs/store"
@@ -354,7 +355,8 @@ func ensureInspect(ctx context.Context, c Config, wdir, dir string, w *Workload,
 	return &Inspected{Inspection: &in, Log: log, Trace: trace}, false, nil
 }
 
-// journalHash hashes the names and contents of a store's data files (the
+// journalHash hashes the names of a store's data files and their data up
+// to its logical end (FileSummary.End: not a preallocated file's padding) (the
 // key of a compacted store's cached view).
 func journalHash(dir string) (string, error) {
 	l, err := store.Locate(dir)
@@ -363,12 +365,18 @@ func journalHash(dir string) (string, error) {
 	}
 	h := sha256.New()
 	for _, f := range l.Journal.Files {
+		// the data up to its logical end: a preallocated file's padding
+		// and a closing EOF record say nothing a broker reads
+		sum, err := codec.ScanFile(f, codec.ReadOptions{}, func(codec.Record, *codec.Command) error { return nil })
+		if err != nil {
+			return "", err
+		}
 		fh, err := os.Open(f.Path)
 		if err != nil {
 			return "", err
 		}
 		fmt.Fprintf(h, "%s\n", f.Name)
-		_, err = io.Copy(h, fh)
+		_, err = io.Copy(h, io.LimitReader(fh, sum.End))
 		fh.Close()
 		if err != nil {
 			return "", err

@@ -399,7 +399,11 @@ const DefaultOps = 40
 
 // CopyTree copies the directory src into dst (regular files and
 // directories).
-func CopyTree(dst, src string) error {
+func CopyTree(dst, src string) error { return copyTree(dst, src, nil) }
+
+// copyTree copies the directory src into dst (regular files and
+// directories), less what skip (when set) says to leave out.
+func copyTree(dst, src string, skip func(rel string, d os.DirEntry) bool) error {
 	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -407,6 +411,12 @@ func CopyTree(dst, src string) error {
 		rel, err := filepath.Rel(src, p)
 		if err != nil {
 			return err
+		}
+		if skip != nil && skip(rel, d) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		t := filepath.Join(dst, rel)
 		if d.IsDir() {
