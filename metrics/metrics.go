@@ -91,7 +91,7 @@ var help = map[string]string{
 	"kahafs_subscription_pending_messages":                        "Messages a restarted broker delivers to a durable subscription",
 	"kahafs_subscription_first_pending_message_timestamp_seconds": "JMS timestamp of the durable subscription's first pending message in delivery order (time() minus it: its age)",
 	"kahafs_prepared_transactions":                                "Prepared (XA) transactions in the store, waiting for their outcome",
-	"kahafs_damaged_files":                                        "Data files in which reading found damage (torn tails included)",
+	"kahafs_damaged_files":                                        "Data files in which reading found damage (a torn tail, an unfinished last write the broker ignores, is not damage)",
 	"kahafs_damage_found":                                         "1 if reading the store found damage, else 0",
 }
 
@@ -254,8 +254,11 @@ func (s *set) add(a *store.Analysis) error {
 	s.gauge("kahafs_prepared_transactions", nil, float64(len(g.PreparedTransactions())))
 	damaged := 0
 	for _, f := range g.Files() {
-		if len(f.Damage) > 0 {
-			damaged++
+		for _, d := range f.Damage {
+			if !codec.IsTail(d) {
+				damaged++
+				break
+			}
 		}
 	}
 	s.gauge("kahafs_damaged_files", nil, float64(damaged))
