@@ -25,6 +25,7 @@ const (
 	stepCat           = "cat"
 	stepHolders       = "holders"
 	stepHoldersCached = "holders-cached"
+	stepMetricsCached = "metrics-cached"
 	stepStats         = "stats"
 	stepMount         = "mount"
 	stepMountCached   = "mount-cached"
@@ -36,7 +37,7 @@ const (
 	stepBroker        = "broker"
 )
 
-var allSteps = []string{stepCat, stepHolders, stepHoldersCached, stepStats, stepMount, stepGrep, stepLsPending,
+var allSteps = []string{stepCat, stepHolders, stepHoldersCached, stepMetricsCached, stepStats, stepMount, stepGrep, stepLsPending,
 	stepGrepPending, stepMountCached, stepCompact, stepCompactCached, stepBroker}
 
 // mountSteps run on the mount of stepMount.
@@ -154,7 +155,7 @@ func (b *bench) runSteps() {
 		b.logf("warming the page cache: %v", err)
 	}
 	for _, s := range []stepFn{
-		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepHoldersCached, b.holdersCachedStep}, {stepStats, b.statsStep},
+		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepHoldersCached, b.holdersCachedStep}, {stepMetricsCached, b.metricsCachedStep}, {stepStats, b.statsStep},
 		{stepMount, b.mountAndGrep}, {stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep}, {stepCompactCached, b.compactCachedStep},
 		{stepBroker, b.brokerStep},
 	} {
