@@ -14,11 +14,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"syscall"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/holders"
 	"github.com/kahafs/kahafs/openwire"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/scheduler"
 	"github.com/kahafs/kahafs/store"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -93,6 +95,7 @@ var help = map[string]string{
 	"kahafs_prepared_transactions":                                "Prepared (XA) transactions in the store, waiting for their outcome",
 	"kahafs_damaged_files":                                        "Data files in which reading found damage (a torn tail, an unfinished last write the broker ignores, is not damage)",
 	"kahafs_damage_found":                                         "1 if reading the store found damage, else 0",
+	"kahafs_scheduled_jobs":                                       "Jobs a job scheduler store holds (scheduled messages, delayed, repeating or cron)",
 }
 
 func (s *set) gauge(name string, labels prometheus.Labels, v float64) {
@@ -152,9 +155,49 @@ func (s *set) addAll(a *store.Analysis) error {
 	return s.add(a)
 }
 
+// addScheduler adds the metrics of a job scheduler store (its own model:
+// package scheduler): its files, pinned and free, and its jobs.
+func (s *set) addScheduler(r *scheduler.Report) {
+	s.gauge("kahafs_store_analysed", nil, 1)
+	var all, pinned, free int
+	var allB, pinnedB, freeB int64
+	for _, f := range r.Prediction.Files {
+		all++
+		allB += f.Size
+		if f.Pinned {
+			pinned++
+			pinnedB += f.Size
+		} else {
+			free++
+			freeB += allocated(filepath.Join(r.Store.Dir, f.Name), f.Size)
+		}
+	}
+	s.gauge("kahafs_journal_files", nil, float64(all))
+	s.gauge("kahafs_journal_bytes", nil, float64(allB))
+	s.gauge("kahafs_pinned_files", nil, float64(pinned))
+	s.gauge("kahafs_pinned_bytes", nil, float64(pinnedB))
+	s.gauge("kahafs_next_cleanup_free_files", nil, float64(free))
+	s.gauge("kahafs_next_cleanup_free_bytes", nil, float64(freeB))
+	s.gauge("kahafs_scheduled_jobs", nil, float64(len(r.Model.Jobs())))
+}
+
+// allocated is the disk space of the file at p (size when it cannot be
+// stat'ed).
+func allocated(p string, size int64) int64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		return size
+	}
+	return st.Blocks * 512
+}
+
 // add adds the metrics of one store.
 func (s *set) add(a *store.Analysis) error {
 	g := a.Graph
+	if r := a.Scheduler; r != nil {
+		s.addScheduler(r)
+		return nil
+	}
 	if g == nil {
 		s.gauge("kahafs_store_analysed", nil, 0)
 		return nil

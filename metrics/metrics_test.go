@@ -53,6 +53,16 @@ func TestFixtures(t *testing.T) {
 		assert.Equal(t, value(t, mfs, "kahafs_journal_files"), value(t, mfs, "kahafs_pinned_files")+value(t, mfs, "kahafs_next_cleanup_free_files"), fx.StoreDir)
 		assert.Equal(t, float64(len(a.Graph.GCCandidates())), value(t, mfs, "kahafs_next_cleanup_free_files"), fx.StoreDir)
 	}
+	// layouts of several stores: a job scheduler store among them
+	for _, fx := range brokertest.LayoutFixtures(t) {
+		a, err := store.Open(fx.DataDir, store.Options{})
+		require.NoError(t, err, fx.DataDir)
+		var b bytes.Buffer
+		require.NoError(t, Write(&b, a, Options{}))
+		for name := range parse(t, b.Bytes()) {
+			seen[name] = true
+		}
+	}
 	for name := range help {
 		assert.True(t, seen[name], "no fixture makes %s", name)
 	}

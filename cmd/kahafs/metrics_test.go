@@ -141,7 +141,8 @@ func TestMetricsLabels(t *testing.T) {
 }
 
 // TestMetricsLayout: on a broker data directory each store's metrics are
-// labelled with its directory; the scheduler's are said not analysed.
+// labelled with its directory, the job scheduler's (its own model: files
+// and jobs) too.
 func TestMetricsLayout(t *testing.T) {
 	root := "../../testdata/stores/mkahadb/data"
 	out, errOut, code := runCLI(t, "metrics", "--no-cache", "--label", "store=b1", root)
@@ -163,14 +164,15 @@ func TestMetricsLayout(t *testing.T) {
 		analysed[labelOf(m, "store_dir")] = m.GetGauge().GetValue()
 	}
 	for dir, ids := range layout.Stores {
-		if dir == "scheduler" {
-			assert.Equal(t, 0.0, analysed[dir])
-			continue
-		}
+		// every store, the job scheduler's too (its own model)
 		assert.Equal(t, 1.0, analysed[dir], dir)
 		assert.Equal(t, len(ids), files[dir], dir)
 	}
 	assert.Len(t, analysed, len(layout.Stores))
+	jobs := mfs["kahafs_scheduled_jobs"].GetMetric()
+	require.Len(t, jobs, 1)
+	assert.Equal(t, "scheduler", labelOf(jobs[0], "store_dir"))
+	assert.Equal(t, 1.0, jobs[0].GetGauge().GetValue(), "the fixture schedules one message a day ahead")
 	want := pinnedByDestination(t, "--no-cache", "../../testdata/stores/mkahadb/data/mKahaDB/queue#3a#2f#2fORDERS.#3e")
 	got := map[string]int64{}
 	for _, m := range mfs["kahafs_destination_pinned_bytes"].GetMetric() {
