@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/openwire"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
 	"github.com/kahafs/kahafs/scheduler"
@@ -26,7 +27,8 @@ import (
 // or its directory's name ("txStore", "kahadb"), holding that store's
 // whole tree as a mount of the store alone shows it. The job scheduler's
 // store is a directory with its holders and holders.json (package
-// scheduler's model: its files are in pinned and free); a store kahafs does
+// scheduler's model: its files are in pinned and free) and jobs/, one
+// JSON a job; a store kahafs does
 // not model (or a scheduler store it cannot) is a directory with one file,
 // not-analysed, that says so: nothing is predicted of its files.
 //
@@ -193,6 +195,7 @@ func (s *Snapshot) layoutRootTable() fixed {
 						err := r.WriteJSON(&b)
 						return b.Bytes(), err
 					}),
+					dirOf(nameJobs, inoPath(ls.name, nameJobs), func() (dirTable, error) { return newJobsTable(ls.name, r), nil }),
 				}, nil
 			}
 		} else if ls.snap == nil {
@@ -531,15 +534,18 @@ by-message-id/ID/             a message looked up in every store: paths lists
 A store of an mKahaDB is named by the destination filter its directory is
 named after (the broker writes "queue://ORDERS.>" as queue#3a#2f#2fORDERS.#3e),
 escaped as every name of the tree; the catch-all store (#210) is "catch-all".
-A store kahafs does not model (the job scheduler's) holds only the file
-not-analysed: nothing is predicted of its files.
+The job scheduler's store (its own model) holds holders and holders.json
+(its files, pinned or free, and why) and jobs/ (one JSON a job: its
+destination, delay, period, repeats, cron, next run and message). A store
+kahafs does not model holds only the file not-analysed: nothing is
+predicted of its files.
 `
 
 func (s *Snapshot) renderLayoutReadme() ([]byte, error) {
 	var list []byte
 	for _, ls := range s.layout.stores {
 		what := ls.l.KindName()
-		if ls.snap == nil {
+		if ls.snap == nil && ls.sched == nil {
 			what += ", not analysed"
 		}
 		list = fmt.Appendf(list, "%-29s %s (%s)\n", ls.name+"/", ls.l.Rel, what)
@@ -554,4 +560,50 @@ func (s *Snapshot) renderLayoutReadme() ([]byte, error) {
 		b = append(b, "Here it compacts each KahaDB store in turn (the txStore and the\nscheduler's store are skipped).\n"...)
 	}
 	return b, nil
+}
+
+// nameJobs is a job scheduler store's directory of its jobs.
+const nameJobs = "jobs"
+
+// jobsTable is a job scheduler store's jobs/: one JSON a job
+// (scheduler.JobJSON: its destination, delay, period, repeats, cron, next
+// run and message), named by its escaped id, in the scheduler's order.
+type jobsTable struct {
+	store  string
+	r      *scheduler.Report
+	jobs   []*scheduler.Job
+	names  []string
+	byName map[string]int
+}
+
+func newJobsTable(storeName string, r *scheduler.Report) *jobsTable {
+	jobs := r.Model.Jobs()
+	t := &jobsTable{store: storeName, r: r, jobs: jobs, names: make([]string, len(jobs)), byName: make(map[string]int, len(jobs))}
+	for i, j := range jobs {
+		name := EscapeName(j.ID) + suffixJSON
+		if _, dup := t.byName[name]; dup { // one id in two schedulers
+			name = EscapeName(j.ID) + "%~" + strconv.Itoa(i+1) + suffixJSON
+		}
+		t.names[i] = name
+		t.byName[name] = i
+	}
+	return t
+}
+
+func (t *jobsTable) len() int { return len(t.jobs) }
+
+func (t *jobsTable) at(i int) entry {
+	j := t.jobs[i]
+	return textOf(t.names[i], inoPath(t.store, nameJobs, j.Scheduler, j.ID), func() ([]byte, error) {
+		b, err := scheduler.JobJSON(t.r.Store, j, openwire.JSONOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return append(b, '\n'), nil
+	})
+}
+
+func (t *jobsTable) find(name string) (int, bool) {
+	i, ok := t.byName[name]
+	return i, ok
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/openwire"
+	"github.com/kahafs/kahafs/scheduler"
 	"github.com/kahafs/kahafs/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,9 +56,19 @@ func TestLayoutTreeWithoutFUSE(t *testing.T) {
 					require.Equal(t, store.KindScheduler, c.Kind)
 					ents, err := s.ReadDir(name)
 					require.NoError(t, err)
-					require.Len(t, ents, 2)
+					require.Len(t, ents, 3)
 					r, err := store.AnalyseScheduler(c, opts.Options)
 					require.NoError(t, err)
+					jobs, err := s.ReadDir(path.Join(name, nameJobs))
+					require.NoError(t, err)
+					require.Len(t, jobs, len(r.Model.Jobs()))
+					for k, j := range r.Model.Jobs() {
+						want, err := scheduler.JobJSON(r.Store, j, openwire.JSONOptions{})
+						require.NoError(t, err)
+						b, err := s.ReadFile(path.Join(name, nameJobs, jobs[k].Name))
+						require.NoError(t, err)
+						assert.Equal(t, string(want)+"\n", string(b), jobs[k].Name)
+					}
 					b, err := s.ReadFile(path.Join(name, nameHolders))
 					require.NoError(t, err)
 					assert.Equal(t, strings.Join(append(r.Header(), r.Table()...), "\n")+"\n", string(b))
