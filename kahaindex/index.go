@@ -232,40 +232,67 @@ type Roots struct {
 // should do too. Other errors are I/O errors. Damage the broker reads past
 // without noticing is in Index.Notes.
 func Read(dir string) (*Index, error) {
-	var files [3]source
-	for i, name := range []string{"db.data", "db.redo", "db.free"} {
-		p := filepath.Join(dir, name)
+	files, closeAll, err := openSources(dir, "db")
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	return load(files[0], files[1], files[2])
+}
+
+// openSources opens the page file PREFIX.data, its PREFIX.redo and
+// PREFIX.free in dir (a missing one is a source without a reader); closeAll
+// closes what was opened.
+func openSources(dir, prefix string) (files [3]source, closeAll func(), err error) {
+	var opened []*os.File
+	closeAll = func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}
+	for i, ext := range []string{".data", ".redo", ".free"} {
+		p := filepath.Join(dir, prefix+ext)
 		files[i].name = p
 		f, err := os.Open(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("kahaindex: %w", err)
+			closeAll()
+			return files, nil, fmt.Errorf("kahaindex: %w", err)
 		}
-		defer f.Close()
+		opened = append(opened, f)
 		st, err := f.Stat()
 		if err != nil {
-			return nil, fmt.Errorf("kahaindex: %w", err)
+			closeAll()
+			return files, nil, fmt.Errorf("kahaindex: %w", err)
 		}
 		if !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("kahaindex: %s: not a regular file", p)
+			closeAll()
+			return files, nil, fmt.Errorf("kahaindex: %s: not a regular file", p)
 		}
 		files[i].r, files[i].size = f, st.Size()
 	}
-	return load(files[0], files[1], files[2])
+	return files, closeAll, nil
+}
+
+// byteSources are the page file PREFIX.data, .redo and .free given as
+// their contents (nil: the file does not exist).
+func byteSources(prefix string, data, redo, free []byte) (files [3]source) {
+	for i, b := range [][]byte{data, redo, free} {
+		files[i].name = prefix + []string{".data", ".redo", ".free"}[i]
+		if b != nil {
+			files[i].r, files[i].size = bytes.NewReader(b), int64(len(b))
+		}
+	}
+	return files
 }
 
 // Parse is Read on the contents of db.data, db.redo and db.free (nil: the
 // file does not exist).
 func Parse(data, redo, free []byte) (*Index, error) {
-	src := func(name string, b []byte) source {
-		if b == nil {
-			return source{name: name}
-		}
-		return source{name: name, r: bytes.NewReader(b), size: int64(len(b))}
-	}
-	return load(src("db.data", data), src("db.redo", redo), src("db.free", free))
+	files := byteSources("db", data, redo, free)
+	return load(files[0], files[1], files[2])
 }
 
 func compareInt64(a, b int64) int {

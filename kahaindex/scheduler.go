@@ -1,12 +1,8 @@
 package kahaindex
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/kahafs/kahafs/codec"
 )
@@ -77,40 +73,19 @@ type IndexJob struct {
 // index (it rebuilds it from the journal, or upgrades the store). fresh:
 // there is no index (no page), and the broker starts an empty one.
 func ReadScheduler(dir string) (ix *SchedulerIndex, fresh bool, err error) {
-	var files [3]source
-	for i, name := range []string{"scheduleDB.data", "scheduleDB.redo", "scheduleDB.free"} {
-		p := filepath.Join(dir, name)
-		files[i].name = p
-		f, err := os.Open(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("kahaindex: %w", err)
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return nil, false, fmt.Errorf("kahaindex: %w", err)
-		}
-		if !st.Mode().IsRegular() {
-			return nil, false, fmt.Errorf("kahaindex: %s: not a regular file", p)
-		}
-		files[i].r, files[i].size = f, st.Size()
+	files, closeAll, err := openSources(dir, "scheduleDB")
+	if err != nil {
+		return nil, false, err
 	}
+	defer closeAll()
 	return loadScheduler(files[0], files[1], files[2])
 }
 
 // ParseScheduler is ReadScheduler on the contents of scheduleDB.data,
 // .redo and .free (nil: the file does not exist).
 func ParseScheduler(data, redo, free []byte) (*SchedulerIndex, bool, error) {
-	src := func(name string, b []byte) source {
-		if b == nil {
-			return source{name: name}
-		}
-		return source{name: name, r: bytes.NewReader(b), size: int64(len(b))}
-	}
-	return loadScheduler(src("scheduleDB.data", data), src("scheduleDB.redo", redo), src("scheduleDB.free", free))
+	files := byteSources("scheduleDB", data, redo, free)
+	return loadScheduler(files[0], files[1], files[2])
 }
 
 func loadScheduler(data, redo, free source) (*SchedulerIndex, bool, error) {
