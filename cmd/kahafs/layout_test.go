@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -248,40 +247,13 @@ func TestLayoutTreeCLIAgreesWithMount(t *testing.T) {
 	require.NoError(t, fsys.Mount(mnt))
 	defer func() { assert.NoError(t, fsys.Unmount()) }()
 
-	dirs := []string{"", "scheduler"}
+	dirs := []string{"", "scheduler", "scheduler/jobs"}
 	for _, store := range []string{"queue:%2F%2FORDERS.>", "catch-all", "txStore"} {
 		dirs = append(dirs, store, path.Join(store, "by-file"))
 		for _, f := range readDirOrder(t, filepath.Join(mnt, store, "by-file")) {
 			dirs = append(dirs, path.Join(store, "by-file", f))
 		}
 	}
-	files := 0
-	for _, dir := range dirs {
-		names := readDirOrder(t, filepath.Join(mnt, dir))
-		out, stderr, code := runCLI(t, "ls", "--no-cache", "--max-file-length", mfl, fx.DataDir, dir)
-		require.Equal(t, exitOK, code, stderr)
-		assert.Equal(t, strings.Join(names, "\n")+"\n", out, "ls %q", dir)
-		args := []string{"cat", "--no-cache", "--max-file-length", mfl, fx.DataDir}
-		var want []byte
-		for _, n := range names {
-			p := path.Join(dir, n)
-			info, err := os.Stat(filepath.Join(mnt, p))
-			require.NoError(t, err)
-			if info.IsDir() || n == "README" || n == "summary.json" {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join(mnt, p))
-			require.NoError(t, err)
-			want = append(want, b...)
-			args = append(args, p)
-			files++
-		}
-		if len(args) == 5 {
-			continue
-		}
-		out, stderr, code = runCLI(t, args...)
-		require.Equal(t, exitOK, code, stderr)
-		require.Equal(t, string(want), out, "cat of the files of %q", dir)
-	}
+	files := cliAgreesWithMount(t, mnt, []string{"--no-cache", "--max-file-length", mfl, fx.DataDir}, dirs)
 	assert.Greater(t, files, 50)
 }

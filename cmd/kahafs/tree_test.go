@@ -86,39 +86,7 @@ func TestTreeCLIAgreesWithMount(t *testing.T) {
 					dirs = append(dirs, path.Join("by-destination", typ, d), path.Join("by-destination", typ, d, "pending"))
 				}
 			}
-			files := 0
-			for _, dir := range dirs {
-				names := readDirOrder(t, filepath.Join(mnt, dir))
-				out, stderr, code := runCLI(t, "ls", "--max-file-length", mfl, fx.StoreDir, dir)
-				require.Equal(t, exitOK, code, stderr)
-				var listing strings.Builder
-				for _, n := range names {
-					listing.WriteString(n + "\n")
-				}
-				assert.Equal(t, listing.String(), out, "ls %q", dir)
-
-				args := []string{"cat", "--max-file-length", mfl, fx.StoreDir}
-				var want []byte
-				for _, n := range names {
-					p := path.Join(dir, n)
-					info, err := os.Stat(filepath.Join(mnt, p))
-					require.NoError(t, err)
-					if info.IsDir() || p == "README" || p == "summary.json" {
-						continue
-					}
-					b, err := os.ReadFile(filepath.Join(mnt, p))
-					require.NoError(t, err)
-					want = append(want, b...)
-					args = append(args, p)
-					files++
-				}
-				if len(args) == 4 {
-					continue
-				}
-				out, stderr, code = runCLI(t, args...)
-				require.Equal(t, exitOK, code, stderr)
-				require.Equal(t, string(want), out, "cat of the files of %q", dir)
-			}
+			files := cliAgreesWithMount(t, mnt, []string{"--max-file-length", mfl, fx.StoreDir}, dirs)
 			t.Logf("%d directories listed, %d files read alike", len(dirs), files)
 			assert.Greater(t, files, 20)
 		})
@@ -214,4 +182,47 @@ func TestTreeFlagsAreMounts(t *testing.T) {
 			assert.Equal(t, m.DefValue, f.DefValue, "%s --%s", name, f.Name)
 		})
 	}
+}
+
+// cliAgreesWithMount checks that kahafs ls and cat (with args: flags and
+// the store) list each of dirs as the mount at mnt does and serve its
+// files byte for byte, and returns how many files it compared. README and
+// summary.json say when the store was read, which differs between two
+// readings: they are left out.
+func cliAgreesWithMount(t *testing.T, mnt string, args []string, dirs []string) int {
+	t.Helper()
+	files := 0
+	for _, dir := range dirs {
+		names := readDirOrder(t, filepath.Join(mnt, dir))
+		out, stderr, code := runCLI(t, append(append([]string{"ls"}, args...), dir)...)
+		require.Equal(t, exitOK, code, stderr)
+		var listing strings.Builder
+		for _, n := range names {
+			listing.WriteString(n + "\n")
+		}
+		assert.Equal(t, listing.String(), out, "ls %q", dir)
+
+		cat := append([]string{"cat"}, args...)
+		var want []byte
+		for _, n := range names {
+			p := path.Join(dir, n)
+			info, err := os.Stat(filepath.Join(mnt, p))
+			require.NoError(t, err)
+			if info.IsDir() || n == "README" || n == "summary.json" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(mnt, p))
+			require.NoError(t, err)
+			want = append(want, b...)
+			cat = append(cat, p)
+			files++
+		}
+		if len(cat) == 1+len(args) {
+			continue
+		}
+		out, stderr, code = runCLI(t, cat...)
+		require.Equal(t, exitOK, code, stderr)
+		require.Equal(t, string(want), out, "cat of the files of %q", dir)
+	}
+	return files
 }
