@@ -87,11 +87,11 @@ index remembers what a replay of the files left cannot know.`,
 // then rebuilds its index by replaying the whole journal, and so does the
 // replay) and what the store says against the journalMaxFileLength are
 // reported on w.
-func analyse(dir string, w io.Writer, f analysisFlags) (*store.Analysis, error) {
+func analyse(l *store.Layout, w io.Writer, f analysisFlags) (*store.Analysis, error) {
 	bar := newProgressBar(w)
 	opts := f.options(bar)
 	opts.Progress = bar.reading
-	a, err := store.Open(dir, opts)
+	a, err := store.Analyse(l, opts)
 	bar.finish()
 	if err != nil {
 		return nil, err
@@ -147,9 +147,18 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	if live != "" && f.json {
 		fmt.Fprintln(cmd.ErrOrStderr(), live)
 	}
-	a, err := analyse(dir, cmd.ErrOrStderr(), f.analysis)
+	l, err := store.Locate(dir)
+	if err != nil {
+		return err
+	}
+	if l.Kind == store.KindScheduler {
+		// its own model, without the refusal's scan of the journal first
+		return runSchedulerHolders(cmd, l, f)
+	}
+	a, err := analyse(l, cmd.ErrOrStderr(), f.analysis)
 	if errors.Is(err, store.ErrSchedulerStore) {
-		return runSchedulerHolders(cmd, dir, f)
+		// scheduler commands in a journal without scheduleDB.data
+		return runSchedulerHolders(cmd, l, f)
 	}
 	if err != nil {
 		return err
@@ -193,11 +202,7 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 
 // runSchedulerHolders is holders on a job scheduler store (package
 // scheduler): its own model, its own report.
-func runSchedulerHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
-	l, err := store.Locate(dir)
-	if err != nil {
-		return err
-	}
+func runSchedulerHolders(cmd *cobra.Command, l *store.Layout, f holdersFlags) error {
 	r, err := store.AnalyseScheduler(l, f.analysis.options(cmd.ErrOrStderr()))
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kahafs/kahafs/metrics"
+	"github.com/kahafs/kahafs/store"
 	"github.com/spf13/cobra"
 )
 
@@ -86,7 +87,11 @@ func runMetrics(cmd *cobra.Command, dir string, f metricsFlags) error {
 		return err
 	}
 	f.analysis.checkLive(cmd, dir)
-	a, err := analyse(dir, cmd.ErrOrStderr(), f.analysis)
+	l, err := store.Locate(dir)
+	if err != nil {
+		return err
+	}
+	a, err := analyse(l, cmd.ErrOrStderr(), f.analysis)
 	if err != nil {
 		return err
 	}
