@@ -11,18 +11,7 @@ import (
 )
 
 // brokerAvailable tells why the real broker cannot run here ("" when it can).
-func (b *bench) brokerAvailable() string {
-	if _, err := exec.LookPath("java"); err != nil {
-		return "Java is not installed"
-	}
-	if _, err := os.Stat("/usr/share/activemq/lib"); err != nil {
-		return "ActiveMQ is not installed in /usr/share/activemq"
-	}
-	if _, err := os.Stat(filepath.Join(b.root, "brokerkit", "run.sh")); err != nil {
-		return "brokerkit/run.sh is missing"
-	}
-	return ""
-}
+func (b *bench) brokerAvailable() string { return brokerMissing(b.root) }
 
 // brokerStep times the real broker rebuilding its index from the journal
 // of a copy of the store (there is no db.data): brokerkit's Inspect starts

@@ -39,6 +39,9 @@ func memoryCurve(root string, o options, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if err := o.indexed(root, cs, stderr); err != nil {
+			return err
+		}
 		points = append(points, measurePoint(root, cs, oo, stderr))
 	}
 	fmt.Fprint(stdout, curveReport(o, points))
