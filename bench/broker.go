@@ -39,6 +39,9 @@ func (b *bench) brokerStep() []*result {
 		[]string{"Inspect", cp, out, "--max-file-length", b.fileLengthArg()})
 	r.wall, r.rss, r.err = c.wall, c.rss, err
 	r.note("JVM %s, start-up included", b.o.javaOpts)
+	if b.cs.index != nil {
+		r.note("the journal of the timed store (the %d data files the indexing broker's cleanup kept), its db.data left out", len(b.files))
+	}
 	if err == nil {
 		b.compareBroker(r, out)
 	}

@@ -186,6 +186,12 @@ func (b *bench) runSteps() {
 			b.results = append(b.results, r)
 		}
 	}
+	// The rows in allSteps' order (the mount's no-index row next to it,
+	// the rows of its mount after both; ls-f-pending after ls-pending).
+	order := slices.Insert(slices.Clone(allSteps), slices.Index(allSteps, stepLsPending)+1, stepLsFPending)
+	slices.SortStableFunc(b.results, func(x, y *result) int {
+		return slices.Index(order, x.step) - slices.Index(order, y.step)
+	})
 }
 
 // needs returns a skipped result when kahafs has no such subcommand yet.
