@@ -127,7 +127,7 @@ func (b *bench) kahafsGrepStep() []*result {
 	r.baseline = g.wall
 	kp, gp := paths(kout.Bytes(), ""), paths(gout.Bytes(), mnt+"/")
 	r.note("%s", comparePaths(kp, gp))
-	r.note("`grep -r -l` over the mount (started fresh, its first answer in %s not counted) took %s at %s peak RSS: kahafs grep is %.1f× faster (target ≥ %d×)",
+	r.note("`grep -r -l` over the mount (started fresh, its first answer in %s not counted) took %s at %s peak RSS: %.1f× the time of kahafs grep (target ≥ %d×)",
 		seconds(srv.ready), seconds(g.wall), mibOrUnknown(g.rss), g.wall.Seconds()/r.wall.Seconds(), targetGrepRatio)
 	return []*result{r}
 }

@@ -40,7 +40,7 @@ func (b *bench) report() string {
 	for _, r := range b.results {
 		sb.WriteString(b.row(r))
 	}
-	sb.WriteString("\nRatios and issue 7's targets:\n\n")
+	sb.WriteString("\nRatios and targets (issues 7, 15, 22):\n\n")
 	for _, line := range b.ratios() {
 		sb.WriteString("- " + line + "\n")
 	}
@@ -50,10 +50,14 @@ func (b *bench) report() string {
 func (b *bench) writeContext(sb *strings.Builder) {
 	m := b.cs.man
 	fmt.Fprintf(sb, "Run of %s UTC: %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04"), machine())
-	fmt.Fprintf(sb, "Store: %s in %d files of %s (`-size %s -file-length %s -batch %s -seed %d`), %s records, "+
+	generated := ""
+	if b.cs.index != nil {
+		generated = fmt.Sprintf(" generated as %d files of %s,", m.Files, mib(m.Bytes))
+	}
+	fmt.Fprintf(sb, "Store: %s in %d files of %s (`-size %s -file-length %s -batch %s -seed %d -shape %q`),%s %s records, "+
 		"%s messages (%s bytes of bodies), %s pending at the end; generated in %.0f s.\n",
 		mib(b.bytes), len(b.files), mib(int64(m.Config.FileLength)), b.o.size, b.o.fileLength, b.o.batchSize,
-		m.Config.Seed, thousands(m.Records), thousands(m.Messages), mib(m.BodyBytes), thousands(m.Pending), m.Seconds)
+		m.Config.Seed, m.Config.Shape, generated, thousands(m.Records), thousands(m.Messages), mib(m.BodyBytes), thousands(m.Pending), m.Seconds)
 	if i := b.cs.index; i != nil {
 		fmt.Fprintf(sb, "Its %s. Every row runs on that store, index included, unless it says otherwise.\n", i.describe())
 	} else {
@@ -151,7 +155,7 @@ func (b *bench) ratios() []string {
 		}
 	}
 	if k := b.result(stepKahafsGrep); k != nil && k.baseline > 0 {
-		out = append(out, fmt.Sprintf("`kahafs grep` takes %s, `grep -r` over the mount %s: %.1f× faster (target ≥ %d×).",
+		out = append(out, fmt.Sprintf("`kahafs grep` takes %s, `grep -r` over the mount %s: %.1f× the time of kahafs grep (target ≥ %d×).",
 			seconds(k.wall), seconds(k.baseline), k.baseline.Seconds()/k.wall.Seconds(), targetGrepRatio))
 	}
 	p := b.cs.man.Pending
