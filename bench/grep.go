@@ -115,6 +115,7 @@ func (b *bench) kahafsGrepStep() []*result {
 		r.err = fmt.Errorf("the mount to compare with: %w", err)
 		return []*result{r}
 	}
+	srv.settle()
 	var gout bytes.Buffer
 	g, err := b.runChild(&gout, nil, "grep", []string{"-r", "-l", "-F", "-e", grepText, filepath.Join(mnt, rel)}, 1)
 	if _, serr := srv.stop(mnt); err == nil {

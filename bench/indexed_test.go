@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
@@ -84,4 +85,16 @@ func TestComparePaths(t *testing.T) {
 	assert.Equal(t, "the same 2 paths as grep -r over the mount", comparePaths(k, g))
 	g = paths([]byte("/mnt/a/1\n/mnt/c/3\n"), "/mnt/")
 	assert.Equal(t, "PATHS DIFFER: kahafs grep 2, grep -r 2; 1 only in kahafs grep (first: b/2), 1 only in grep -r (first: c/3)", comparePaths(k, g))
+}
+
+// TestCPUTicks: a process that spins has CPU time, and it grows.
+func TestCPUTicks(t *testing.T) {
+	a := cpuTicks(os.Getpid())
+	require.GreaterOrEqual(t, a, int64(0))
+	grew := false
+	for end := time.Now().Add(10 * time.Second); !grew && time.Now().Before(end); {
+		grew = cpuTicks(os.Getpid()) > a
+	}
+	assert.True(t, grew, "no CPU time counted in 10 s of spinning")
+	assert.Equal(t, int64(-1), cpuTicks(-1))
 }
