@@ -37,7 +37,7 @@ func (b *bench) brokerStep() []*result {
 	out := filepath.Join(dir, "inspect.json")
 	c, err := b.runChild(nil, []string{"BROKERKIT_JAVA_OPTS=" + b.o.javaOpts}, filepath.Join(b.root, "brokerkit", "run.sh"),
 		[]string{"Inspect", cp, out, "--max-file-length", b.fileLengthArg()})
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	r.note("JVM %s, start-up included", b.o.javaOpts)
 	if b.cs.index != nil {
 		r.note("the journal of the timed store (the %d data files the indexing broker's cleanup kept), its db.data left out", len(b.files))

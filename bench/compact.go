@@ -26,7 +26,7 @@ func (b *bench) compactStep() []*result {
 	var out bytes.Buffer
 	c, err := b.runChild(&out, nil, b.bin, []string{"compact", "--json", "--max-file-length", b.fileLengthArg(),
 		"--no-cache", "--backup", filepath.Join(dir, "original"), cp})
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	if err == nil {
 		noteCompact(r, out.Bytes())
 	}
@@ -65,7 +65,7 @@ func (b *bench) compactCachedStep() []*result {
 	var out bytes.Buffer
 	c, err = b.runChild(&out, nil, b.bin, []string{"compact", "--json", "--max-file-length", b.fileLengthArg(),
 		"--cache-dir", cache, "--backup", filepath.Join(dir, "original"), cp})
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	if err == nil {
 		noteCompact(r, out.Bytes())
 	}

@@ -63,13 +63,17 @@ type result struct {
 	rateW   float64 // compact: the same over its write phase (its own report)
 	// mount: peak RSS when the first listing answered (0 when unknown)
 	hwmReady int64
-	// ls rows: the same listing of the same names on tmpfs
-	floor time.Duration
+	// ls rows: the same listing of the same names on tmpfs, its CPU time,
+	// and the mount's CPU time during the timed listing
+	floor, floorCPU, serverCPU time.Duration
 	// grep rows: files read per second
 	filesPerSec float64
 	limit       string // where the directory stands against the link limit
 	// kahafs-grep: the time of grep -r over the mount it is held against
 	baseline time.Duration
+	// cpu: the child's user + system time (one run; 0 when unknown or
+	// several runs, which the notes list)
+	cpu time.Duration
 }
 
 func (r *result) note(format string, a ...any) { r.notes = append(r.notes, fmt.Sprintf(format, a...)) }
@@ -206,7 +210,8 @@ func (b *bench) needs(r *result, sub string) bool {
 // child is a finished child process.
 type child struct {
 	wall   time.Duration
-	rss    int64 // bytes
+	rss    int64         // bytes
+	cpu    time.Duration // user + system time (0 when unknown)
 	status int
 	stderr string // the end of it
 }
@@ -252,8 +257,8 @@ func spawnTimed(ctx context.Context, out, errOut io.Writer, env []string, name s
 	c := child{wall: time.Since(start), stderr: tail.String()}
 	if ps := cmd.ProcessState; ps != nil && ps.Exited() { // not killed: it reported
 		c.status = ps.ExitCode()
-		if wall, rss, ok := readSpawnReport(report); ok {
-			c.wall, c.rss = wall, rss
+		if rep, ok := readSpawnReport(report); ok {
+			c.wall, c.rss, c.cpu = rep.wall, rep.rss, rep.cpu
 		}
 	}
 	var ee *exec.ExitError
@@ -331,19 +336,21 @@ func (b *bench) cat() []*result {
 // wall time and the largest peak RSS; the notes list every run. Single
 // runs on a shared 2-core machine vary by a third.
 func (b *bench) repeat(r *result, run func() (child, error)) {
-	var walls []time.Duration
+	var walls, cpus []time.Duration
 	for i := 0; i < max(b.o.runs, 1); i++ {
 		c, err := run()
 		if err != nil {
 			r.err = err
 			return
 		}
-		walls = append(walls, c.wall)
+		walls, cpus = append(walls, c.wall), append(cpus, c.cpu)
 		r.rss = max(r.rss, c.rss)
 	}
 	r.wall = median(walls)
 	if len(walls) > 1 {
-		r.note("median of %d runs: %s", len(walls), secondsList(walls))
+		r.note("median of %d runs: %s (CPU, user + system: %s)", len(walls), secondsList(walls), secondsList(cpus))
+	} else {
+		r.cpu = cpus[0]
 	}
 }
 

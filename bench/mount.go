@@ -44,6 +44,7 @@ func (b *bench) mountAndGrep() []*result {
 	var (
 		srv    *mountServer
 		walls  []time.Duration
+		cpus   []time.Duration
 		runs   = max(b.o.runs, 1)
 		broken = func(err error) []*result {
 			m.err = err
@@ -56,7 +57,7 @@ func (b *bench) mountAndGrep() []*result {
 		if err != nil {
 			return broken(err)
 		}
-		walls = append(walls, s.ready)
+		walls, cpus = append(walls, s.ready), append(cpus, s.cpuAtReady)
 		m.hwmReady = max(m.hwmReady, s.hwmAtReady)
 		if i == runs-1 {
 			srv = s
@@ -68,7 +69,9 @@ func (b *bench) mountAndGrep() []*result {
 	}
 	m.wall = median(walls)
 	if len(walls) > 1 {
-		m.note("median of %d mounts: %s", len(walls), secondsList(walls))
+		m.note("median of %d mounts: %s (CPU to the first answer: %s)", len(walls), secondsList(walls), secondsList(cpus))
+	} else {
+		m.cpu = cpus[0]
 	}
 	m.note("RSS at first answer %s", mibOrUnknown(m.hwmReady))
 	if b.wants(stepGrep) {
@@ -84,11 +87,11 @@ func (b *bench) mountAndGrep() []*result {
 		srv.settle()
 	}
 	if b.wants(stepLsPending) {
-		b.lsPending(ls, lsf, mnt)
+		b.lsPending(ls, lsf, srv, mnt)
 		out = append(out, ls, lsf)
 	}
 	if b.wants(stepGrepPending) {
-		b.grepPending(gp, mnt)
+		b.grepPending(gp, srv, mnt)
 		out = append(out, gp)
 	}
 	m.rss, m.err = srv.stop(mnt)
@@ -117,7 +120,7 @@ func (b *bench) busiestQueues() []string {
 // keeps a big directory's listing: a second one on mnt asks kahafs
 // nothing), each against the same names on tmpfs (lsFloor): issue 22's
 // target is within 1.5× of tmpfs.
-func (b *bench) lsPending(r, rf *result, mnt string) {
+func (b *bench) lsPending(r, rf *result, srv *mountServer, mnt string) {
 	qs := b.busiestQueues()
 	if len(qs) == 0 {
 		r.skipped = "no queue has pending messages"
@@ -127,8 +130,11 @@ func (b *bench) lsPending(r, rf *result, mnt string) {
 	rel := filepath.Join("by-destination", "queue", qs[0], "pending")
 	dir := filepath.Join(mnt, rel)
 	var lines countWriter
+	before := srv.cpu()
 	c, err := b.runChild(&lines, nil, "ls", []string{dir})
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
+	r.serverCPU = srv.cpu() - before
+	r.note("the mount's CPU meanwhile %s", seconds(r.serverCPU))
 	r.command = "`ls MNT/by-destination/queue/" + qs[0] + "/pending`"
 	rf.command = "`ls -f MNT/by-destination/queue/" + qs[0] + "/pending` on a fresh mount"
 	r.note("%s entries (%s pending messages, a .json and a .body each)", thousands(int64(lines.n)), thousands(b.cs.man.QueuePending[qs[0]]))
@@ -162,8 +168,11 @@ func (b *bench) lsUnsorted(r *result, rel string) {
 	}
 	srv.settle()
 	var lines countWriter
+	before := srv.cpu()
 	c, err := b.runChild(&lines, nil, "ls", []string{"-f", filepath.Join(mnt, rel)})
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
+	r.serverCPU = srv.cpu() - before
+	r.note("the mount's CPU meanwhile %s", seconds(r.serverCPU))
 	r.note("%s entries (with . and ..); the mount answered its first ls in %s", thousands(int64(lines.n)), seconds(srv.ready))
 	if _, err := srv.stop(mnt); err != nil && r.err == nil {
 		r.err = err
@@ -200,9 +209,9 @@ func (b *bench) lsFloor(r, rf *result, dir string) {
 		if err != nil || !x.r.ok() {
 			continue
 		}
-		x.r.floor = c.wall
-		x.r.note("the same %s names as empty files in %s: `ls %s` %s, this listing %.2f× that (target ≤ %.1f×)",
-			thousands(int64(n)), parent, strings.Join(x.args[:len(x.args)-1], " "), seconds(c.wall),
+		x.r.floor, x.r.floorCPU = c.wall, c.cpu
+		x.r.note("the same %s names as empty files in %s: `ls %s` %s (CPU %s), this listing %.2f× that (target ≤ %.1f×)",
+			thousands(int64(n)), parent, strings.Join(x.args[:len(x.args)-1], " "), seconds(c.wall), seconds(c.cpu),
 			x.r.wall.Seconds()/c.wall.Seconds(), targetLsRatio)
 	}
 }
@@ -250,7 +259,7 @@ func eachName(dir string, fn func(name string) error) (int, error) {
 // with the second most pending messages; the rate is files per second,
 // printed with the link limit beside it: a directory past it is listed by
 // name only, and each file costs a LOOKUP (see fsnode's dirhandle.go).
-func (b *bench) grepPending(r *result, mnt string) {
+func (b *bench) grepPending(r *result, srv *mountServer, mnt string) {
 	qs := b.busiestQueues()
 	if len(qs) < 2 {
 		r.skipped = "fewer than two queues have pending messages"
@@ -258,16 +267,18 @@ func (b *bench) grepPending(r *result, mnt string) {
 	}
 	q := qs[1]
 	r.command = "`grep -r -F TEXT MNT/by-destination/queue/" + q + "/pending` (TEXT in no file)"
-	b.grepFiles(r, filepath.Join(mnt, "by-destination", "queue", q, "pending"), fsnode.DefaultKernelCache)
+	b.grepFiles(r, srv, filepath.Join(mnt, "by-destination", "queue", q, "pending"), fsnode.DefaultKernelCache)
 }
 
 // grepFiles greps dir for a text in no file (every file read to its end)
 // and notes the files read, files/s and the link limit of a mount whose
 // kernel cache is kcache.
-func (b *bench) grepFiles(r *result, dir string, kcache int) {
+func (b *bench) grepFiles(r *result, srv *mountServer, dir string, kcache int) {
 	var lines countWriter
+	before := srv.cpu()
 	c, err := b.runChild(&lines, nil, "grep", []string{"-r", "-F", "-o", "-e", "kahafs-no-such-text", dir}, 1)
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
+	mountCPU := srv.cpu() - before
 	if err != nil {
 		return
 	}
@@ -286,6 +297,8 @@ func (b *bench) grepFiles(r *result, dir string, kcache int) {
 		thousands(int64(files)), within, thousands(int64(limit)), thousands(int64(kcache)))
 	r.note("%s files read, %s files/s; %s the link limit of %s entries (3/4 of the mount's kernel cache of %s nodes)",
 		thousands(int64(files)), thousands(int64(r.filesPerSec)), within, thousands(int64(limit)), thousands(int64(kcache)))
+	r.note("the mount's CPU meanwhile %s: %.0f µs a file, grep's %.0f µs", seconds(mountCPU),
+		mountCPU.Seconds()*1e6/float64(max(files, 1)), r.cpu.Seconds()*1e6/float64(max(files, 1)))
 }
 
 // linkLimit is how many entries of a directory a listing looks up on a
@@ -331,7 +344,7 @@ func (b *bench) grepLinkedStep() []*result {
 		return []*result{r}
 	}
 	srv.settle()
-	b.grepFiles(r, filepath.Join(mnt, "by-destination", "queue", q, "pending"), kcache)
+	b.grepFiles(r, srv, filepath.Join(mnt, "by-destination", "queue", q, "pending"), kcache)
 	rss, err := srv.stop(mnt)
 	if err == nil {
 		r.note("the mount's peak RSS %s", mibOrUnknown(rss))
@@ -349,6 +362,7 @@ type mountServer struct {
 	waitErr    error
 	ready      time.Duration
 	hwmAtReady int64
+	cpuAtReady time.Duration // user + system time until the first answer
 }
 
 func (b *bench) startMount(mnt string, flags ...string) (*mountServer, error) {
@@ -367,6 +381,7 @@ func (b *bench) startMount(mnt string, flags ...string) (*mountServer, error) {
 	}
 	s.ready = time.Since(start)
 	s.hwmAtReady = vmHWM(s.cmd.Process.Pid)
+	s.cpuAtReady = s.cpu()
 	return s, nil
 }
 
@@ -441,6 +456,15 @@ func (s *mountServer) settle() time.Duration {
 	return time.Since(start)
 }
 
+// cpu is the mount's user and system time so far.
+func (s *mountServer) cpu() time.Duration {
+	return time.Duration(max(cpuTicks(s.cmd.Process.Pid), 0)) * time.Second / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat's times
+// (100 on every Linux architecture Go supports).
+const clockTicks = 100
+
 // cpuTicks is a process's user and system time in clock ticks (-1 if
 // unknown).
 func cpuTicks(pid int) int64 {
@@ -481,7 +505,7 @@ func (b *bench) grep(r *result, mnt string) {
 	}
 	var lines countWriter
 	c, err := b.runChild(&lines, nil, "grep", []string{"-r", "-F", "-o", "-e", id, mnt}, 1, 2)
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	r.note("%d matches of a pending message's id", lines.n)
 	if c.status == 2 {
 		r.note("grep reported errors: %s", firstLine(c.stderr))

@@ -72,8 +72,12 @@ func (b *bench) row(r *result) string {
 	if r.err != nil {
 		return fmt.Sprintf("| %s | %s | — | — | — | — | FAILED: %s |\n", r.step, r.command, cell(r.err.Error()))
 	}
+	notes := r.notes
+	if r.cpu > 0 {
+		notes = append([]string{"CPU " + seconds(r.cpu) + " (user + system)"}, notes...)
+	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |\n", r.step, r.command, seconds(r.wall),
-		thousands(int64(b.mbps(r))), mibOrUnknown(r.rss), b.vsCat(r), cell(strings.Join(r.notes, "; ")))
+		thousands(int64(b.mbps(r))), mibOrUnknown(r.rss), b.vsCat(r), cell(strings.Join(notes, "; ")))
 }
 
 func (b *bench) mbps(r *result) float64 { return float64(b.bytes) / 1e6 / r.wall.Seconds() }
@@ -144,8 +148,9 @@ func (b *bench) ratios() []string {
 			if step == stepLsFPending {
 				what = "`ls -f`"
 			}
-			out = append(out, fmt.Sprintf("%s of the biggest pending/ through the mount takes %.2f× the same listing of the same names on tmpfs (%s against %s; target ≤ %.1f×).",
-				what, l.wall.Seconds()/l.floor.Seconds(), seconds(l.wall), seconds(l.floor), targetLsRatio))
+			out = append(out, fmt.Sprintf("%s of the biggest pending/ through the mount takes %.2f× the same listing of the same names on tmpfs (%s against %s; target ≤ %.1f×); CPU: %s of ls and %s of the mount against %s of ls on tmpfs.",
+				what, l.wall.Seconds()/l.floor.Seconds(), seconds(l.wall), seconds(l.floor), targetLsRatio,
+				seconds(l.cpu), seconds(l.serverCPU), seconds(l.floorCPU)))
 		}
 	}
 	for _, step := range []string{stepGrepPending, stepGrepLinked} {
