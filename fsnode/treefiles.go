@@ -1,0 +1,165 @@
+package fsnode
+
+import (
+	"encoding/binary"
+	"io/fs"
+	"sort"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// The tree's files for a reader that reads the journal itself (kahafs
+// grep, package treegrep): WalkFiles names every file below a path in
+// tree order and says, for a command's file, where its record is;
+// RecordRenderer renders a command's files from the record's bytes the
+// caller read, so that a walk over a hundred thousand messages reads the
+// journal once in order instead of once per file. What it renders is what
+// ReadFile (and the mount) serve for the file, byte for byte.
+
+// TreeFile is a file of the tree met by WalkFiles, or a directory it
+// could not list (Err set).
+type TreeFile struct {
+	// Path is the file's path, as ls, cat and find write it.
+	Path string
+	// Err: the directory at Path could not be listed (its entries are
+	// not walked).
+	Err error
+	e   entry
+	src *Snapshot // the snapshot that serves e
+}
+
+// WalkFiles calls fn with every file below the directory at p (or the file
+// at p itself), in tree order: depth first, each directory's entries in
+// the order the mount lists them — the order `find` meets them (gnulib's
+// fts, which `find` and `grep -r` use, visits a directory of more than
+// 10,000 entries in inode order instead). A directory that cannot be
+// listed is passed to fn with Err set, and the walk goes on. An error from
+// fn stops the walk and is returned; so is a p that is not in the tree.
+func (s *Snapshot) WalkFiles(p string, fn func(TreeFile) error) error {
+	e, owner, clean, err := s.resolve("grep", p)
+	if err != nil {
+		return err
+	}
+	if !e.isDir() {
+		return fn(TreeFile{Path: clean, e: e, src: e.in(owner)})
+	}
+	return s.walkDir(clean, e, owner, fn)
+}
+
+func (s *Snapshot) walkDir(dir string, e entry, owner *Snapshot, fn func(TreeFile) error) error {
+	t, err := e.sub()
+	if err != nil {
+		return fn(TreeFile{Path: dir, Err: &fs.PathError{Op: "grep", Path: dir, Err: err}})
+	}
+	in := e.in(owner)
+	for i := 0; i < t.len(); i++ {
+		c := t.at(i)
+		p := c.name
+		if dir != "" {
+			p = dir + "/" + c.name
+		}
+		if c.isDir() {
+			err = s.walkDir(p, c, in, fn)
+		} else {
+			err = fn(TreeFile{Path: p, e: c, src: c.in(in)})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Content is the file's content: what ReadFile (kahafs cat) returns.
+func (f TreeFile) Content() ([]byte, error) {
+	if f.Err != nil {
+		return nil, f.Err
+	}
+	b, err := f.src.content(f.e)
+	if err != nil {
+		return nil, &fs.PathError{Op: "grep", Path: f.Path, Err: err}
+	}
+	return b, nil
+}
+
+// Record says, for the file of a command (its JSON, or with body its
+// message's body), the snapshot whose journal holds it and its location;
+// ok is false for any other file (rendered from the snapshot: Content).
+// Two files with the same source and location are the two files of one
+// record (or one file listed in two directories).
+func (f TreeFile) Record() (src *Snapshot, loc codec.Location, body, ok bool) {
+	if f.Err != nil || f.e.kind != cmdEntry {
+		return nil, codec.Location{}, false, false
+	}
+	return f.src, f.e.loc, f.e.body, true
+}
+
+// DataFilePath is the path of the data file id of the snapshot's journal
+// (a snapshot Record returned), if the snapshot has it.
+func (s *Snapshot) DataFilePath(id int32) (string, bool) {
+	if f := s.file(id); f != nil {
+		return f.info.Path, true
+	}
+	return "", false
+}
+
+// RecordRenderer renders the files of commands from their records. It
+// keeps its scratch space between calls: one per goroutine.
+type RecordRenderer struct {
+	s   *Snapshot
+	cmd codec.Command
+	// JSON and Body hold what the last Render rendered (until the next).
+	JSON, Body []byte
+}
+
+// NewRecordRenderer returns a renderer of the commands of s's journal.
+func (s *Snapshot) NewRecordRenderer() *RecordRenderer { return &RecordRenderer{s: s} }
+
+// Render renders, from rec (the loc.Size bytes read at loc in its data
+// file), the command's JSON file into r.JSON (json) and its message's body
+// file into r.Body (body): what ReadFile serves for them. ok is false when
+// the record alone does not tell (a data file read with damage, a record
+// that is not where the snapshot saw it, one that does not decode):
+// Content then renders the file as cat does, with its error if it has
+// one.
+func (r *RecordRenderer) Render(loc codec.Location, rec []byte, json, body bool) (ok bool) {
+	f := r.s.file(loc.File)
+	if f == nil || len(rec) != int(loc.Size) || loc.Size <= codec.RecordHeaderSize {
+		return false
+	}
+	// As located: the record's size and type from its header, its batch
+	// from the file's batch index.
+	if int32(binary.BigEndian.Uint32(rec)) != loc.Size || rec[4] != codec.RecordTypeUser {
+		return false
+	}
+	typ := codec.EntryType(rec[codec.RecordHeaderSize])
+	if !typ.Valid() || body && !hasBody(typ) {
+		return false
+	}
+	spans := f.batchIndex()
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].end > loc.Offset })
+	if i == len(spans) || loc.Offset < spans[i].off+codec.BatchHeaderSize || loc.Offset+loc.Size > spans[i].end {
+		return false
+	}
+	c := &r.cmd
+	*c = codec.Command{}
+	defer func() { *c = codec.Command{} }() // no references into rec beyond this call
+	cr := codec.Record{Loc: loc, Batch: spans[i].off, Data: rec}
+	if err := codec.DecodeRecord(f.info.Path, cr, c); err != nil || c.Type != typ {
+		return false
+	}
+	if json {
+		r.JSON = codec.AppendCommandJSON(r.JSON[:0], cr, c, codec.JSONOptions{OpenWire: true, OpenWireVersion: r.s.wireVersion})
+		r.JSON = append(r.JSON, '\n')
+	}
+	if body {
+		r.Body = r.s.appendBody(r.Body[:0], c)
+	}
+	return true
+}
+
+// Content renders the command's file at loc (with body its message's
+// body) as ReadFile does: the way for what Render cannot tell.
+func (r *RecordRenderer) Content(loc codec.Location, body bool) ([]byte, error) {
+	return r.s.content(commandOf("", loc, body))
+}
