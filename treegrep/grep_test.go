@@ -1,0 +1,205 @@
+package treegrep
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"testing"
+
+	"github.com/kahafs/kahafs/fsnode"
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/internal/need"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// treePatterns reach every kind of file: command JSON (ids, types),
+// bodies (compressed ones inflated: "Compressed text", the object's
+// class), holders and summary.json ("pinned", "free"), stats.json, and
+// lines as such (the empty pattern counts them, ^$ the empty ones).
+var treePatterns = []pattern{
+	{Fixed, "ID:", false},
+	{Basic, "KAHA_[A-Z]*_MESSAGE", false},
+	{Basic, `^free\|"pinned": true`, false},
+	{Basic, "Compressed text", false},
+	{Fixed, "ÉTÉ", true},
+	{Basic, "kahafs.fixture.Parcel", false},
+	{Extended, `"brokerCount": [1-9]|^ack`, false},
+	{Basic, "", false},
+	{Basic, "^$", false},
+	{Fixed, "nosuchtext", false},
+}
+
+// store is a fixture the tests search.
+type store struct {
+	name, dir string
+	mfl       int64
+	clean     bool // no damage: every command file renders from its record
+}
+
+func fixtures(t *testing.T) []store {
+	var out []store
+	for _, fx := range brokertest.Fixtures(t) {
+		out = append(out, store{fx.Name, fx.StoreDir, int64(fx.Expected.MaxFileLength), fx.Name != "crash" && fx.Name != "hostile"})
+	}
+	for _, fx := range brokertest.LayoutFixtures(t) {
+		out = append(out, store{fx.Name, fx.DataDir, int64(fx.Expected.MaxFileLength), true})
+	}
+	return out
+}
+
+func open(t *testing.T, st store) *fsnode.FS {
+	t.Helper()
+	var opts fsnode.Options
+	opts.MaxFileLength = st.mfl
+	fsys, err := fsnode.Open(st.dir, opts)
+	require.NoError(t, err)
+	return fsys
+}
+
+// roots are the PATHs searched: the whole tree and its first directory
+// with files of commands (by-destination, or a layout's first store).
+func roots(t *testing.T, s *fsnode.Snapshot) []string {
+	t.Helper()
+	es, err := s.ReadDir("")
+	require.NoError(t, err)
+	out := []string{""}
+	for _, e := range es {
+		if e.Dir && (e.Name == "by-destination" || e.Name != "by-transaction" && e.Name != "by-message-id" && e.Name != "by-file") {
+			return append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// grepTree runs Grep and returns grep -r's lines for it: the paths of
+// the files that match, or with count every PATH:COUNT.
+func grepTree(t *testing.T, s *fsnode.Snapshot, root string, p pattern, count bool) ([]string, Stats) {
+	t.Helper()
+	var lines []string
+	st, err := Grep(s, root, Options{Matcher: p.compile(t), Count: count, Workers: 3, ChunkSize: 1 << 10}, func(r Result) error {
+		require.NoError(t, r.Err, r.Path)
+		switch {
+		case count:
+			lines = append(lines, countLine(r.Path, r.Count))
+		case r.Count > 0:
+			lines = append(lines, r.Path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return lines, st
+}
+
+// TestGrepAgreesWithGrepOnTheTree: Grep names the files grep -r -l (and
+// counts the lines grep -r -c counts) in a copy of the tree written to
+// disk file by file through ReadDir and ReadFile (kahafs ls and cat), for
+// every fixture and layout, the whole tree and a directory of it; its
+// paths come in the order of that walk. No FUSE: the second oracle.
+func TestGrepAgreesWithGrepOnTheTree(t *testing.T) {
+	for _, st := range fixtures(t) {
+		t.Run(st.name, func(t *testing.T) {
+			s := open(t, st).Snapshot()
+			dir := t.TempDir()
+			order := copyTree(t, s, "", dir)
+			require.NotEmpty(t, order)
+			for _, root := range roots(t, s) {
+				for _, p := range treePatterns {
+					for _, count := range []bool{false, true} {
+						mode := "-l"
+						if count {
+							mode = "-c"
+						}
+						got, stats := grepTree(t, s, root, p, count)
+						want := systemGrep(t, dir+"/", append(append(p.grepFlags(), "-r", mode, "-e", p.expr, "--"), filepath.Join(dir, root))...)
+						assert.ElementsMatch(t, want, got, "grep -r %s %s %s", mode, p, root)
+						assert.True(t, inOrder(got, order, count), "%s %s: not in tree order", p, root)
+						if st.clean {
+							assert.Zero(t, stats.Fallback, "%s: command files rendered one at a time", root)
+						}
+						if root == "" {
+							assert.NotZero(t, stats.Records, "no record read")
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// copyTree writes the tree below p to dir through ReadDir and ReadFile
+// and returns its files' paths in walk order.
+func copyTree(t *testing.T, s *fsnode.Snapshot, p, dir string) []string {
+	t.Helper()
+	es, err := s.ReadDir(p)
+	require.NoError(t, err)
+	var order []string
+	for _, e := range es {
+		q := path.Join(p, e.Name)
+		if e.Dir {
+			require.NoError(t, os.Mkdir(filepath.Join(dir, q), 0o755))
+			order = append(order, copyTree(t, s, q, dir)...)
+			continue
+		}
+		b, err := s.ReadFile(q)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, q), b, 0o644))
+		order = append(order, q)
+	}
+	return order
+}
+
+// inOrder: the paths of lines come in the order of order.
+func inOrder(lines, order []string, count bool) bool {
+	pos := map[string]int{}
+	for i, p := range order {
+		pos[p] = i
+	}
+	last := -1
+	for _, l := range lines {
+		if count {
+			l = l[:len(l)-len(countSuffix(l))]
+		}
+		i, ok := pos[l]
+		if !ok || i <= last {
+			return false
+		}
+		last = i
+	}
+	return true
+}
+
+// countSuffix is the ":N" ending a grep -c line.
+func countSuffix(l string) string {
+	i := len(l)
+	for i > 0 && l[i-1] >= '0' && l[i-1] <= '9' {
+		i--
+	}
+	return l[i-1:]
+}
+
+// TestGrepAgreesWithMount: Grep prints what grep -r -l and grep -r -c
+// print over the mount of the same snapshot, in the same order, for every
+// fixture and layout, the whole tree and a directory of it.
+func TestGrepAgreesWithMount(t *testing.T) {
+	need.FUSE(t, fsnode.CheckFUSE())
+	for _, st := range fixtures(t) {
+		t.Run(st.name, func(t *testing.T) {
+			fsys := open(t, st)
+			mnt := filepath.Join(t.TempDir(), "mnt")
+			require.NoError(t, os.Mkdir(mnt, 0o755))
+			require.NoError(t, fsys.Mount(mnt))
+			defer func() { assert.NoError(t, fsys.Unmount()) }()
+			s := fsys.Snapshot()
+			for _, root := range roots(t, s) {
+				for _, p := range treePatterns {
+					for _, mode := range []string{"-l", "-c"} {
+						got, _ := grepTree(t, s, root, p, mode == "-c")
+						want := systemGrep(t, mnt+"/", append(append(p.grepFlags(), "-r", mode, "-e", p.expr, "--"), filepath.Join(mnt, root))...)
+						assert.Equal(t, want, got, "grep -r %s %s %s", mode, p, root)
+					}
+				}
+			}
+		})
+	}
+}
