@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/openwire"
 )
 
 // The tree's files for a reader that reads the journal itself (kahafs
@@ -110,10 +111,23 @@ type RecordRenderer struct {
 	cmd codec.Command
 	// JSON and Body hold what the last Render rendered (until the next).
 	JSON, Body []byte
+	// takeBody renders Body from the message the JSON decodes (as
+	// appendBody renders it from its own decoding); bodyDone: it did.
+	takeBody func(*openwire.Message)
+	bodyDone bool
 }
 
 // NewRecordRenderer returns a renderer of the commands of s's journal.
-func (s *Snapshot) NewRecordRenderer() *RecordRenderer { return &RecordRenderer{s: s} }
+func (s *Snapshot) NewRecordRenderer() *RecordRenderer {
+	r := &RecordRenderer{s: s}
+	r.takeBody = func(m *openwire.Message) {
+		r.Body, r.bodyDone = r.Body[:0], true
+		if m != nil {
+			r.Body = m.AppendRawBody(r.Body)
+		}
+	}
+	return r
+}
 
 // Render renders, from rec (the loc.Size bytes read at loc in its data
 // file), the command's JSON file into r.JSON (json) and its message's body
@@ -148,11 +162,20 @@ func (r *RecordRenderer) Render(loc codec.Location, rec []byte, json, body bool)
 	if err := codec.DecodeRecord(f.info.Path, cr, c); err != nil || c.Type != typ {
 		return false
 	}
+	bodyDone := false
 	if json {
-		r.JSON = codec.AppendCommandJSON(r.JSON[:0], cr, c, codec.JSONOptions{OpenWire: true, OpenWireVersion: r.s.wireVersion})
+		opts := codec.JSONOptions{OpenWire: true, OpenWireVersion: r.s.wireVersion}
+		if body {
+			// The body from the message the JSON decodes (as appendBody
+			// renders it from its own decoding).
+			r.bodyDone = false
+			opts.Message = r.takeBody
+		}
+		r.JSON = codec.AppendCommandJSON(r.JSON[:0], cr, c, opts)
 		r.JSON = append(r.JSON, '\n')
+		bodyDone = body && r.bodyDone
 	}
-	if body {
+	if body && !bodyDone {
 		r.Body = r.s.appendBody(r.Body[:0], c)
 	}
 	return true

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 
 	"github.com/kahafs/kahafs/treegrep"
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ type grepFlags struct {
 	treeFlags
 	ignoreCase, fixed, extended bool
 	list, count, json           bool
+	profile                     profileFlags
 }
 
 // errNoMatch: grep found nothing (exit status 1, no message, as grep).
@@ -55,6 +57,11 @@ Exit status: 0 a file matched, 1 none did, 2 a file could not be read
 			if len(args) == 3 {
 				p = args[2]
 			}
+			stop, err := f.profile.start()
+			if err != nil {
+				return err
+			}
+			defer stop(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
 			return runGrep(cmd, args[0], args[1], p, f)
 		},
 	}
@@ -68,6 +75,7 @@ Exit status: 0 a file matched, 1 none did, 2 a file could not be read
 	cmd.MarkFlagsMutuallyExclusive("fixed-strings", "extended-regexp")
 	cmd.MarkFlagsMutuallyExclusive("files-with-matches", "count")
 	f.treeFlags.add(cmd)
+	f.profile.add(cmd)
 	return cmd
 }
 
