@@ -23,8 +23,13 @@ type Options struct {
 	// Workers is how many goroutines render and match (0: GOMAXPROCS).
 	Workers int
 	// ChunkSize is the most a read of the journal takes at once, unless a
-	// record is bigger (0: 4 MiB).
+	// record is bigger (0: 1 MiB).
 	ChunkSize int
+	// MaxGap: records further apart than this are read in separate reads
+	// (0: 4 KiB; negative: every record on its own). A queue's messages
+	// are spread over the journal between other queues': reading the
+	// gaps too cost more system time than a read per record.
+	MaxGap int
 }
 
 // Result is a file searched.
@@ -77,7 +82,10 @@ func Grep(s *fsnode.Snapshot, p string, opts Options, fn func(Result) error) (St
 		g.opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	if g.opts.ChunkSize <= 0 {
-		g.opts.ChunkSize = 4 << 20
+		g.opts.ChunkSize = 1 << 20
+	}
+	if g.opts.MaxGap == 0 {
+		g.opts.MaxGap = 4 << 10
 	}
 	if err := s.WalkFiles(p, g.note); err != nil {
 		return g.stats, err
@@ -260,9 +268,6 @@ func (g *grep) read() {
 	g.stats.Fallback = int(fallback.Load())
 }
 
-// maxGap: records further apart than this are read in separate reads.
-const maxGap = 256 << 10
-
 // readFile reads the records of one data file (in offset order) in
 // chunks and queues them.
 func (g *grep) readFile(recs []record, work chan<- chunk, free chan []byte) {
@@ -285,7 +290,7 @@ func (g *grep) readFile(recs []record, work chan<- chunk, free chan []byte) {
 		for j < len(recs) {
 			o := int64(recs[j].loc.Offset)
 			e := o + int64(recs[j].loc.Size)
-			if o > end+maxGap || e-base > int64(g.opts.ChunkSize) || o < base {
+			if o > end+int64(g.opts.MaxGap) || e-base > int64(g.opts.ChunkSize) || o < base {
 				break
 			}
 			end = max(end, e)

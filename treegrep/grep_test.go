@@ -74,10 +74,12 @@ func roots(t *testing.T, s *fsnode.Snapshot) []string {
 
 // grepTree runs Grep and returns grep -r's lines for it: the paths of
 // the files that match, or with count every PATH:COUNT.
-func grepTree(t *testing.T, s *fsnode.Snapshot, root string, p pattern, count bool) ([]string, Stats) {
+func grepTree(t *testing.T, s *fsnode.Snapshot, root string, p pattern, opts Options) ([]string, Stats) {
 	t.Helper()
 	var lines []string
-	st, err := Grep(s, root, Options{Matcher: p.compile(t), Count: count, Workers: 3, ChunkSize: 1 << 10}, func(r Result) error {
+	count := opts.Count
+	opts.Matcher = p.compile(t)
+	st, err := Grep(s, root, opts, func(r Result) error {
 		require.NoError(t, r.Err, r.Path)
 		switch {
 		case count:
@@ -110,7 +112,9 @@ func TestGrepAgreesWithGrepOnTheTree(t *testing.T) {
 						if count {
 							mode = "-c"
 						}
-						got, stats := grepTree(t, s, root, p, count)
+						// Reads of many records (1 KiB chunks with any gap),
+						// on three workers.
+						got, stats := grepTree(t, s, root, p, Options{Count: count, Workers: 3, ChunkSize: 1 << 10, MaxGap: 1 << 20})
 						want := systemGrep(t, dir+"/", append(append(p.grepFlags(), "-r", mode, "-e", p.expr, "--"), filepath.Join(dir, root))...)
 						assert.ElementsMatch(t, want, got, "grep -r %s %s %s", mode, p, root)
 						assert.True(t, inOrder(got, order, count), "%s %s: not in tree order", p, root)
@@ -194,7 +198,7 @@ func TestGrepAgreesWithMount(t *testing.T) {
 			for _, root := range roots(t, s) {
 				for _, p := range treePatterns {
 					for _, mode := range []string{"-l", "-c"} {
-						got, _ := grepTree(t, s, root, p, mode == "-c")
+						got, _ := grepTree(t, s, root, p, Options{Count: mode == "-c"})
 						want := systemGrep(t, mnt+"/", append(append(p.grepFlags(), "-r", mode, "-e", p.expr, "--"), filepath.Join(mnt, root))...)
 						assert.Equal(t, want, got, "grep -r %s %s %s", mode, p, root)
 					}
