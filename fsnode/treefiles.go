@@ -2,7 +2,6 @@ package fsnode
 
 import (
 	"encoding/binary"
-	"io/fs"
 	"sort"
 
 	"github.com/kahafs/kahafs/codec"
@@ -50,7 +49,7 @@ func (s *Snapshot) WalkFiles(p string, fn func(TreeFile) error) error {
 func (s *Snapshot) walkDir(dir string, e entry, owner *Snapshot, fn func(TreeFile) error) error {
 	t, err := e.sub()
 	if err != nil {
-		return fn(TreeFile{Path: dir, Err: &fs.PathError{Op: "grep", Path: dir, Err: err}})
+		return fn(TreeFile{Path: dir, Err: err})
 	}
 	in := e.in(owner)
 	for i := 0; i < t.len(); i++ {
@@ -71,16 +70,13 @@ func (s *Snapshot) walkDir(dir string, e entry, owner *Snapshot, fn func(TreeFil
 	return nil
 }
 
-// Content is the file's content: what ReadFile (kahafs cat) returns.
+// Content is the file's content: what ReadFile (kahafs cat) returns; an
+// error does not repeat the path.
 func (f TreeFile) Content() ([]byte, error) {
 	if f.Err != nil {
 		return nil, f.Err
 	}
-	b, err := f.src.content(f.e)
-	if err != nil {
-		return nil, &fs.PathError{Op: "grep", Path: f.Path, Err: err}
-	}
-	return b, nil
+	return f.src.content(f.e)
 }
 
 // Record says, for the file of a command (its JSON, or with body its

@@ -129,7 +129,7 @@ type grep struct {
 }
 
 type note struct {
-	src  int // in grep.srcs
+	src  int32 // in grep.srcs
 	loc  codec.Location
 	body bool
 	file int32 // position in grep.files
@@ -137,9 +137,9 @@ type note struct {
 
 // record is a record to read and the slots of its files (-1: not shown).
 type record struct {
-	src              int
-	loc              codec.Location
-	jsonSlot, bodySl int32
+	src                int32
+	loc                codec.Location
+	jsonSlot, bodySlot int32
 }
 
 func (g *grep) newSlot() int32 {
@@ -172,7 +172,7 @@ func (g *grep) note(f fsnode.TreeFile) error {
 		g.srcs = append(g.srcs, src)
 		n = len(g.srcs) - 1
 	}
-	g.notes = append(g.notes, note{src: n, loc: loc, body: body, file: int32(len(g.files))})
+	g.notes = append(g.notes, note{src: int32(n), loc: loc, body: body, file: int32(len(g.files))})
 	g.files = append(g.files, -1)
 	return nil
 }
@@ -199,12 +199,12 @@ func (g *grep) sortRecords() {
 		if k := len(g.records) - 1; k >= 0 && g.records[k].src == n.src && g.records[k].loc.File == n.loc.File && g.records[k].loc.Offset == n.loc.Offset {
 			r = &g.records[k]
 		} else {
-			g.records = append(g.records, record{src: n.src, loc: n.loc, jsonSlot: -1, bodySl: -1})
+			g.records = append(g.records, record{src: n.src, loc: n.loc, jsonSlot: -1, bodySlot: -1})
 			r = &g.records[len(g.records)-1]
 		}
 		slot := &r.jsonSlot
 		if n.body {
-			slot = &r.bodySl
+			slot = &r.bodySlot
 		}
 		if *slot < 0 {
 			*slot = g.newSlot()
@@ -216,7 +216,7 @@ func (g *grep) sortRecords() {
 
 // chunk is a read of the journal and the records in it.
 type chunk struct {
-	src  int
+	src  int32
 	buf  []byte // nil: the records are rendered one at a time
 	base int64  // the offset buf starts at
 	recs []record
@@ -318,19 +318,19 @@ func (g *grep) match(r *fsnode.RecordRenderer, c chunk) int {
 		if from := int64(rec.loc.Offset) - c.base; c.buf != nil && from >= 0 && from+int64(rec.loc.Size) <= int64(len(c.buf)) {
 			b = c.buf[from : from+int64(rec.loc.Size)]
 		}
-		if b != nil && r.Render(rec.loc, b, rec.jsonSlot >= 0, rec.bodySl >= 0) {
+		if b != nil && r.Render(rec.loc, b, rec.jsonSlot >= 0, rec.bodySlot >= 0) {
 			if rec.jsonSlot >= 0 {
 				g.counts[rec.jsonSlot] = int32(m.Count(r.JSON, all))
 			}
-			if rec.bodySl >= 0 {
-				g.counts[rec.bodySl] = int32(m.Count(r.Body, all))
+			if rec.bodySlot >= 0 {
+				g.counts[rec.bodySlot] = int32(m.Count(r.Body, all))
 			}
 			continue
 		}
 		for _, f := range [2]struct {
 			slot int32
 			body bool
-		}{{rec.jsonSlot, false}, {rec.bodySl, true}} {
+		}{{rec.jsonSlot, false}, {rec.bodySlot, true}} {
 			if f.slot < 0 {
 				continue
 			}

@@ -110,17 +110,13 @@ func withoutNewline(re *syntax.Regexp) {
 }
 
 // Count returns how many lines of b match (with all false, it stops at
-// the first: 0 or 1). b may be changed (its NULs become newlines).
+// the first: 0 or 1).
 func (m *Matcher) Count(b []byte, all bool) int {
 	if len(b) == 0 {
 		return 0
 	}
 	if bytes.IndexByte(b, 0) >= 0 {
-		for i, c := range b {
-			if c == 0 {
-				b[i] = '\n'
-			}
-		}
+		b = bytes.ReplaceAll(b, []byte{0}, []byte{'\n'}) // a copy: b may be shared
 	}
 	if b[len(b)-1] == '\n' {
 		b = b[:len(b)-1] // the last line's end: no line after it
