@@ -49,7 +49,7 @@ func TestWalkFilesAndRecordRenderer(t *testing.T) {
 				}
 				c, err := f.Content()
 				require.NoError(t, err)
-				assert.Equal(t, content, c, f.Path)
+				assert.Equal(t, string(content), string(c), f.Path)
 				src, loc, body, ok := f.Record()
 				if !ok {
 					return nil
@@ -76,7 +76,7 @@ func TestWalkFilesAndRecordRenderer(t *testing.T) {
 				}
 				fc, err := r.Content(loc, body)
 				require.NoError(t, err)
-				assert.Equal(t, content, fc, f.Path)
+				assert.Equal(t, string(content), string(fc), f.Path)
 				return nil
 			}))
 			assert.Equal(t, want, got)
