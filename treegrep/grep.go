@@ -58,17 +58,19 @@ var errChanged = errors.New("the tree listed other files on its second walk")
 // calls fn with each, in tree order, matching or not (fn chooses what it
 // prints). It reads the tree in three steps:
 //
-//  1. a walk of the tree below p: each file gets its position; a small
-//     file (README, summary.json, holders, info.json, stats.json, …) is
-//     rendered and matched then, a command's file (a message's JSON or
+//  1. a walk of the tree below p (listing a by-file/db-N.log/ directory
+//     scans its data file, as ls does): each file gets its position; a
+//     small file (README, summary.json, holders, info.json, stats.json, …)
+//     is rendered and matched then, a command's file (a message's JSON or
 //     body, under pending/, by-file/, by-transaction/, …) is noted by its
 //     record;
 //  2. the records, each once however many paths show it, sorted in
-//     journal order, are read in large sequential reads (Options.ChunkSize)
-//     and handed to Options.Workers goroutines that render the files the
-//     tree shows for them (fsnode.RecordRenderer: compressed bodies
-//     inflated, as the mount serves them) and count their matching lines;
-//     at most a few chunks are in memory at once;
+//     journal order, are read in order (a read per record unless they are
+//     within Options.MaxGap, up to Options.ChunkSize a read) and handed to
+//     Options.Workers goroutines that render the files the tree shows for
+//     them (fsnode.RecordRenderer: compressed bodies inflated, as the
+//     mount serves them) and count their matching lines; a few chunks at
+//     most are in memory at once, and about 40 bytes a file searched;
 //  3. a second walk names the files in tree order with their counts.
 //
 // An error reading a file (as cat would report it) is passed to fn with
