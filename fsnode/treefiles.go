@@ -19,13 +19,51 @@ import (
 // TreeFile is a file of the tree met by WalkFiles, or a directory it
 // could not list (Err set).
 type TreeFile struct {
-	// Path is the file's path, as ls, cat and find write it.
-	Path string
 	// Err: the directory at Path could not be listed (its entries are
 	// not walked).
 	Err error
-	e   entry
-	src *Snapshot // the snapshot that serves e
+	// path is the file's path, or with t the path of its directory: the
+	// name, entry i of t, is made when asked for (a walk of a pending/
+	// of 100,000 messages that names only the files that match makes
+	// no other name).
+	path string
+	t    dirTable
+	i    int
+	e    entry
+	src  *Snapshot // the snapshot that serves e
+}
+
+// Path is the file's path, as ls, cat and find write it.
+func (f TreeFile) Path() string {
+	if f.t == nil {
+		return f.path
+	}
+	name := f.t.at(f.i).name
+	if f.path == "" {
+		return name
+	}
+	return f.path + "/" + name
+}
+
+// unnamedLister is a table that gives an entry without making its name
+// (the name is "").
+type unnamedLister interface {
+	unnamedAt(i int) entry
+}
+
+func (l *messageList) unnamedAt(i int) entry {
+	return commandOf("", l.msg(i/2).Loc, i%2 == 1)
+}
+
+func (t *dataFileTable) unnamedAt(i int) entry {
+	if i < len(t.members) {
+		return t.members[i]
+	}
+	id := t.f.info.ID
+	if i -= len(t.members); i < len(t.idx) {
+		return commandOf("", t.idx[i].loc(id), false)
+	}
+	return commandOf("", t.idx[t.msgs[i-len(t.idx)]].loc(id), true)
 }
 
 // WalkFiles calls fn with every file below the directory at p (or the file
@@ -41,7 +79,7 @@ func (s *Snapshot) WalkFiles(p string, fn func(TreeFile) error) error {
 		return err
 	}
 	if !e.isDir() {
-		return fn(TreeFile{Path: clean, e: e, src: e.in(owner)})
+		return fn(TreeFile{path: clean, e: e, src: e.in(owner)})
 	}
 	return s.walkDir(clean, e, owner, fn)
 }
@@ -49,19 +87,35 @@ func (s *Snapshot) WalkFiles(p string, fn func(TreeFile) error) error {
 func (s *Snapshot) walkDir(dir string, e entry, owner *Snapshot, fn func(TreeFile) error) error {
 	t, err := e.sub()
 	if err != nil {
-		return fn(TreeFile{Path: dir, Err: err})
+		return fn(TreeFile{path: dir, Err: err})
 	}
 	in := e.in(owner)
+	un, _ := t.(unnamedLister)
 	for i := 0; i < t.len(); i++ {
-		c := t.at(i)
-		p := c.name
-		if dir != "" {
-			p = dir + "/" + c.name
-		}
-		if c.isDir() {
-			err = s.walkDir(p, c, in, fn)
+		var c entry
+		if un != nil {
+			c = un.unnamedAt(i)
 		} else {
-			err = fn(TreeFile{Path: p, e: c, src: c.in(in)})
+			c = t.at(i)
+		}
+		switch {
+		case c.isDir():
+			if un != nil {
+				c = t.at(i)
+			}
+			p := c.name
+			if dir != "" {
+				p = dir + "/" + c.name
+			}
+			err = s.walkDir(p, c, in, fn)
+		case un != nil:
+			err = fn(TreeFile{path: dir, t: t, i: i, e: c, src: c.in(in)})
+		default:
+			p := c.name
+			if dir != "" {
+				p = dir + "/" + c.name
+			}
+			err = fn(TreeFile{path: p, e: c, src: c.in(in)})
 		}
 		if err != nil {
 			return err

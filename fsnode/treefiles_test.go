@@ -40,16 +40,16 @@ func TestWalkFilesAndRecordRenderer(t *testing.T) {
 			renderers := map[*Snapshot]*RecordRenderer{}
 			require.NoError(t, s.WalkFiles("", func(f TreeFile) error {
 				require.NoError(t, f.Err)
-				got = append(got, f.Path)
-				content, err := s.ReadFile(f.Path)
+				got = append(got, f.Path())
+				content, err := s.ReadFile(f.Path())
 				if err != nil {
 					_, cerr := f.Content()
-					assert.Error(t, cerr, f.Path)
+					assert.Error(t, cerr, f.Path())
 					return nil
 				}
 				c, err := f.Content()
 				require.NoError(t, err)
-				assert.Equal(t, string(content), string(c), f.Path)
+				assert.Equal(t, string(content), string(c), f.Path())
 				src, loc, body, ok := f.Record()
 				if !ok {
 					return nil
@@ -61,22 +61,22 @@ func TestWalkFilesAndRecordRenderer(t *testing.T) {
 					renderers[src] = r
 				}
 				p, ok := src.DataFilePath(loc.File)
-				require.True(t, ok, f.Path)
+				require.True(t, ok, f.Path())
 				rec := readAt(t, p, int64(loc.Offset), int(loc.Size))
 				if !r.Render(loc, rec, true, body) {
 					return nil // damaged: Content it is
 				}
 				rendered++
 				if body {
-					assert.Equal(t, string(content), string(r.Body), "%s: body rendered with the JSON", f.Path)
+					assert.Equal(t, string(content), string(r.Body), "%s: body rendered with the JSON", f.Path())
 					require.True(t, r.Render(loc, rec, false, true))
-					assert.Equal(t, string(content), string(r.Body), "%s: body alone", f.Path)
+					assert.Equal(t, string(content), string(r.Body), "%s: body alone", f.Path())
 				} else {
-					assert.Equal(t, string(content), string(r.JSON), f.Path)
+					assert.Equal(t, string(content), string(r.JSON), f.Path())
 				}
 				fc, err := r.Content(loc, body)
 				require.NoError(t, err)
-				assert.Equal(t, string(content), string(fc), f.Path)
+				assert.Equal(t, string(content), string(fc), f.Path())
 				return nil
 			}))
 			assert.Equal(t, want, got)
@@ -89,12 +89,12 @@ func TestWalkFilesAndRecordRenderer(t *testing.T) {
 			}
 			var below []string
 			require.NoError(t, s.WalkFiles(sub, func(f TreeFile) error {
-				below = append(below, f.Path)
+				below = append(below, f.Path())
 				return nil
 			}))
 			assert.Equal(t, listFiles(t, s, sub), below)
 			require.NoError(t, s.WalkFiles("/"+nameSummary, func(f TreeFile) error {
-				assert.Equal(t, nameSummary, f.Path)
+				assert.Equal(t, nameSummary, f.Path())
 				return nil
 			}))
 			assert.Error(t, s.WalkFiles("no-such-dir", func(TreeFile) error { return nil }))

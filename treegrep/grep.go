@@ -34,14 +34,17 @@ type Options struct {
 
 // Result is a file searched.
 type Result struct {
-	// Path is the file's path in the tree (as ls, cat and find name it).
-	Path string
 	// Count is how many lines of the file match (0 or 1 unless
 	// Options.Count).
 	Count int
 	// Err: the file (or the directory at Path) could not be read.
 	Err error
+	f   fsnode.TreeFile
 }
+
+// Path is the file's path in the tree (as ls, cat and find name it),
+// made when asked for.
+func (r Result) Path() string { return r.f.Path() }
 
 // Stats say what a Grep read.
 type Stats struct {
@@ -98,11 +101,11 @@ func Grep(s *fsnode.Snapshot, p string, opts Options, fn func(Result) error) (St
 	seq := 0
 	err := s.WalkFiles(p, func(f fsnode.TreeFile) error {
 		if seq >= len(g.files) {
-			return fmt.Errorf("%s: %w", f.Path, errChanged)
+			return fmt.Errorf("%s: %w", f.Path(), errChanged)
 		}
 		slot := g.files[seq]
 		seq++
-		r := Result{Path: f.Path, Count: int(g.counts[slot]), Err: g.errs[slot]}
+		r := Result{Count: int(g.counts[slot]), Err: g.errs[slot], f: f}
 		return fn(r)
 	})
 	if err == nil && seq != len(g.files) {

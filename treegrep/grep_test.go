@@ -78,10 +78,10 @@ func grepTree(t *testing.T, s *fsnode.Snapshot, root string, p pattern, opts Opt
 	t.Helper()
 	opts.Matcher, opts.Count = p.compile(t), true
 	st, err := Grep(s, root, opts, func(r Result) error {
-		require.NoError(t, r.Err, r.Path)
-		counts = append(counts, countLine(r.Path, r.Count))
+		require.NoError(t, r.Err, r.Path())
+		counts = append(counts, countLine(r.Path(), r.Count))
 		if r.Count > 0 {
-			list = append(list, r.Path)
+			list = append(list, r.Path())
 		}
 		return nil
 	})

@@ -111,7 +111,7 @@ func runGrep(cmd *cobra.Command, pattern, store, p string, f grepFlags) error {
 		if r.Err != nil {
 			failed++
 			w.Flush()
-			fmt.Fprintf(stderr, "kahafs grep: %s: %v\n", r.Path, r.Err)
+			fmt.Fprintf(stderr, "kahafs grep: %s: %v\n", r.Path(), r.Err)
 			return nil
 		}
 		doc.Files++
@@ -119,12 +119,12 @@ func runGrep(cmd *cobra.Command, pattern, store, p string, f grepFlags) error {
 		switch {
 		case f.json:
 			if r.Count > 0 || f.count {
-				doc.Matches = append(doc.Matches, match{r.Path, r.Count})
+				doc.Matches = append(doc.Matches, match{r.Path(), r.Count})
 			}
 		case f.count:
-			fmt.Fprintf(w, "%s:%d\n", r.Path, r.Count)
+			fmt.Fprintf(w, "%s:%d\n", r.Path(), r.Count)
 		case r.Count > 0:
-			fmt.Fprintln(w, r.Path)
+			fmt.Fprintln(w, r.Path())
 		}
 		return nil
 	})
