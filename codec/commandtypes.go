@@ -398,6 +398,9 @@ func addJSON(o *jsonw.Writer, c *Command, opts JSONOptions) {
 		if m != nil {
 			m.AppendJSON(o, err, openwire.JSONOptions{BodyLimit: opts.BodyLimit})
 		}
+		if opts.Message != nil {
+			opts.Message(m)
+		}
 	}
 }
 

@@ -22,6 +22,11 @@ type JSONOptions struct {
 	// BodyLimit is the most bytes of a message body the JSON shows (see
 	// openwire.JSONOptions); 0 means openwire.DefaultBodyLimit.
 	BodyLimit int
+	// Message, when set, is called with the message an ADD or UPDATE
+	// holds once it is decoded for the JSON (with OpenWire), so that a
+	// caller that renders the message's body too decodes it once
+	// (kahafs grep). m is the caller's until the call returns.
+	Message func(m *openwire.Message)
 }
 
 // AppendCommandJSON appends one JSON object describing the command c

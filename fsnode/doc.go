@@ -1,8 +1,9 @@
 // Package fsnode serves a KahaDB store as a read-only tree: mounted with
 // FUSE (go-fuse/v2 fs package), or read without it (Snapshot.ReadDir,
-// ReadFile, FindMessage: kahafs ls, cat, find). One table per kind of
-// directory (table.go) declares its entries once; content is rendered from
-// the journal on demand.
+// ReadFile, FindMessage: kahafs ls, cat, find; WalkFiles and
+// RecordRenderer, for a reader of the journal: kahafs grep, treefiles.go).
+// One table per kind of directory (table.go) declares its entries once;
+// content is rendered from the journal on demand.
 //
 //	/                               rootTable (rootDir: current snapshot)
 //	├── README                      text (explains the tree and the names)

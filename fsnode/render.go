@@ -88,6 +88,13 @@ by-message-id/ID/             a message looked up by its id (the listing
   paths                       every path of the tree that shows the message
   message.json, message.body  its record and body, when the store holds it
 
+Searching message content: grep -r works here, but a directory of more
+files than the kernel keeps links for (a pending/ of 100,000 messages) costs
+it a request per file. "kahafs grep PATTERN STORE PATH" (-c, -i, -F, -E,
+--json) prints what "grep -r -l PATTERN PATH" prints here, paths relative
+to the top, reading the journal once in order on every core, with no
+request per file and no mount.
+
 A command has one inode number wherever it appears: under by-file/, in a
 pending/ directory and in by-transaction/ (find -samefile finds all its
 names), and so has a message's body. Its link count is 1: the tree does

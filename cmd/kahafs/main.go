@@ -36,6 +36,8 @@ func run(args []string) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, errNoMatch): // grep's silent "nothing matched"
+		return exitError
 	case errors.Is(err, errDamaged):
 		fmt.Fprintln(os.Stderr, "kahafs:", err)
 		return exitDamaged

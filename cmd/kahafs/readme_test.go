@@ -63,7 +63,7 @@ func sameListing(want, got string) bool {
 }
 
 // TestReadmeCommands: the commands README.md shows print what it shows:
-// holders, stats, dump, ls, cat and find on the bundled stores.
+// holders, stats, dump, ls, cat, find and grep on the bundled stores.
 func TestReadmeCommands(t *testing.T) {
 	bin := buildKahafs(t)
 	n := 0
@@ -72,7 +72,7 @@ func TestReadmeCommands(t *testing.T) {
 		switch {
 		case !strings.HasPrefix(ex.cmd, "kahafs "):
 			continue
-		case sub == "holders", sub == "stats", sub == "dump", sub == "ls", sub == "cat", sub == "find", sub == "metrics":
+		case sub == "holders", sub == "stats", sub == "dump", sub == "ls", sub == "cat", sub == "find", sub == "metrics", sub == "grep":
 		default:
 			continue
 		}
