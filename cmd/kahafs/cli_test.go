@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,15 +28,10 @@ func runCLI(t *testing.T, args ...string) (string, string, int) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	err := cmd.Execute()
-	code := exitOK
-	if err != nil {
-		code = exitError
-		if err == errDamaged {
-			code = exitDamaged
-		}
+	if err != nil && !errors.Is(err, errNoMatch) {
 		errOut.WriteString(err.Error())
 	}
-	return out.String(), errOut.String(), code
+	return out.String(), errOut.String(), exitStatus(err)
 }
 
 func TestDumpJSONEveryRecord(t *testing.T) {

@@ -18,6 +18,13 @@ type grepFlags struct {
 	profile                     profileFlags
 }
 
+// grepTrouble is an error of kahafs grep other than "no match": exit
+// status 2, as grep's, so that a script tells it from status 1.
+type grepTrouble struct{ err error }
+
+func (e grepTrouble) Error() string { return e.err.Error() }
+func (e grepTrouble) Unwrap() error { return e.err }
+
 // errNoMatch: grep found nothing (exit status 1, no message, as grep).
 var errNoMatch = errors.New("no file matches")
 
@@ -49,10 +56,21 @@ back-references); -F a fixed string. A pattern of several lines matches
 what any line of it matches. Lines are grep's: a last line without a
 newline counts, and in a file with NUL bytes a NUL ends a line as well.
 
-Exit status: 0 a file matched, 1 none did, 2 a file could not be read
-(reported on stderr, the others searched).`,
-		Args: withUsage(cobra.RangeArgs(2, 3)),
+Exit status, as grep's: 0 a file matched, 1 none did (silently), 2 trouble:
+a file could not be read (reported on stderr, the others searched), or the
+pattern, the store or PATH was refused.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := withUsage(cobra.RangeArgs(2, 3))(cmd, args); err != nil {
+				return grepTrouble{err}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, both := range [][2]string{{"fixed-strings", "extended-regexp"}, {"files-with-matches", "count"}} {
+				if cmd.Flags().Changed(both[0]) && cmd.Flags().Changed(both[1]) {
+					return grepTrouble{&usageError{cmd: cmd, err: fmt.Errorf("--%s and --%s exclude each other", both[0], both[1])}}
+				}
+			}
 			p := ""
 			if len(args) == 3 {
 				p = args[2]
@@ -62,7 +80,12 @@ Exit status: 0 a file matched, 1 none did, 2 a file could not be read
 				return err
 			}
 			defer stop(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
-			return runGrep(cmd, args[0], args[1], p, f)
+			err = runGrep(cmd, args[0], args[1], p, f)
+			if err != nil && !errors.Is(err, errNoMatch) && !errors.Is(err, errDamaged) {
+				// grep's status for trouble: 2, not 1 ("no match")
+				return grepTrouble{err}
+			}
+			return err
 		},
 	}
 	fl := cmd.Flags()
@@ -72,8 +95,9 @@ Exit status: 0 a file matched, 1 none did, 2 a file could not be read
 	fl.BoolVarP(&f.list, "files-with-matches", "l", false, "print the paths of the files that match (the default)")
 	fl.BoolVarP(&f.count, "count", "c", false, "print PATH:COUNT of every file, COUNT its matching lines")
 	fl.BoolVar(&f.json, "json", false, "print the matches as JSON")
-	cmd.MarkFlagsMutuallyExclusive("fixed-strings", "extended-regexp")
-	cmd.MarkFlagsMutuallyExclusive("files-with-matches", "count")
+	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return grepTrouble{&usageError{cmd: cmd, err: err}}
+	})
 	f.treeFlags.add(cmd)
 	f.profile.add(cmd)
 	return cmd

@@ -70,9 +70,12 @@ func TestGrepCLI(t *testing.T) {
 		{"grep", "-F", "-E", "a", store},
 		{"grep", "-l", "-c", "a", store},
 		{"grep", "a", store, "no-such-dir"},
+		{"grep", "--no-such-flag", "a", store},
+		{"grep", "a"},
+		{"grep", "a", "no-such-store"},
 	} {
 		out, stderr, code := runCLI(t, args...)
-		assert.Equal(t, exitError, code, "%q", args)
+		assert.Equal(t, exitDamaged, code, "%q: trouble is grep's status 2, not 1 (no match)", args)
 		assert.Empty(t, out, "%q", args)
 		assert.NotEmpty(t, stderr, "%q", args)
 	}

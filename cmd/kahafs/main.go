@@ -33,16 +33,24 @@ func run(args []string) int {
 	cmd := newRootCmd()
 	cmd.SetArgs(args)
 	err := cmd.Execute()
+	if err != nil && !errors.Is(err, errNoMatch) { // grep's "nothing matched" is silent
+		fmt.Fprintln(os.Stderr, "kahafs:", err)
+	}
+	return exitStatus(err)
+}
+
+// exitStatus is the exit status of a command that returned err.
+func exitStatus(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, errNoMatch): // grep's silent "nothing matched"
+	case errors.Is(err, errNoMatch): // grep's "nothing matched"
 		return exitError
+	case errors.As(err, new(grepTrouble)): // grep's "trouble"
+		return exitDamaged
 	case errors.Is(err, errDamaged):
-		fmt.Fprintln(os.Stderr, "kahafs:", err)
 		return exitDamaged
 	default:
-		fmt.Fprintln(os.Stderr, "kahafs:", err)
 		return exitError
 	}
 }
