@@ -34,8 +34,12 @@ func (doc Doc) Text() []string {
 		for _, i := range c.Actions {
 			nums = append(nums, fmt.Sprint(i+1))
 		}
-		lines = append(lines, fmt.Sprintf("all of %s together (every purge and subscription deletion, each prepared transaction decided the way that frees more alone): frees %s; writes ~%s first (%d records, estimate)",
-			strings.Join(nums, ", "), filesText(c.Frees), holders.SizeText(c.Writes.Bytes), c.Writes.Records))
+		kept := ""
+		if c.Keeps != nil {
+			kept = ", but keeps " + filesText(*c.Keeps) + ", which it deletes otherwise"
+		}
+		lines = append(lines, fmt.Sprintf("all of %s together (every purge and subscription deletion, each prepared transaction decided the way that frees more alone): frees %s%s; writes ~%s first (%d records, estimate)",
+			strings.Join(nums, ", "), filesText(c.Frees), kept, holders.SizeText(c.Writes.Bytes), c.Writes.Records))
 	}
 	return lines
 }
@@ -60,6 +64,9 @@ func (a Action) line() string {
 		sb.WriteString(": frees nothing")
 	} else {
 		sb.WriteString(": frees " + filesText(a.Frees))
+	}
+	if a.Keeps != nil {
+		sb.WriteString(", but keeps " + filesText(*a.Keeps) + ", which it deletes otherwise")
 	}
 	if a.Writes.Records > 0 {
 		fmt.Fprintf(&sb, "; writes ~%s first (%d record(s), estimate)", holders.SizeText(a.Writes.Bytes), a.Writes.Records)

@@ -120,11 +120,18 @@ type destChange struct {
 // it: the ids of the files it deletes. It replays nothing: it is the
 // cleanup's steps over the graph's destinations with the actions applied.
 func (g *Graph) CleanupAfter(actions []Action, writes []Write) ([]int32, error) {
+	gc, _, err := g.CleanupLogAfter(actions, writes)
+	return gc, err
+}
+
+// CleanupLogAfter is CleanupAfter with the emulated cleanup's log (as
+// GCLog).
+func (g *Graph) CleanupLogAfter(actions []Action, writes []Write) (gc []int32, log []string, err error) {
 	p, err := g.planAfter(actions, writes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return append([]int32{}, p.deleted.ids...), nil
+	return append([]int32{}, p.deleted.ids...), p.log, nil
 }
 
 // KeptForAcks are the files the cleanup as it is keeps only because acks

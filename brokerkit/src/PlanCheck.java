@@ -28,13 +28,14 @@ import org.apache.activemq.store.kahadb.disk.journal.Location;
  * Does one action of `kahafs plan` on a KahaDB store with the broker's own classes, then lets the broker
  * clean up, and reports which data files that cleanup deleted. MODIFIES the store: run it on a copy.
  *
- * Usage: PlanCheck STORE_DIR OUT.json --max-file-length N ACTION ARGS...
+ * Usage: PlanCheck STORE_DIR OUT.json --max-file-length N ACTION ARGS... [ACTION ARGS...]...
  *   none                                  only the restart's cleanup (what is deleted anyway)
  *   purge queue://NAME                    as Queue.purge (JMX purge) does: one STANDARD ack per message the
  *                                         store recovers (MessageStore.removeMessage)
  *   delete-subscription topic://NAME CLIENT SUB   TopicMessageStore.deleteSubscription
  *   commit XID | rollback XID             the prepared XA transaction whose XATransactionId.toString() is XID,
  *                                         through the TransactionStore that recovered it
+ * Several actions are done one after the other, then the one cleanup.
  * Like Inspect: a standalone KahaDBPersistenceAdapter on the store as it is (index included), periodic
  * checkpoints off; the prepared transactions are recovered first (as a broker does); the action; then stop()
  * (the stop-time checkpoint with cleanup).
@@ -54,6 +55,69 @@ public final class PlanCheck {
         @Override public boolean isDuplicate(MessageId id) { return false; }
     }
 
+
+    static void doAction(KahaDBPersistenceAdapter a, TransactionStore txs, List<XATransactionId> prepared, ConnectionContext ctx,
+                         String action, String[] x, Map<String, Object> res, TreeMap<Integer, Integer> sizes,
+                         TreeMap<Integer, Integer> idLens, long[] total) throws Exception {
+        Location start = a.getStore().getJournal().getLastAppendLocation();
+        switch (action) {
+            case "none":
+                break;
+            case "purge": {
+                ActiveMQDestination d = ActiveMQDestination.createDestination(x[0], ActiveMQDestination.QUEUE_TYPE);
+                MessageStore ms = a.createQueueMessageStore((ActiveMQQueue) d);
+                ms.start();
+                Collector c = new Collector();
+                ms.recover(c);
+                res.put("destinationLength", d.getPhysicalName().length());
+                for (MessageId id : c.ids) {
+                    // Queue.removeMessage(ConnectionContext, QueueMessageReference): the ack a purge writes
+                    MessageAck ack = new MessageAck();
+                    ack.setAckType(MessageAck.STANDARD_ACK_TYPE);
+                    ack.setDestination(d);
+                    ack.setMessageID(id);
+                // a synchronous write (the broker's purge writes without sync): the journal's last append
+                // location is then this record's when removeMessage returns; the flag does not change the
+                // record's size (a bit of the marshalled ack's boolean stream)
+                ack.setResponseRequired(true);
+                    ms.removeMessage(ctx, ack);
+                    Location l = a.getStore().getJournal().getLastAppendLocation();
+                    sizes.merge(l.getSize(), 1, Integer::sum);
+                    idLens.merge(id.toProducerKey().length(), 1, Integer::sum);
+                    total[0]++;
+                    total[1] += l.getSize();
+                }
+                break;
+            }
+            case "delete-subscription": {
+                ActiveMQDestination d = ActiveMQDestination.createDestination(x[0], ActiveMQDestination.TOPIC_TYPE);
+                TopicMessageStore ts = a.createTopicMessageStore((ActiveMQTopic) d);
+                ts.start();
+                ts.deleteSubscription(x[1], x[2]);
+                break;
+            }
+            case "commit":
+            case "rollback": {
+                XATransactionId xid = null;
+                for (XATransactionId t : prepared) {
+                    if (t.toString().equals(x[0])) xid = t;
+                }
+                if (xid == null) throw new IllegalArgumentException("no prepared transaction " + x[0] + " in " + prepared);
+                if (action.equals("commit")) txs.commit(xid, true, null, null);
+                else txs.rollback(xid);
+                break;
+            }
+            default:
+                throw new IllegalArgumentException("unknown action " + action);
+        }
+        Location end = a.getStore().getJournal().getLastAppendLocation();
+        if (!action.equals("purge") && end != null && (start == null || end.compareTo(start) != 0)) {
+            sizes.merge(end.getSize(), 1, Integer::sum);
+            total[0]++;
+            total[1] += end.getSize();
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length < 5 || !args[2].equals("--max-file-length")) {
             System.err.println("usage: PlanCheck STORE_DIR OUT.json --max-file-length N ACTION ARGS...");
@@ -62,7 +126,6 @@ public final class PlanCheck {
         File store = new File(args[0]);
         File out = new File(args[1]);
         int maxLen = Integer.parseInt(args[3]);
-        String action = args[4];
         Logs.setup(null, false);
 
         TreeSet<Integer> before = Inspect.fileIds(store);
@@ -86,58 +149,13 @@ public final class PlanCheck {
                 }
             });
             ConnectionContext ctx = new ConnectionContext();
-            Location start = a.getStore().getJournal().getLastAppendLocation();
-            switch (action) {
-                case "none":
-                    break;
-                case "purge": {
-                    ActiveMQDestination d = ActiveMQDestination.createDestination(args[5], ActiveMQDestination.QUEUE_TYPE);
-                    MessageStore ms = a.createQueueMessageStore((ActiveMQQueue) d);
-                    ms.start();
-                    Collector c = new Collector();
-                    ms.recover(c);
-                    res.put("destinationLength", d.getPhysicalName().length());
-                    for (MessageId id : c.ids) {
-                        // Queue.removeMessage(ConnectionContext, QueueMessageReference): the ack a purge writes
-                        MessageAck ack = new MessageAck();
-                        ack.setAckType(MessageAck.STANDARD_ACK_TYPE);
-                        ack.setDestination(d);
-                        ack.setMessageID(id);
-                        ms.removeMessage(ctx, ack);
-                        Location l = a.getStore().getJournal().getLastAppendLocation();
-                        sizes.merge(l.getSize(), 1, Integer::sum);
-                        idLens.merge(id.toProducerKey().length(), 1, Integer::sum);
-                        total[0]++;
-                        total[1] += l.getSize();
-                    }
-                    break;
-                }
-                case "delete-subscription": {
-                    ActiveMQDestination d = ActiveMQDestination.createDestination(args[5], ActiveMQDestination.TOPIC_TYPE);
-                    TopicMessageStore ts = a.createTopicMessageStore((ActiveMQTopic) d);
-                    ts.start();
-                    ts.deleteSubscription(args[6], args[7]);
-                    break;
-                }
-                case "commit":
-                case "rollback": {
-                    XATransactionId xid = null;
-                    for (XATransactionId x : prepared) {
-                        if (x.toString().equals(args[5])) xid = x;
-                    }
-                    if (xid == null) throw new IllegalArgumentException("no prepared transaction " + args[5] + " in " + prepared);
-                    if (action.equals("commit")) txs.commit(xid, true, null, null);
-                    else txs.rollback(xid);
-                    break;
-                }
-                default:
-                    throw new IllegalArgumentException("unknown action " + action);
-            }
-            Location end = a.getStore().getJournal().getLastAppendLocation();
-            if (!action.equals("purge") && end != null && (start == null || end.compareTo(start) != 0)) {
-                sizes.merge(end.getSize(), 1, Integer::sum);
-                total[0]++;
-                total[1] += end.getSize();
+            for (int i = 4; i < args.length; ) {
+                String action = args[i];
+                int arity = action.equals("none") ? 0 : action.equals("delete-subscription") ? 3 : 1;
+                if (i + 1 + arity > args.length) throw new IllegalArgumentException(action + " needs " + arity + " argument(s)");
+                String[] x = java.util.Arrays.copyOfRange(args, i + 1, i + 1 + arity);
+                i += 1 + arity;
+                doAction(a, txs, prepared, ctx, action, x, res, sizes, idLens, total);
             }
         } finally {
             a.stop();
