@@ -135,13 +135,76 @@ func (s sizes) of(ids []int32) int64 {
 	return n
 }
 
+// Resolver runs the cleanup emulation of one store with holders
+// resolved: what Make ranks, and what the mount's stats.json and
+// info.json say resolving a destination or a subscription frees.
+type Resolver struct {
+	g    *refgraph.Graph
+	sz   sizes
+	base []int32
+}
+
+// NewResolver is the Resolver of the store in dir, whose replay graph is
+// g (the files' disk space is read from dir).
+func NewResolver(dir string, g *refgraph.Graph) *Resolver {
+	r := &Resolver{g: g, sz: sizes{}, base: g.GCCandidates()}
+	for _, f := range g.Files() {
+		r.sz[f.ID] = allocated(filepath.Join(dir, f.Name), f.Size)
+	}
+	return r
+}
+
+// frees is what the next cleanup deletes after refs (writing ws first)
+// beyond what it deletes anyway, and what it deletes anyway but keeps
+// after them.
+func (r *Resolver) frees(refs []refgraph.Action, ws []refgraph.Write) (Frees, *Frees, error) {
+	gc, err := r.g.CleanupAfter(refs, ws)
+	if err != nil {
+		return Frees{}, nil, err
+	}
+	f := nonNil(r.sz.existing(minus(gc, r.base)))
+	return Frees{Files: f, Bytes: r.sz.of(f)}, keeps(r.base, gc, r.sz), nil
+}
+
+// Resolved is what resolving one holder frees at the next cleanup (the
+// mount's "resolvingFrees"): Action names how (purge, delete-subscription;
+// for a topic, delete-subscription of every subscription).
+type Resolved struct {
+	Action string  `json:"action"`
+	Files  []int32 `json:"files"`
+	Bytes  int64   `json:"bytes"`
+	Keeps  *Frees  `json:"keeps,omitempty"`
+}
+
+// Destination is what purging queue d frees, or for a topic deleting all
+// its durable subscriptions.
+func (r *Resolver) Destination(d *refgraph.Destination) (Resolved, error) {
+	if !d.IsTopic() {
+		a := purgeAction(d)
+		f, k, err := r.frees([]refgraph.Action{a.ref}, a.w)
+		return Resolved{Action: Purge, Files: f.Files, Bytes: f.Bytes, Keeps: k}, err
+	}
+	var refs []refgraph.Action
+	var ws []refgraph.Write
+	for _, s := range d.Subscriptions {
+		a := subscriptionAction(s)
+		refs, ws = append(refs, a.ref), append(ws, a.w...)
+	}
+	f, k, err := r.frees(refs, ws)
+	return Resolved{Action: DeleteSubscription, Files: f.Files, Bytes: f.Bytes, Keeps: k}, err
+}
+
+// Subscription is what deleting durable subscription s frees.
+func (r *Resolver) Subscription(s *refgraph.Subscription) (Resolved, error) {
+	a := subscriptionAction(s)
+	f, k, err := r.frees([]refgraph.Action{a.ref}, a.w)
+	return Resolved{Action: DeleteSubscription, Files: f.Files, Bytes: f.Bytes, Keeps: k}, err
+}
+
 // Make is the plan of the store in dir, whose replay graph is g.
 func Make(dir string, g *refgraph.Graph) (Doc, error) {
-	sz := sizes{}
-	for _, f := range g.Files() {
-		sz[f.ID] = allocated(filepath.Join(dir, f.Name), f.Size)
-	}
-	base := g.GCCandidates()
+	r := NewResolver(dir, g)
+	sz, base := r.sz, r.base
 	doc := Doc{FreedAnyway: Frees{Files: nonNil(base), Bytes: sz.of(base)}, Actions: []Action{}}
 	var pinned []int32
 	for _, f := range g.Files() {
@@ -154,13 +217,11 @@ func Make(dir string, g *refgraph.Graph) (Doc, error) {
 	acts := candidates(g)
 	for i := range acts {
 		a := &acts[i]
-		gc, err := g.CleanupAfter([]refgraph.Action{a.ref}, a.w)
+		var err error
+		a.Frees, a.Keeps, err = r.frees([]refgraph.Action{a.ref}, a.w)
 		if err != nil {
 			return Doc{}, err
 		}
-		a.Frees.Files = nonNil(sz.existing(minus(gc, base)))
-		a.Frees.Bytes = sz.of(a.Frees.Files)
-		a.Keeps = keeps(base, gc, sz)
 		if len(a.Holds) > 0 && !anyIn(a.Holds, a.Frees.Files) {
 			a.HeldBy = heldBy(g, a)
 		}
@@ -174,7 +235,7 @@ func Make(dir string, g *refgraph.Graph) (Doc, error) {
 			continue
 		}
 		j, ok := best[a.Target.Transaction]
-		if !ok || a.Frees.Bytes > acts[j].Frees.Bytes {
+		if !ok || a.Frees.Bytes > acts[j].Frees.Bytes || a.Frees.Bytes == acts[j].Frees.Bytes && a.ref.Kind == refgraph.ActRollback {
 			best[a.Target.Transaction] = i
 		}
 	}
@@ -194,13 +255,10 @@ func Make(dir string, g *refgraph.Graph) (Doc, error) {
 	comb.Writes.Estimate = true
 	extra := []Action{}
 	if len(refs) > 0 {
-		gc, err := g.CleanupAfter(refs, ws)
-		if err != nil {
+		var err error
+		if comb.Frees, comb.Keeps, err = r.frees(refs, ws); err != nil {
 			return Doc{}, err
 		}
-		comb.Frees.Files = nonNil(sz.existing(minus(gc, base)))
-		comb.Frees.Bytes = sz.of(comb.Frees.Files)
-		comb.Keeps = keeps(base, gc, sz)
 	}
 	if kept := g.KeptForAcks(); len(kept) > 0 {
 		extra = append(extra, Action{Action: WaitAckCompaction, Frees: Frees{Files: kept, Bytes: sz.of(kept)},
@@ -245,39 +303,13 @@ func candidates(g *refgraph.Graph) []Action {
 		if d.IsTopic() {
 			continue
 		}
-		a := Action{Action: Purge, Target: Target{Destination: d.String()},
-			ref: refgraph.Action{Kind: refgraph.ActPurge, Destination: d.Key}, Writes: Writes{Estimate: true}}
-		inDoubt := map[*refgraph.Message]bool{}
-		for _, m := range d.InDoubt() {
-			inDoubt[m] = true
-		}
-		var id []byte
-		a.w = make([]refgraph.Write, 0, len(d.Messages)-len(inDoubt))
-		for i := range d.Messages {
-			m := &d.Messages[i]
-			if inDoubt[m] {
-				continue
-			}
-			id = m.AppendID(id[:0])
-			a.w = append(a.w, refgraph.Write{Size: AckRecordSize(d.Name, string(id)), Refers: m.Loc.File})
-		}
-		a.Messages = int64(len(a.w))
-		a.Holds = d.Stats.Files
-		a.Writes.add(a.w)
-		out = append(out, a)
+		out = append(out, purgeAction(d))
 	}
 	for _, s := range g.Subscriptions() {
 		if s.NumPending() == 0 && len(s.InDoubt()) == 0 {
 			continue
 		}
-		a := Action{Action: DeleteSubscription, Writes: Writes{Estimate: true},
-			Target: Target{Destination: s.Destination.String(), ClientID: s.ClientID, SubscriptionName: s.SubscriptionName},
-			ref:    refgraph.Action{Kind: refgraph.ActDeleteSubscription, Destination: s.Destination.Key, Subscription: s.Key}}
-		a.w = []refgraph.Write{{Size: SubscriptionRemoveSize(s.Destination.Name, s.Key)}}
-		a.Messages = int64(s.NumPending() + len(s.InDoubt()))
-		a.Holds = subscriptionFiles(s)
-		a.Writes.add(a.w)
-		out = append(out, a)
+		out = append(out, subscriptionAction(s))
 	}
 	for _, t := range g.PreparedTransactions() {
 		for _, kind := range []refgraph.ActionKind{refgraph.ActCommit, refgraph.ActRollback} {
@@ -298,6 +330,44 @@ func candidates(g *refgraph.Graph) []Action {
 		}
 	}
 	return out
+}
+
+// purgeAction is the purge of queue d: one ack a message the store
+// recovers (all but those a prepared transaction acked).
+func purgeAction(d *refgraph.Destination) Action {
+	a := Action{Action: Purge, Target: Target{Destination: d.String()},
+		ref: refgraph.Action{Kind: refgraph.ActPurge, Destination: d.Key}, Writes: Writes{Estimate: true}}
+	inDoubt := map[*refgraph.Message]bool{}
+	for _, m := range d.InDoubt() {
+		inDoubt[m] = true
+	}
+	var id []byte
+	a.w = make([]refgraph.Write, 0, len(d.Messages)-len(inDoubt))
+	for i := range d.Messages {
+		m := &d.Messages[i]
+		if inDoubt[m] {
+			continue
+		}
+		id = m.AppendID(id[:0])
+		a.w = append(a.w, refgraph.Write{Size: AckRecordSize(d.Name, string(id)), Refers: m.Loc.File})
+	}
+	a.Messages = int64(len(a.w))
+	a.Holds = d.Stats.Files
+	a.Writes.add(a.w)
+	return a
+}
+
+// subscriptionAction is the deletion of durable subscription s: one
+// record.
+func subscriptionAction(s *refgraph.Subscription) Action {
+	a := Action{Action: DeleteSubscription, Writes: Writes{Estimate: true},
+		Target: Target{Destination: s.Destination.String(), ClientID: s.ClientID, SubscriptionName: s.SubscriptionName},
+		ref:    refgraph.Action{Kind: refgraph.ActDeleteSubscription, Destination: s.Destination.Key, Subscription: s.Key}}
+	a.w = []refgraph.Write{{Size: SubscriptionRemoveSize(s.Destination.Name, s.Key)}}
+	a.Messages = int64(s.NumPending() + len(s.InDoubt()))
+	a.Holds = subscriptionFiles(s)
+	a.Writes.add(a.w)
+	return a
 }
 
 func (w *Writes) add(ws []refgraph.Write) {

@@ -22,7 +22,11 @@ func (doc Doc) Text() []string {
 	}
 	for i, a := range doc.Actions {
 		lines = append(lines, fmt.Sprintf("%2d. %s", i+1, a.line()))
-		for _, h := range a.HeldBy {
+		for k, h := range a.HeldBy {
+			if k == maxHeldByLines && len(a.HeldBy) > maxHeldByLines+1 {
+				lines = append(lines, fmt.Sprintf("      … and %d more file(s) kept by others (--json lists them all)", len(a.HeldBy)-k))
+				break
+			}
 			lines = append(lines, "      kept by: "+h)
 		}
 		if a.Note != "" {
@@ -43,6 +47,9 @@ func (doc Doc) Text() []string {
 	}
 	return lines
 }
+
+// maxHeldByLines is how many files' other holders the text names.
+const maxHeldByLines = 3
 
 func (a Action) line() string {
 	var sb strings.Builder
