@@ -37,7 +37,7 @@ const (
 	stepBroker        = "broker"
 )
 
-var allSteps = []string{stepCat, stepHolders, stepHoldersCached, stepMetricsCached, stepStats, stepMount, stepGrep, stepLsPending,
+var allSteps = []string{stepCat, stepHolders, stepPlan, stepHoldersCached, stepMetricsCached, stepStats, stepMount, stepGrep, stepLsPending,
 	stepGrepPending, stepMountCached, stepCompact, stepCompactCached, stepBroker}
 
 // mountSteps run on the mount of stepMount.
@@ -155,7 +155,7 @@ func (b *bench) runSteps() {
 		b.logf("warming the page cache: %v", err)
 	}
 	for _, s := range []stepFn{
-		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepHoldersCached, b.holdersCachedStep}, {stepMetricsCached, b.metricsCachedStep}, {stepStats, b.statsStep},
+		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepPlan, b.planStep}, {stepHoldersCached, b.holdersCachedStep}, {stepMetricsCached, b.metricsCachedStep}, {stepStats, b.statsStep},
 		{stepMount, b.mountAndGrep}, {stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep}, {stepCompactCached, b.compactCachedStep},
 		{stepBroker, b.brokerStep},
 	} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kahafs/kahafs/plan"
 	"github.com/kahafs/kahafs/refgraph"
+	"github.com/kahafs/kahafs/store"
 )
 
 // The unpin plan at the tree's root (package plan): plan (text, as
@@ -55,6 +56,8 @@ func (s *Snapshot) planDoc() (any, error) {
 	for _, ls := range s.layout.stores {
 		sd := plan.StoreDoc{Name: ls.l.Name, Kind: ls.l.KindName(), Filter: ls.l.Filter, NotAnalysed: ls.why}
 		switch {
+		case ls.l.Kind == store.KindTxStore:
+			sd.NotAnalysed = plan.TxStoreNote
 		case ls.snap != nil && ls.snap.graph != nil:
 			doc, err := plan.Make(ls.snap.Store.Dir, ls.snap.graph)
 			if err != nil {

@@ -132,6 +132,9 @@ func (doc LayoutDoc) WriteJSON(w io.Writer) error {
 	return enc.Encode(doc)
 }
 
+// TxStoreNote is what the plan says of an mKahaDB's transaction store.
+const TxStoreNote = "the transaction store of an mKahaDB: it keeps the transactions that span stores until every store has their outcome; commit or roll back a prepared one (its plan is in the stores it spans)"
+
 // Of is the plan of the analysed store a: a Doc for one store, a
 // LayoutDoc for a layout of several.
 func Of(a *store.Analysis) (any, error) {
@@ -144,6 +147,8 @@ func Of(a *store.Analysis) (any, error) {
 		l := s.Layout
 		sd := StoreDoc{Name: l.Name, Kind: l.KindName(), Filter: l.Filter, NotAnalysed: s.NotAnalysed}
 		switch {
+		case l.Kind == store.KindTxStore:
+			sd.NotAnalysed = TxStoreNote
 		case s.Graph != nil:
 			doc, err := Make(l.Dir(), s.Graph)
 			if err != nil {
