@@ -11,18 +11,7 @@ import (
 )
 
 // brokerAvailable tells why the real broker cannot run here ("" when it can).
-func (b *bench) brokerAvailable() string {
-	if _, err := exec.LookPath("java"); err != nil {
-		return "Java is not installed"
-	}
-	if _, err := os.Stat("/usr/share/activemq/lib"); err != nil {
-		return "ActiveMQ is not installed in /usr/share/activemq"
-	}
-	if _, err := os.Stat(filepath.Join(b.root, "brokerkit", "run.sh")); err != nil {
-		return "brokerkit/run.sh is missing"
-	}
-	return ""
-}
+func (b *bench) brokerAvailable() string { return brokerMissing(b.root) }
 
 // brokerStep times the real broker rebuilding its index from the journal
 // of a copy of the store (there is no db.data): brokerkit's Inspect starts
@@ -48,8 +37,11 @@ func (b *bench) brokerStep() []*result {
 	out := filepath.Join(dir, "inspect.json")
 	c, err := b.runChild(nil, []string{"BROKERKIT_JAVA_OPTS=" + b.o.javaOpts}, filepath.Join(b.root, "brokerkit", "run.sh"),
 		[]string{"Inspect", cp, out, "--max-file-length", b.fileLengthArg()})
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	r.note("JVM %s, start-up included", b.o.javaOpts)
+	if b.cs.index != nil {
+		r.note("the journal of the timed store (the %d data files the indexing broker's cleanup kept), its db.data left out", len(b.files))
+	}
 	if err == nil {
 		b.compareBroker(r, out)
 	}

@@ -36,7 +36,7 @@ func (b *bench) holdersCachedStep() []*result {
 	}
 	c, err = b.runChild(f, nil, b.bin, args)
 	f.Close()
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	if err != nil {
 		return []*result{r}
 	}
@@ -130,7 +130,7 @@ func (b *bench) metricsCachedStep() []*result {
 	}
 	r.note("first run %s: %s", seconds(c.wall), lastLine(c.stderr))
 	c, err = b.runChild(io.Discard, nil, b.bin, args)
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	if err != nil {
 		return []*result{r}
 	}

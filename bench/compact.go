@@ -7,26 +7,27 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
 // compactStep compacts a copy of the store (the original stays the cache).
 func (b *bench) compactStep() []*result {
-	r := &result{step: stepCompact, command: "`kahafs compact --json --no-cache COPY`"}
+	r := &result{step: stepCompact, command: "`kahafs compact --json --no-cache COPY`" + b.indexSays()}
 	if !b.needs(r, "compact") {
 		return []*result{r}
 	}
 	dir := filepath.Join(b.work, "compact")
 	defer os.RemoveAll(dir)
 	cp := filepath.Join(dir, "store")
-	if err := copyStore(b.files, cp); err != nil {
+	if err := copyStore(b.storeFiles(), cp); err != nil {
 		r.err = err
 		return []*result{r}
 	}
 	var out bytes.Buffer
 	c, err := b.runChild(&out, nil, b.bin, []string{"compact", "--json", "--max-file-length", b.fileLengthArg(),
 		"--no-cache", "--backup", filepath.Join(dir, "original"), cp})
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	if err == nil {
 		noteCompact(r, out.Bytes())
 	}
@@ -39,14 +40,14 @@ func (b *bench) compactStep() []*result {
 // takes its analysis from the cache and still verifies the new journal by
 // a full replay.
 func (b *bench) compactCachedStep() []*result {
-	r := &result{step: stepCompactCached, command: "`kahafs holders COPY`, then `kahafs compact --json COPY` (cache warm)"}
+	r := &result{step: stepCompactCached, command: "`kahafs holders COPY`, then `kahafs compact --json COPY` (cache warm)" + b.indexSays()}
 	if !b.needs(r, "compact") {
 		return []*result{r}
 	}
 	dir := filepath.Join(b.work, "compact-cached")
 	defer os.RemoveAll(dir)
 	cp := filepath.Join(dir, "store")
-	if err := copyStore(b.files, cp); err != nil {
+	if err := copyStore(b.storeFiles(), cp); err != nil {
 		r.err = err
 		return []*result{r}
 	}
@@ -65,7 +66,7 @@ func (b *bench) compactCachedStep() []*result {
 	var out bytes.Buffer
 	c, err = b.runChild(&out, nil, b.bin, []string{"compact", "--json", "--max-file-length", b.fileLengthArg(),
 		"--cache-dir", cache, "--backup", filepath.Join(dir, "original"), cp})
-	r.wall, r.rss, r.err = c.wall, c.rss, err
+	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	if err == nil {
 		noteCompact(r, out.Bytes())
 	}
@@ -104,6 +105,26 @@ func noteCompact(r *result, raw []byte) {
 		a += " (" + rep.Analysis.Reason + ")"
 	}
 	r.note("%s", a)
+}
+
+// storeFiles are the files of the timed store: its data files and, with
+// an index, everything else the broker left (db.data, db.redo, lock), as a
+// store an admin compacts has them.
+func (b *bench) storeFiles() []string {
+	if b.cs.index == nil {
+		return b.files
+	}
+	files := slices.Clone(b.files)
+	ents, err := os.ReadDir(b.cs.store)
+	if err != nil {
+		return files
+	}
+	for _, e := range ents {
+		if p := filepath.Join(b.cs.store, e.Name()); e.Type().IsRegular() && !slices.Contains(files, p) {
+			files = append(files, p)
+		}
+	}
+	return files
 }
 
 // copyStore copies the data files into dir and fsyncs them, so that the

@@ -39,6 +39,9 @@ func memoryCurve(root string, o options, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if err := o.indexed(root, cs, stderr); err != nil {
+			return err
+		}
 		points = append(points, measurePoint(root, cs, oo, stderr))
 	}
 	fmt.Fprint(stdout, curveReport(o, points))
@@ -81,7 +84,11 @@ func measurePoint(root string, cs *cachedStore, o options, log io.Writer) curveP
 
 func curveReport(o options, points []curvePoint) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "Memory curve (`-shape %s -curve %s`), %s: peak RSS against pending messages; budget 64 MiB + 100 B per pending message.\n\n", o.shape, o.curve, machine())
+	index := "each store with the index a real broker wrote for it (adopted)"
+	if o.bare {
+		index = "each store without an index (`-bare`)"
+	}
+	fmt.Fprintf(&sb, "Memory curve (`-shape %s -curve %s`), %s: peak RSS against pending messages, %s; budget 64 MiB + 100 B per pending message.\n\n", o.shape, o.curve, machine(), index)
 	sb.WriteString("| store | pending | holders --no-cache | mount, at its first answer | budget | holders, bytes per extra pending message | within |\n|---|---:|---:|---:|---:|---:|---|\n")
 	for i, p := range points {
 		if p.err != nil {

@@ -31,6 +31,8 @@ type options struct {
 	genOnly                     bool
 	shape                       string
 	curve                       string
+	bare                        bool   // the generated journal alone, no broker's index
+	indexJavaOpts               string // JVM options of the broker that indexes the store ("" auto)
 }
 
 func main() {
@@ -70,6 +72,8 @@ func parseFlags(args []string, stderr io.Writer) (options, genConfig, error) {
 	fs.BoolVar(&o.write, "write", false, "replace the results section of BENCHMARKS.md with this run's")
 	fs.StringVar(&o.shape, "shape", "", "workload shape: \"\" (the default mix) or big-pending (a DLQ, a slow queue and an offline subscription holding most messages)")
 	fs.BoolVar(&o.genOnly, "generate-only", false, "only generate (or find) the store and print its manifest")
+	fs.BoolVar(&o.bare, "bare", false, "time the generated journal alone, without the index a real broker writes for it (db.data)")
+	fs.StringVar(&o.indexJavaOpts, "index-java-opts", "", "JVM options of the broker that writes the store's index once (default: -Xmx1g up to 1 GB of journal, about 1.2 GiB per GB above)")
 	fs.StringVar(&o.curve, "curve", "", "comma-separated sizes (e.g. 32MiB,1GiB,6GB): instead of the steps, the memory curve — peak RSS of holders and of the mount against pending messages, a store of each size")
 	if err := fs.Parse(args); err != nil {
 		return o, genConfig{}, err
@@ -148,6 +152,9 @@ func benchmark(o options, cfg genConfig, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := o.indexed(root, store, stderr); err != nil {
+		return err
+	}
 	if o.genOnly {
 		return printManifest(stdout, store)
 	}
@@ -162,6 +169,20 @@ func benchmark(o options, cfg genConfig, stdout, stderr io.Writer) error {
 	if o.write {
 		return writeResults(filepath.Join(root, "BENCHMARKS.md"), report)
 	}
+	return nil
+}
+
+// indexed points cs at the broker-indexed copy of its journal, made when
+// missing, unless -bare.
+func (o options) indexed(root string, cs *cachedStore, log io.Writer) error {
+	if o.bare {
+		return nil
+	}
+	is, err := ensureIndexed(root, o.cache, cs, o.indexJavaOpts, o.regen, log)
+	if err != nil {
+		return err
+	}
+	cs.store, cs.index = is.store, is.info
 	return nil
 }
 

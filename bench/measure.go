@@ -24,23 +24,30 @@ import (
 const (
 	stepCat           = "cat"
 	stepHolders       = "holders"
+	stepHoldersNoIdx  = "holders-no-index"
 	stepHoldersCached = "holders-cached"
 	stepMetricsCached = "metrics-cached"
 	stepStats         = "stats"
 	stepMount         = "mount"
+	stepMountNoIdx    = "mount-no-index"
 	stepMountCached   = "mount-cached"
 	stepGrep          = "grep"
 	stepLsPending     = "ls-pending"
+	stepLsFPending    = "ls-f-pending"
 	stepGrepPending   = "grep-pending"
+	stepGrepLinked    = "grep-pending-linked"
+	stepKahafsGrep    = "kahafs-grep"
 	stepCompact       = "compact"
 	stepCompactCached = "compact-cached"
 	stepBroker        = "broker"
 )
 
-var allSteps = []string{stepCat, stepHolders, stepPlan, stepHoldersCached, stepMetricsCached, stepStats, stepMount, stepGrep, stepLsPending,
-	stepGrepPending, stepMountCached, stepCompact, stepCompactCached, stepBroker}
+var allSteps = []string{stepCat, stepHolders, stepPlan, stepHoldersNoIdx, stepHoldersCached, stepMetricsCached, stepStats, stepMount,
+	stepMountNoIdx, stepGrep, stepLsPending, stepGrepPending, stepGrepLinked, stepKahafsGrep, stepMountCached, stepCompact,
+	stepCompactCached, stepBroker}
 
-// mountSteps run on the mount of stepMount.
+// mountSteps run on the mount of stepMount (stepLsPending also on a
+// mount of its own, for its ls -f row).
 var mountSteps = []string{stepGrep, stepLsPending, stepGrepPending}
 
 // result is one row of the report.
@@ -56,6 +63,17 @@ type result struct {
 	rateW   float64 // compact: the same over its write phase (its own report)
 	// mount: peak RSS when the first listing answered (0 when unknown)
 	hwmReady int64
+	// ls rows: the same listing of the same names on tmpfs, its CPU time,
+	// and the mount's CPU time during the timed listing
+	floor, floorCPU, serverCPU time.Duration
+	// grep rows: files read per second
+	filesPerSec float64
+	limit       string // where the directory stands against the link limit
+	// kahafs-grep: the time of grep -r over the mount it is held against
+	baseline time.Duration
+	// cpu: the child's user + system time (one run; 0 when unknown or
+	// several runs, which the notes list)
+	cpu time.Duration
 }
 
 func (r *result) note(format string, a ...any) { r.notes = append(r.notes, fmt.Sprintf(format, a...)) }
@@ -155,8 +173,10 @@ func (b *bench) runSteps() {
 		b.logf("warming the page cache: %v", err)
 	}
 	for _, s := range []stepFn{
-		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepPlan, b.planStep}, {stepHoldersCached, b.holdersCachedStep}, {stepMetricsCached, b.metricsCachedStep}, {stepStats, b.statsStep},
-		{stepMount, b.mountAndGrep}, {stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep}, {stepCompactCached, b.compactCachedStep},
+		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepPlan, b.planStep}, {stepHoldersNoIdx, b.holdersNoIndexStep}, {stepHoldersCached, b.holdersCachedStep},
+		{stepMetricsCached, b.metricsCachedStep}, {stepStats, b.statsStep}, {stepMount, b.mountAndGrep}, {stepMountNoIdx, b.mountNoIndexStep},
+		{stepGrepLinked, b.grepLinkedStep}, {stepKahafsGrep, b.kahafsGrepStep},
+		{stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep}, {stepCompactCached, b.compactCachedStep},
 		{stepBroker, b.brokerStep},
 	} {
 		if !b.wants(s.name) && !(s.name == stepMount && slices.ContainsFunc(mountSteps, b.wants)) {
@@ -170,6 +190,12 @@ func (b *bench) runSteps() {
 			b.results = append(b.results, r)
 		}
 	}
+	// The rows in allSteps' order (the mount's no-index row next to it,
+	// the rows of its mount after both; ls-f-pending after ls-pending).
+	order := slices.Insert(slices.Clone(allSteps), slices.Index(allSteps, stepLsPending)+1, stepLsFPending)
+	slices.SortStableFunc(b.results, func(x, y *result) int {
+		return slices.Index(order, x.step) - slices.Index(order, y.step)
+	})
 }
 
 // needs returns a skipped result when kahafs has no such subcommand yet.
@@ -184,7 +210,8 @@ func (b *bench) needs(r *result, sub string) bool {
 // child is a finished child process.
 type child struct {
 	wall   time.Duration
-	rss    int64 // bytes
+	rss    int64         // bytes
+	cpu    time.Duration // user + system time (0 when unknown)
 	status int
 	stderr string // the end of it
 }
@@ -195,6 +222,17 @@ type child struct {
 func (b *bench) runChild(out io.Writer, env []string, name string, args []string, okStatus ...int) (child, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.o.timeout)
 	defer cancel()
+	c, err := spawnTimed(ctx, out, nil, env, name, args, okStatus...)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("timed out after %s", b.o.timeout)
+	}
+	return c, err
+}
+
+// spawnTimed is runChild with the caller's context (the child is killed
+// when it is done); errOut, when not nil, gets the child's standard error
+// too.
+func spawnTimed(ctx context.Context, out, errOut io.Writer, env []string, name string, args []string, okStatus ...int) (child, error) {
 	cmd, report, err := spawned(ctx, name, args) // a timeout kills the spawner, and so the child
 	if err != nil {
 		return child{}, err
@@ -203,6 +241,9 @@ func (b *bench) runChild(out io.Writer, env []string, name string, args []string
 	cmd.Stdout = out
 	tail := &tailBuffer{max: 4096}
 	cmd.Stderr = tail
+	if errOut != nil {
+		cmd.Stderr = io.MultiWriter(tail, errOut)
+	}
 	cmd.Env = append(os.Environ(), env...)
 	// once the spawner has exited, its output is not waited for long (a
 	// process that kept it open would hold the run)
@@ -216,12 +257,9 @@ func (b *bench) runChild(out io.Writer, env []string, name string, args []string
 	c := child{wall: time.Since(start), stderr: tail.String()}
 	if ps := cmd.ProcessState; ps != nil && ps.Exited() { // not killed: it reported
 		c.status = ps.ExitCode()
-		if wall, rss, ok := readSpawnReport(report); ok {
-			c.wall, c.rss = wall, rss
+		if rep, ok := readSpawnReport(report); ok {
+			c.wall, c.rss, c.cpu = rep.wall, rep.rss, rep.cpu
 		}
-	}
-	if ctx.Err() != nil {
-		err = fmt.Errorf("timed out after %s", b.o.timeout)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && slices.Contains(okStatus, c.status) {
@@ -267,7 +305,11 @@ func (b *bench) warm() error {
 		return err
 	}
 	defer null.Close()
-	if _, err = b.runChild(null, nil, "cat", b.files); err != nil {
+	files := b.files
+	if idx := filepath.Join(b.cs.store, "db.data"); b.cs.index != nil {
+		files = append(slices.Clone(files), idx) // kahafs reads the index too
+	}
+	if _, err = b.runChild(null, nil, "cat", files); err != nil {
 		return err
 	}
 	// Writing back what the build and the store's generation left dirty
@@ -294,19 +336,21 @@ func (b *bench) cat() []*result {
 // wall time and the largest peak RSS; the notes list every run. Single
 // runs on a shared 2-core machine vary by a third.
 func (b *bench) repeat(r *result, run func() (child, error)) {
-	var walls []time.Duration
+	var walls, cpus []time.Duration
 	for i := 0; i < max(b.o.runs, 1); i++ {
 		c, err := run()
 		if err != nil {
 			r.err = err
 			return
 		}
-		walls = append(walls, c.wall)
+		walls, cpus = append(walls, c.wall), append(cpus, c.cpu)
 		r.rss = max(r.rss, c.rss)
 	}
 	r.wall = median(walls)
 	if len(walls) > 1 {
-		r.note("median of %d runs: %s", len(walls), secondsList(walls))
+		r.note("median of %d runs: %s (CPU, user + system: %s)", len(walls), secondsList(walls), secondsList(cpus))
+	} else {
+		r.cpu = cpus[0]
 	}
 }
 
@@ -332,19 +376,12 @@ func (b *bench) fileLengthArg() string { return strconv.Itoa(b.cs.man.Config.Fil
 // holdersStep times the full analysis with JSON output (no cache: a cold
 // analysis).
 func (b *bench) holdersStep() []*result {
-	r := &result{step: stepHolders, command: "`kahafs holders STORE --json --no-cache`"}
+	r := &result{step: stepHolders, command: "`kahafs holders STORE --json --no-cache`" + b.indexSays()}
 	if !b.needs(r, "holders") {
 		return []*result{r}
 	}
 	out := filepath.Join(b.work, "holders.json")
-	b.repeat(r, func() (child, error) {
-		f, err := os.Create(out)
-		if err != nil {
-			return child{}, err
-		}
-		defer f.Close()
-		return b.runChild(f, nil, b.bin, []string{"holders", b.cs.store, "--json", "--max-file-length", b.fileLengthArg(), "--no-cache"})
-	})
+	b.timeHolders(r, out)
 	if err := r.err; err == nil {
 		b.holders, err = readHolders(out)
 		if err != nil {
@@ -354,6 +391,64 @@ func (b *bench) holdersStep() []*result {
 		}
 	}
 	return []*result{r}
+}
+
+// indexSays is what the command column adds about the store's index: the
+// default rows adopt the broker's db.data.
+func (b *bench) indexSays() string {
+	if b.cs.index == nil {
+		return " (no index: -bare)"
+	}
+	return " (index adopted)"
+}
+
+// timeHolders runs holders --json --no-cache b.o.runs times, its output to
+// out, adding flags.
+func (b *bench) timeHolders(r *result, out string, flags ...string) {
+	b.repeat(r, func() (child, error) {
+		f, err := os.Create(out)
+		if err != nil {
+			return child{}, err
+		}
+		defer f.Close()
+		args := append([]string{"holders", b.cs.store, "--json", "--max-file-length", b.fileLengthArg(), "--no-cache"}, flags...)
+		return b.runChild(f, nil, b.bin, args)
+	})
+}
+
+// holdersNoIndexStep times holders on the same store told to ignore its
+// index (--no-index: the journal alone, as a broker whose db.data was
+// deleted), the row to hold the holders row against (issue 22: within
+// 1.15×), and says whether the two answer the same.
+func (b *bench) holdersNoIndexStep() []*result {
+	r := &result{step: stepHoldersNoIdx, command: "`kahafs holders STORE --json --no-cache --no-index` (the same store, its index ignored)"}
+	if b.cs.index == nil {
+		r.skipped = "the store has no index (-bare): the holders row is this one"
+		return []*result{r}
+	}
+	if !b.needs(r, "holders") {
+		return []*result{r}
+	}
+	out := filepath.Join(b.work, "holders-no-index.json")
+	b.timeHolders(r, out, "--no-index")
+	if r.err != nil {
+		return []*result{r}
+	}
+	r.note("%s", sameFile(out, filepath.Join(b.work, "holders.json"), "the holders row (index adopted)"))
+	return []*result{r}
+}
+
+// sameFile says whether the files a and b hold the same bytes.
+func sameFile(a, b, what string) string {
+	x, err1 := os.ReadFile(a)
+	y, err2 := os.ReadFile(b)
+	switch {
+	case err1 != nil || err2 != nil:
+		return "not compared with " + what + " (did not run)"
+	case bytes.Equal(x, y):
+		return "same output as " + what
+	}
+	return "OUTPUT DIFFERS from " + what
 }
 
 // holdersSummary is what the report uses of `holders --json`.

@@ -18,6 +18,10 @@ const (
 	targetMountRatio    = 1.2     // first mount answer / holders time
 	targetCompactRate   = 100_000 // moved records per second
 	targetCachedPercent = 10      // warm-cache run / cold run, in percent
+	targetIndexRatio    = 1.15    // index adopted / --no-index, holders and the mount (issue 22)
+	targetLsRatio       = 1.5     // ls of a big pending/ / the same names on tmpfs (issue 22)
+	targetGrepRate      = 50_000  // grep -r files/s within the link limit (issue 22)
+	targetGrepRatio     = 10      // grep -r over the mount / kahafs grep (issue 22)
 	rssBase             = 64 << 20
 	rssPerPending       = 100
 )
@@ -36,7 +40,7 @@ func (b *bench) report() string {
 	for _, r := range b.results {
 		sb.WriteString(b.row(r))
 	}
-	sb.WriteString("\nRatios and issue 7's targets:\n\n")
+	sb.WriteString("\nRatios and targets (issues 7, 15, 22):\n\n")
 	for _, line := range b.ratios() {
 		sb.WriteString("- " + line + "\n")
 	}
@@ -46,10 +50,19 @@ func (b *bench) report() string {
 func (b *bench) writeContext(sb *strings.Builder) {
 	m := b.cs.man
 	fmt.Fprintf(sb, "Run of %s UTC: %s.\n\n", time.Now().UTC().Format("2006-01-02 15:04"), machine())
-	fmt.Fprintf(sb, "Store: %s in %d files of %s (`-size %s -file-length %s -batch %s -seed %d`), %s records, "+
+	generated := ""
+	if b.cs.index != nil {
+		generated = fmt.Sprintf(" generated as %d files of %s,", m.Files, mib(m.Bytes))
+	}
+	fmt.Fprintf(sb, "Store: %s in %d files of %s (`-size %s -file-length %s -batch %s -seed %d -shape %q`),%s %s records, "+
 		"%s messages (%s bytes of bodies), %s pending at the end; generated in %.0f s.\n",
 		mib(b.bytes), len(b.files), mib(int64(m.Config.FileLength)), b.o.size, b.o.fileLength, b.o.batchSize,
-		m.Config.Seed, thousands(m.Records), thousands(m.Messages), mib(m.BodyBytes), thousands(m.Pending), m.Seconds)
+		m.Config.Seed, m.Config.Shape, generated, thousands(m.Records), thousands(m.Messages), mib(m.BodyBytes), thousands(m.Pending), m.Seconds)
+	if i := b.cs.index; i != nil {
+		fmt.Fprintf(sb, "Its %s. Every row runs on that store, index included, unless it says otherwise.\n", i.describe())
+	} else {
+		sb.WriteString("The store has no index (`-bare`): every row runs on the generated journal alone.\n")
+	}
 }
 
 func (b *bench) row(r *result) string {
@@ -59,8 +72,12 @@ func (b *bench) row(r *result) string {
 	if r.err != nil {
 		return fmt.Sprintf("| %s | %s | — | — | — | — | FAILED: %s |\n", r.step, r.command, cell(r.err.Error()))
 	}
+	notes := r.notes
+	if r.cpu > 0 {
+		notes = append([]string{"CPU " + seconds(r.cpu) + " (user + system)"}, notes...)
+	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s | %s |\n", r.step, r.command, seconds(r.wall),
-		thousands(int64(b.mbps(r))), mibOrUnknown(r.rss), b.vsCat(r), cell(strings.Join(r.notes, "; ")))
+		thousands(int64(b.mbps(r))), mibOrUnknown(r.rss), b.vsCat(r), cell(strings.Join(notes, "; ")))
 }
 
 func (b *bench) mbps(r *result) float64 { return float64(b.bytes) / 1e6 / r.wall.Seconds() }
@@ -119,6 +136,35 @@ func (b *bench) ratios() []string {
 	if mc, m := b.result(stepMountCached), b.result(stepMount); mc != nil && m != nil {
 		out = append(out, fmt.Sprintf("The mount with a warm analysis cache answers its first `ls` in %.0f %% of the cold mount's time and %.0f %% of cold `holders` (target ≤ %d %%).",
 			100*mc.wall.Seconds()/m.wall.Seconds(), 100*mc.wall.Seconds()/h.wall.Seconds(), targetCachedPercent))
+	}
+	if hn := b.result(stepHoldersNoIdx); hn != nil {
+		out = append(out, fmt.Sprintf("`holders` with the broker's index adopted takes %.2f× the time of `holders --no-index` on the same store, at %s against %s peak RSS (issue 22's target ≤ %.2f×).",
+			h.wall.Seconds()/hn.wall.Seconds(), mibOrUnknown(h.rss), mibOrUnknown(hn.rss), targetIndexRatio))
+	}
+	if m, mn := b.result(stepMount), b.result(stepMountNoIdx); m != nil && mn != nil {
+		out = append(out, fmt.Sprintf("The mount answers first with the index adopted in %.2f× the time of `mount --no-index` on the same store, at %s against %s RSS at its first answer (target ≤ %.2f×).",
+			m.wall.Seconds()/mn.wall.Seconds(), mibOrUnknown(m.hwmReady), mibOrUnknown(mn.hwmReady), targetIndexRatio))
+	}
+	for _, step := range []string{stepLsPending, stepLsFPending} {
+		if l := b.result(step); l != nil && l.floor > 0 {
+			what := "`ls`"
+			if step == stepLsFPending {
+				what = "`ls -f`"
+			}
+			out = append(out, fmt.Sprintf("%s of the biggest pending/ through the mount takes %.2f× the same listing of the same names on tmpfs (%s against %s; target ≤ %.1f×); CPU: %s of ls and %s of the mount against %s of ls on tmpfs.",
+				what, l.wall.Seconds()/l.floor.Seconds(), seconds(l.wall), seconds(l.floor), targetLsRatio,
+				seconds(l.cpu), seconds(l.serverCPU), seconds(l.floorCPU)))
+		}
+	}
+	for _, step := range []string{stepGrepPending, stepGrepLinked} {
+		if g := b.result(step); g != nil && g.filesPerSec > 0 {
+			out = append(out, fmt.Sprintf("`grep -r` through the mount (%s) reads %s files/s: %s (target ≥ %s files/s within the link limit).",
+				step, thousands(int64(g.filesPerSec)), g.limit, thousands(targetGrepRate)))
+		}
+	}
+	if k := b.result(stepKahafsGrep); k != nil && k.baseline > 0 {
+		out = append(out, fmt.Sprintf("`kahafs grep` takes %s, `grep -r` over the mount %s: %.1f× the time of kahafs grep (target ≥ %d×).",
+			seconds(k.wall), seconds(k.baseline), k.baseline.Seconds()/k.wall.Seconds(), targetGrepRatio))
 	}
 	p := b.cs.man.Pending
 	out = append(out, fmt.Sprintf("Peak RSS of `holders` %s; budget 64 MiB + 100 B × %s pending messages = %s.",

@@ -60,7 +60,7 @@ func spawnMain(args []string) int {
 	wall := time.Since(start)
 	ps := cmd.ProcessState
 	report := os.NewFile(spawnReportFD, "spawn report")
-	fmt.Fprintf(report, "%d %d\n", wall.Nanoseconds(), maxRSS(ps))
+	fmt.Fprintf(report, "%d %d %d\n", wall.Nanoseconds(), maxRSS(ps), cpuTime(ps).Nanoseconds())
 	report.Close()
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())
@@ -87,16 +87,29 @@ func spawned(ctx context.Context, name string, args []string) (*exec.Cmd, *os.Fi
 
 // readSpawnReport reads the spawner's report (ok false when it wrote none:
 // it was killed, or could not start the child).
-func readSpawnReport(r *os.File) (wall time.Duration, rss int64, ok bool) {
+func readSpawnReport(r *os.File) (rep spawnReport, ok bool) {
 	line, _ := bufio.NewReader(r).ReadString('\n')
 	f := strings.Fields(line)
-	if len(f) != 2 {
-		return 0, 0, false
+	if len(f) != 3 {
+		return rep, false
 	}
-	ns, err1 := strconv.ParseInt(f[0], 10, 64)
-	rss, err2 := strconv.ParseInt(f[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, 0, false
+	var n [3]int64
+	for i := range n {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return rep, false
+		}
+		n[i] = v
 	}
-	return time.Duration(ns), rss, true
+	return spawnReport{wall: time.Duration(n[0]), rss: n[1], cpu: time.Duration(n[2])}, true
 }
+
+// spawnReport is what the spawner measured of its child.
+type spawnReport struct {
+	wall time.Duration
+	rss  int64         // peak RSS in bytes
+	cpu  time.Duration // user + system time
+}
+
+// cpuTime is a finished child's user and system time.
+func cpuTime(ps *os.ProcessState) time.Duration { return ps.UserTime() + ps.SystemTime() }

@@ -14,6 +14,9 @@ import (
 type cachedStore struct {
 	dir, store string
 	man        *manifest
+	// index: store is the broker-indexed copy of the generated journal
+	// (indexed.go); nil with -bare, where store is the generated one.
+	index *indexInfo
 }
 
 // storeKey names a configuration in the cache.
@@ -101,6 +104,14 @@ func writeManifest(dir string, m *manifest) error {
 func printManifest(w io.Writer, cs *cachedStore) error {
 	fmt.Fprintf(w, "store: %s\n", cs.store)
 	b, err := json.MarshalIndent(cs.man, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err = fmt.Fprintf(w, "%s\n", b); err != nil || cs.index == nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s\n", cs.index.describe())
+	b, err = json.MarshalIndent(cs.index, "", "  ")
 	if err != nil {
 		return err
 	}

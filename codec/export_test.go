@@ -28,3 +28,10 @@ func WalkFields(msg []byte) ([]WalkedField, error) {
 
 // ErrDecodef makes a decoding error as codec does.
 var ErrDecodef = errDecode
+
+// DecodeCommandByTable is DecodeCommand with every type's fields decoded
+// by the table (decodeByTable), without the ADD and REMOVE fast paths: the
+// reference they are held to.
+func DecodeCommandByTable(payload []byte, c *Command) error {
+	return decodeCommand(payload, c, decodeByTable)
+}

@@ -284,7 +284,7 @@ func (m *model) materialize(g *Graph, open []*txState) {
 	// messages and draining order indexes at once cost up to 50 MiB more
 	// at 5 M pending (holders' peak RSS 407–413 → 411–460 MiB) for 3 %
 	// of the time.
-	prefixes := map[uint32]*string{}
+	prefixes := m.newPrefixes()
 	for _, d := range all {
 		gd, warnings := m.destination(d, pa[d.key], prefixes)
 		for _, w := range warnings {
@@ -312,7 +312,7 @@ func (m *model) materialize(g *Graph, open []*txState) {
 // destination makes the graph's destination of d, its messages and
 // subscriptions, and the warnings they give. It changes d and nothing
 // else of m.
-func (m *model) destination(d *dest, acked map[string]map[string]string, prefixes map[uint32]*string) (*Destination, []string) {
+func (m *model) destination(d *dest, acked map[string]map[string]string, prefixes []*string) (*Destination, []string) {
 	var warnings []string
 	gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
 	gd.Messages, gd.Stats.Files, gd.ackedTx = m.messages(d, acked, prefixes)
@@ -351,7 +351,7 @@ func (m *model) destination(d *dest, acked map[string]map[string]string, prefixe
 // messages makes the messages of d in the order of its order index (by
 // class, highest first, then by sequence), marking those the prepared
 // transactions ack (acked), and lists the files that hold them.
-func (m *model) messages(d *dest, acked map[string]map[string]string, prefixes map[uint32]*string) (ms []Message, files []int32, ackedTx map[int64]string) {
+func (m *model) messages(d *dest, acked map[string]map[string]string, prefixes []*string) (ms []Message, files []int32, ackedTx map[int64]string) {
 	// off is where each class's messages start
 	var off [256]int // by uint8(class)
 	d.entries.each(func(_ int64, e entry) { off[uint8(e.class)]++ })
@@ -439,9 +439,6 @@ func subscriptionDelivery(ms []Message, s *sub, held map[string]string) (pending
 	return holdBack(ms, deliver, held)
 }
 
-// graphID is the graph's form of the id k: the producer part is shared by
-// the graph's messages through prefixes (by prefix index; the id table
-// reuses the indexes of prefixes no longer used, never during Build).
 // ackedID is a message id a prepared transaction acks, and the transaction.
 type ackedID struct{ id, tx string }
 
@@ -463,7 +460,11 @@ func ackedBySequence(acked map[string]map[string]string) map[int64][]ackedID {
 	return out
 }
 
-func (m *model) graphID(k msgKey, prefixes map[uint32]*string) msgID {
+// graphID is the graph's form of the id k: the producer part is shared by
+// the graph's messages through prefixes (by prefix index, a slot per
+// entry of the id table, made by newPrefixes; the id table
+// reuses the indexes of prefixes no longer used, never during Build).
+func (m *model) graphID(k msgKey, prefixes []*string) msgID {
 	p := prefixes[k.prefix]
 	if p == nil {
 		p = new(string)
@@ -472,6 +473,10 @@ func (m *model) graphID(k msgKey, prefixes map[uint32]*string) msgID {
 	}
 	return msgID{prefix: p, seq: k.seq}
 }
+
+// newPrefixes makes graphID's prefixes: one slot per prefix index of the
+// id table (a slice, not a map: graphID runs once per message).
+func (m *model) newPrefixes() []*string { return make([]*string, len(m.ids.names)) }
 
 // dispatchOrder reorders a queue's delivery (store order) as a broker
 // dispatches a prioritized queue to a consumer with the default prefetch

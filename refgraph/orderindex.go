@@ -21,6 +21,25 @@ type orderIndex struct {
 	// prio holds the priorities that do not fit a packed entry's int8
 	// (by sequence; a broker writes 0..9, a foreign store anything)
 	prio map[int64]int32
+	// last is the page set or take found last (key lastKey), nil for
+	// none: a destination's adds go to its newest page one after the
+	// other, so most sets need no map lookup. It is always a page of
+	// pages; get and has do not use it (they only read x).
+	last    *page
+	lastKey int64
+}
+
+// writable returns the page of key k for set and take (nil: none),
+// through last.
+func (x *orderIndex) writable(k int64) *page {
+	if x.last != nil && x.lastKey == k {
+		return x.last
+	}
+	p := x.pages[k]
+	if p != nil {
+		x.last, x.lastKey = p, k
+	}
+	return p
 }
 
 const (
@@ -106,10 +125,11 @@ func (x *orderIndex) set(seq int64, e entry) {
 		x.pages = map[int64]*page{}
 	}
 	k, bit := slot(seq)
-	p := x.pages[k]
+	p := x.writable(k)
 	if p == nil {
 		p = &page{}
 		x.pages[k] = p
+		x.last, x.lastKey = p, k
 	}
 	i := p.rank(bit)
 	pe := x.pack(seq, e)
@@ -125,7 +145,7 @@ func (x *orderIndex) set(seq int64, e entry) {
 // take removes the entry of seq and returns it.
 func (x *orderIndex) take(seq int64) (entry, bool) {
 	k, bit := slot(seq)
-	p := x.pages[k]
+	p := x.writable(k)
 	if p == nil || p.bits&bit == 0 {
 		return entry{}, false
 	}
@@ -138,6 +158,7 @@ func (x *orderIndex) take(seq int64) (entry, bool) {
 	x.n--
 	if p.bits == 0 {
 		delete(x.pages, k)
+		x.last = nil
 	} else {
 		p.es = removeAt(p.es, i)
 	}

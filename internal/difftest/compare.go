@@ -884,7 +884,8 @@ func (c *viewsCmp) add(where, what, w, g, n string) *Finding {
 
 // delivered compares the messages where delivered in the original (w) and
 // in the compacted store (g); x: those of the original without its index;
-// held, those kahafs found the original's drifted count holds back.
+// held, those kahafs found the original's drifted count holds back and
+// the workload confirms (info.witnessedHeld).
 func (c *viewsCmp) delivered(where string, w, g, x, held []string) {
 	if equalStrings(w, g) {
 		return

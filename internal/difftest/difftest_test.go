@@ -429,6 +429,24 @@ func TestCompareViews(t *testing.T) {
 	}
 }
 
+// TestWitnessedHeld: kahafs's held-back messages explain a compacted
+// store's extra deliveries only where the workload confirms them: sent to
+// that queue, never acknowledged there.
+func TestWitnessedHeld(t *testing.T) {
+	in := newInfo(&Workload{Steps: []Step{
+		{N: 1, Op: "send", Dest: "queue://Q", Messages: []SentMessage{{ID: "h1"}, {ID: "h2"}, {ID: "a"}}},
+		{N: 2, Op: "send", Dest: "queue://R", Messages: []SentMessage{{ID: "r1"}}},
+		{N: 3, Op: "consume", Dest: "queue://Q", Received: []string{"a"}, AckedIDs: []string{"a"}},
+	}})
+	got := in.witnessedHeld(map[string][]string{
+		"Q": {"h1", "h2"}, // confirmed
+		"R": {"r1", "h1"}, // h1 was sent to Q
+		"S": {"a"},        // a went to Q, and was acked there
+	})
+	assert.Equal(t, map[string][]string{"Q": {"h1", "h2"}}, got)
+	assert.Empty(t, in.witnessedHeld(map[string][]string{"Q": {"h1", "a"}}), "a was acknowledged on Q")
+}
+
 func TestReportAndSummary(t *testing.T) {
 	w := &Workload{Steps: []Step{
 		{N: 1, Op: "send", Dest: "queue://Q", Messages: []SentMessage{{ID: "a", Prio: 9}, {ID: "b", Prio: 1, TTL: 5}}},
