@@ -42,7 +42,7 @@ const (
 	stepBroker        = "broker"
 )
 
-var allSteps = []string{stepCat, stepHolders, stepHoldersNoIdx, stepHoldersCached, stepMetricsCached, stepStats, stepMount,
+var allSteps = []string{stepCat, stepHolders, stepPlan, stepHoldersNoIdx, stepHoldersCached, stepMetricsCached, stepStats, stepMount,
 	stepMountNoIdx, stepGrep, stepLsPending, stepGrepPending, stepGrepLinked, stepKahafsGrep, stepMountCached, stepCompact,
 	stepCompactCached, stepBroker}
 
@@ -173,7 +173,7 @@ func (b *bench) runSteps() {
 		b.logf("warming the page cache: %v", err)
 	}
 	for _, s := range []stepFn{
-		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepHoldersNoIdx, b.holdersNoIndexStep}, {stepHoldersCached, b.holdersCachedStep},
+		{stepCat, b.cat}, {stepHolders, b.holdersStep}, {stepPlan, b.planStep}, {stepHoldersNoIdx, b.holdersNoIndexStep}, {stepHoldersCached, b.holdersCachedStep},
 		{stepMetricsCached, b.metricsCachedStep}, {stepStats, b.statsStep}, {stepMount, b.mountAndGrep}, {stepMountNoIdx, b.mountNoIndexStep},
 		{stepGrepLinked, b.grepLinkedStep}, {stepKahafsGrep, b.kahafsGrepStep},
 		{stepMountCached, b.mountCachedStep}, {stepCompact, b.compactStep}, {stepCompactCached, b.compactCachedStep},

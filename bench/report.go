@@ -123,6 +123,9 @@ func (b *bench) ratios() []string {
 		out = append(out, fmt.Sprintf("The mount answers its first `ls` in %.2f× the time of `holders` (target ≤ %.1f×).",
 			m.wall.Seconds()/h.wall.Seconds(), targetMountRatio))
 	}
+	if pl := b.result(stepPlan); pl != nil && pl.ok() {
+		out = append(out, fmt.Sprintf("`plan` takes %.2f× the time of `holders` (target ≤ %.0f×).", pl.wall.Seconds()/h.wall.Seconds(), targetPlanRatio))
+	}
 	if hc := b.result(stepHoldersCached); hc != nil {
 		out = append(out, fmt.Sprintf("`holders` with a warm analysis cache takes %.0f %% of the cold run (target ≤ %d %%).",
 			100*hc.wall.Seconds()/h.wall.Seconds(), targetCachedPercent))

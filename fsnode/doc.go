@@ -9,6 +9,7 @@
 //	├── README                      text (explains the tree and the names)
 //	├── summary.json                text
 //	├── pinned, free                text: one db-N.log a line
+//	├── plan, plan.json             text: the unpin plan (package plan; plan.go)
 //	├── by-file/                    byFileTable
 //	│   └── db-N.log/               dataFileTable (inode: file id)
 //	│       ├── holders             text: "pinned"/"free: ..." then reasons

@@ -182,6 +182,7 @@ func (s *Snapshot) layoutRootTable() fixed {
 		}))
 	}
 	t = append(t, dirOf(nameByMessageID, inoByMessageID, func() (dirTable, error) { return layoutByMessageIDTable{s}, nil }))
+	t = append(t, s.planEntries()...)
 	for i, ls := range s.layout.stores {
 		e := dirOf(ls.name, storeIno(i), nil)
 		if r := ls.sched; r != nil {
@@ -517,6 +518,8 @@ pinned                        data files the brokers keep, every store's, one
                               (mKahaDB/queue#3a#2f#2fORDERS.#3e/db-3.log)
 free                          data files the next cleanup of their store
                               deletes, one a line, relative as in pinned
+plan, plan.json               per store, what each action an admin can take
+                              frees at its next cleanup (kahafs plan)
 by-transaction/ID/            (with a txStore) every transaction that spans
                               stores: in two stores or more, or recorded by
                               the txStore

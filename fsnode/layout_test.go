@@ -42,13 +42,13 @@ func TestLayoutTreeWithoutFUSE(t *testing.T) {
 			for _, e := range top {
 				names = append(names, e.Name)
 			}
-			require.Equal(t, "README summary.json pinned free by-transaction by-message-id", strings.Join(names[:6], " "))
-			require.Len(t, names, 6+len(l.Children))
+			require.Equal(t, "README summary.json pinned free by-transaction by-message-id plan plan.json", strings.Join(names[:8], " "))
+			require.Len(t, names, 8+len(l.Children))
 
 			// Which store each inode number belongs to.
 			owner := map[uint64]string{}
 			for i, c := range l.Children {
-				name := names[6+i]
+				name := names[8+i]
 				assert.Equal(t, EscapeName(c.Title()), name)
 				if !c.Analysable() {
 					// the job scheduler's store: its holders, as holders

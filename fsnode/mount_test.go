@@ -89,7 +89,7 @@ func names(t testing.TB, dir string) []string {
 func TestTreeRoot(t *testing.T) {
 	dir, _ := synthStore(t, 1024)
 	fsys, mnt := mountStore(t, dir, quietOpts(t))
-	assert.Equal(t, []string{"README", "by-destination", "by-file", "by-message-id", "by-transaction", "free", "pinned", "summary.json"}, names(t, mnt))
+	assert.Equal(t, []string{"README", "by-destination", "by-file", "by-message-id", "by-transaction", "free", "pinned", "plan", "plan.json", "summary.json"}, names(t, mnt))
 
 	readme, err := os.ReadFile(filepath.Join(mnt, "README"))
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/holders"
+	"github.com/kahafs/kahafs/plan"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
 )
@@ -40,6 +41,10 @@ summary.json                  totals: files, bytes, commands by type, pinned and
 pinned                        data files the broker keeps, one db-N.log a line
 free                          data files the broker deletes at its next
                               cleanup, one db-N.log a line
+plan, plan.json               what each action an admin can take (purge a
+                              queue, delete a subscription, commit or roll
+                              back a prepared transaction, compact) frees at
+                              the next cleanup, most first (kahafs plan)
 
 by-file/db-N.log/             one directory per data file, in id order
   holders                     first line "pinned" or "free", then why: one
@@ -59,7 +64,8 @@ by-file/db-N.log/             one directory per data file, in id order
 
 by-destination/queue/NAME/    a queue
   stats.json                  message count, bytes, the data files holding them;
-                              brokerCount (what the broker reports), deliverable
+                              brokerCount (what the broker reports), deliverable;
+                              resolvingFrees: what purging it frees
   pending/N-MESSAGEID.json    its messages in delivery order (N: 1, 2, ... in
                               10 digits), each with N-MESSAGEID.body
   in-doubt/                   messages acked inside a prepared XA transaction:
@@ -70,7 +76,8 @@ by-destination/topic/NAME/    a topic
   pending/N-MESSAGEID.json    the messages it keeps for its subscriptions
   subscriptions/CLIENTID:SUBNAME/
     info.json                 client id, name, selector, brokerCount (the
-                              count the broker reports), deliverable, last ack
+                              count the broker reports), deliverable, last ack;
+                              resolvingFrees: what deleting it frees
     pending/N-MESSAGEID.json  what the broker delivers to the subscription
                               when it recovers, in order
     in-doubt/                 what it acked inside a prepared XA transaction
@@ -391,6 +398,10 @@ func (s *Snapshot) renderDestStats(d *refgraph.Destination) ([]byte, error) {
 		Deliverable   *int     `json:"deliverable,omitempty"`
 		InDoubt       *int64   `json:"inDoubt,omitempty"`
 		Subscriptions int      `json:"subscriptions,omitempty"`
+		// ResolvingFrees: what the next cleanup deletes beyond what it
+		// deletes anyway once the queue is purged (a topic: its durable
+		// subscriptions deleted), as `kahafs plan` says it
+		ResolvingFrees *plan.Resolved `json:"resolvingFrees,omitempty"`
 	}{
 		Destination: d.String(), Type: d.Type.Scheme(), Name: d.Name, Escaped: EscapeName(d.Name), Key: d.Key,
 		Messages: d.Stats.Messages, Bytes: d.Stats.Bytes, Files: fileNames(d.Stats.Files),
@@ -399,6 +410,10 @@ func (s *Snapshot) renderDestStats(d *refgraph.Destination) ([]byte, error) {
 	if !d.IsTopic() {
 		n, in := d.NumPending(), d.Stats.InDoubt
 		doc.Deliverable, doc.InDoubt = &n, &in
+	}
+	var err error
+	if doc.ResolvingFrees, err = s.resolvingDest(d); err != nil {
+		return nil, err
 	}
 	return marshal(doc)
 }
@@ -426,6 +441,9 @@ func (s *Snapshot) renderSubInfo(sub *refgraph.Subscription) ([]byte, error) {
 		// not hand out, its count being spent (0: none at all)
 		NotReachedByCount int   `json:"notReachedByCount"`
 		LastAck           int64 `json:"lastAck"`
+		// ResolvingFrees: what the next cleanup deletes beyond what it
+		// deletes anyway once the subscription is deleted (kahafs plan)
+		ResolvingFrees *plan.Resolved `json:"resolvingFrees,omitempty"`
 	}{
 		Destination: sub.Destination.String(), Key: sub.Key, ClientID: sub.ClientID, SubscriptionName: sub.SubscriptionName,
 		NoLocal: sub.NoLocal, Retroactive: sub.Retroactive, Location: sub.Loc.String(),
@@ -452,6 +470,10 @@ func (s *Snapshot) renderSubInfo(sub *refgraph.Subscription) ([]byte, error) {
 		if again[m] {
 			doc.DeliveredAgain++
 		}
+	}
+	var err error
+	if doc.ResolvingFrees, err = s.resolvingSub(sub); err != nil {
+		return nil, err
 	}
 	return marshal(doc)
 }

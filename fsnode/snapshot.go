@@ -61,6 +61,7 @@ type Snapshot struct {
 	sel    selected      // selector subscriptions' deliveries, lazy
 	recent recentRenders // commands rendered by lookups, for the reads that follow
 	ids    messageIDs    // held messages by id, lazy
+	pl     planState     // the unpin plan's resolver, lazy (plan.go)
 
 	// storeNo is, for a store of a layout of several, its number (1, 2,
 	// …) in the layout, which its inode numbers carry (ino); 0 otherwise.

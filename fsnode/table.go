@@ -163,7 +163,7 @@ func (s *Snapshot) rootTable() fixed {
 	if s.layout != nil {
 		return s.layoutRootTable()
 	}
-	return fixed{
+	return append(fixed{
 		textOf(nameReadme, inoReadme, s.renderReadme),
 		textOf(nameSummary, inoSummary, s.renderSummary),
 		textOf(namePinned, inoPinned, func() ([]byte, error) { return s.renderFileList(true), nil }),
@@ -174,7 +174,7 @@ func (s *Snapshot) rootTable() fixed {
 			return txsTable{s: s, names: s.txIndex(), txs: s.graph.Transactions()}, nil
 		}),
 		dirOf(nameByMessageID, inoByMessageID, func() (dirTable, error) { return byMessageIDTable{s}, nil }),
-	}
+	}, s.planEntries()...)
 }
 
 // by-file: one directory per data file, in id order.

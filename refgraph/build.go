@@ -47,11 +47,13 @@ func (b *Builder) Build() (*Graph, error) {
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].order < open[j].order })
 
-	cl := cleanupPoint(&b.model, b.opts, open)
+	in := b.cleanupInput(b.opts, open)
+	cl, _ := in.point(nil)
 	b.materialize(g, open)
 	g.order = b.destOrder(b.opts.Index, b.hasRecovery)
 	inprog := inProgress(open, b.opts.Running)
-	plan := planCleanup(&b.model, g, cl, inprog)
+	plan := in.plan(in.destSteps(g), cl, inprog, nil)
+	g.cleanIn = in
 	g.gc = append([]int32{}, plan.deleted.ids...)
 	g.gcLog = plan.log
 	for _, f := range b.files {
@@ -104,7 +106,7 @@ func (m *model) label(h holders) {
 type cleanup struct {
 	lastUpdate    codec.Location
 	hasLastUpdate bool
-	newFile       int32 // a file the restart creates (0: none)
+	newFiles      []int32 // files the restart (and the actions written after it) create
 	audit, ackMap codec.Location
 	hasAudit      bool
 	hasAckMap     bool
@@ -113,72 +115,95 @@ type cleanup struct {
 	rolledBack    []*txState // local transactions a restart rolls back
 }
 
-// cleanupPoint works out lastUpdate and the audit and ack-map locations of
-// the predicted cleanup. After a restart: recovery appends a rollback
-// record per in-flight local transaction and a "LOADED <date>" trace (the
-// trace is the last update), and the stop checkpoint writes a fresh
-// producer audit and ack map before collecting (§5.3, §6.1).
-func cleanupPoint(m *model, opts Options, open []*txState) cleanup {
+// point works out lastUpdate and the audit and ack-map locations of the
+// predicted cleanup. After a restart: recovery appends a rollback record
+// per in-flight local transaction and a "LOADED <date>" trace (the trace
+// is the last update), and the stop checkpoint writes a fresh producer
+// audit and ack map before collecting (§5.3, §6.1). writes are records an
+// admin's actions append before the cleanup (after the restart's, or at
+// the end of a running broker's journal): the last of them is the last
+// update; point returns where each lands.
+func (in *cleanupInput) point(writes []Write) (cleanup, []codec.Location) {
 	var cl cleanup
-	if opts.Running {
-		cl.lastUpdate, cl.hasLastUpdate = m.lastUpdate, m.hasLastUpdate
-		// The checkpoint before the cleanup writes a new audit when a
-		// message was stored since the last one, and a new ack map when
-		// acks were recorded since (approximation: the broker only marks
-		// the map dirty for an ack file not in it yet).
-		if m.hasAudit && !m.addAfterAudit {
-			cl.audit, cl.hasAudit = m.lastAudit, true
-		} else {
-			cl.hasAudit, cl.auditNew = true, true
-			cl.audit = codec.Location{File: m.lastRecord.File}
-		}
-		if m.hasAckMap && !m.ackAfterMap {
-			cl.ackMap, cl.hasAckMap = m.lastAckMap, true
-		} else {
-			cl.hasAckMap, cl.ackMapNew = true, true
-			cl.ackMap = codec.Location{File: m.lastRecord.File}
-		}
-		return cl
-	}
 	var file int32 // the newest file
 	var end int64
-	for _, f := range m.files {
-		if f.ID > file {
-			file, end = f.ID, f.End
+	for _, f := range in.files {
+		if f.id > file {
+			file, end = f.id, f.end
 		}
 	}
 	if file == 0 {
 		file, end = 1, 0
 	}
 	appendRec := func(size int32) codec.Location {
-		if end > 0 && end+int64(size) >= opts.MaxFileLength {
+		if end > 0 && end+int64(size) >= in.maxFileLength {
 			file++
 			end = 0
-			cl.newFile = file
+			cl.newFiles = append(cl.newFiles, file)
 		}
 		loc := codec.Location{File: file, Offset: int32(end + codec.BatchHeaderSize), Size: size}
 		end += codec.BatchHeaderSize + int64(size)
 		return loc
 	}
-	for _, t := range open {
+	appendWrites := func() []codec.Location {
+		if len(writes) == 0 {
+			return nil
+		}
+		locs := make([]codec.Location, len(writes))
+		for i, w := range writes {
+			locs[i] = appendRec(w.Size)
+		}
+		cl.lastUpdate, cl.hasLastUpdate = locs[len(locs)-1], true
+		return locs
+	}
+	if in.running {
+		cl.lastUpdate, cl.hasLastUpdate = in.pos.lastUpdate, in.pos.hasLastUpdate
+		if len(writes) > 0 {
+			// a running broker appends after its last record
+			file, end = in.pos.lastRecord.File, int64(in.pos.lastRecord.Offset)+int64(in.pos.lastRecord.Size)
+		}
+		locs := appendWrites()
+		// The checkpoint before the cleanup writes a new audit when a
+		// message was stored since the last one, and a new ack map when
+		// acks were recorded since (approximation: the broker only marks
+		// the map dirty for an ack file not in it yet).
+		if in.pos.hasAudit && !in.pos.addAfterAudit {
+			cl.audit, cl.hasAudit = in.pos.lastAudit, true
+		} else {
+			cl.hasAudit, cl.auditNew = true, true
+			cl.audit = codec.Location{File: in.pos.lastRecord.File}
+		}
+		if in.pos.hasAckMap && !in.pos.ackAfterMap && len(writes) == 0 {
+			cl.ackMap, cl.hasAckMap = in.pos.lastAckMap, true
+		} else {
+			cl.hasAckMap, cl.ackMapNew = true, true
+			cl.ackMap = codec.Location{File: in.pos.lastRecord.File}
+			if len(writes) > 0 {
+				cl.ackMap.File = file
+			}
+		}
+		return cl, locs
+	}
+	for _, t := range in.open {
 		if !t.xa && !t.prepared {
 			appendRec(t.rbSize)
 			cl.rolledBack = append(cl.rolledBack, t)
 		}
 	}
-	cl.lastUpdate, cl.hasLastUpdate = appendRec(opts.RestartTraceSize), true
+	cl.lastUpdate, cl.hasLastUpdate = appendRec(in.restartTraceSize), true
+	locs := appendWrites()
 	// the stop checkpoint's audit and ack map come after the trace
 	auditSize := int32(375)
-	if m.hasAudit {
-		auditSize = m.lastAudit.Size
+	if in.pos.hasAudit {
+		auditSize = in.pos.lastAudit.Size
 	}
 	cl.audit, cl.hasAudit, cl.auditNew = appendRec(auditSize), true, true
 	ackSize := int32(91)
-	if m.hasAckMap {
-		ackSize = m.lastAckMap.Size
+	if in.pos.hasAckMap {
+		ackSize = in.pos.lastAckMap.Size
 	}
 	cl.ackMap, cl.hasAckMap, cl.ackMapNew = appendRec(ackSize), true, true
-	return cl
+	return cl, locs
 }
 
 // inProgress lists the transactions whose operations the cleanup's
@@ -637,6 +662,16 @@ func javaList(ids []int32) string {
 
 // ackMap is the ack-message-file map the cleanup sees.
 func (m *model) ackMap() map[int32][]int32 {
+	var maps []map[int32][]int32
+	if m.ackLoadOK {
+		maps = append(maps, m.ackLoaded)
+	}
+	return mergeAckMaps(append(maps, m.ackB)...)
+}
+
+// mergeAckMaps is the union of ack maps, the references of each key in
+// the order first met.
+func mergeAckMaps(maps ...map[int32][]int32) map[int32][]int32 {
 	out := map[int32][]int32{}
 	add := func(m map[int32][]int32) {
 		for k, v := range m {
@@ -656,10 +691,9 @@ func (m *model) ackMap() map[int32][]int32 {
 			out[k] = cur
 		}
 	}
-	if m.ackLoadOK {
-		add(m.ackLoaded)
+	for _, m := range maps {
+		add(m)
 	}
-	add(m.ackB)
 	return out
 }
 
@@ -676,33 +710,39 @@ type cleanupPlan struct {
 	auditFirst bool // the audit's file was the smallest candidate
 }
 
-// planCleanup emulates the broker's cleanup (§6.2) of the files of m from
-// the state cl, over the materialized destinations of g in the broker's
-// order and the transactions in progress inprog. Its steps are those of
+// plan emulates the broker's cleanup (§6.2) of the files of in from the
+// state cl, over the destinations dests in the broker's order and the
+// transactions in progress inprog; acks are ack-map entries the actions
+// written after the restart added. Its steps are those of
 // MessageDatabase.checkpointUpdate, each logged as the broker does.
-func planCleanup(m *model, g *Graph, cl cleanup, inprog []*txState) *cleanupPlan {
-	p := &cleanupPlan{rewritten: map[*sub]bool{}, acks: m.ackMap()}
-	for _, f := range m.files {
-		p.all.ids = append(p.all.ids, f.ID)
+func (in *cleanupInput) plan(dests []destStep, cl cleanup, inprog []*txState, acks map[int32][]int32) *cleanupPlan {
+	p := &cleanupPlan{rewritten: map[*sub]bool{}, acks: in.ackMap}
+	if len(acks) > 0 {
+		p.acks = mergeAckMaps(in.ackMap, acks)
 	}
-	if cl.newFile != 0 && !p.all.has(cl.newFile) {
-		p.all.ids = append(p.all.ids, cl.newFile)
+	for _, f := range in.files {
+		p.all.ids = append(p.all.ids, f.id)
+	}
+	for _, id := range cl.newFiles {
+		if !p.all.has(id) {
+			p.all.ids = append(p.all.ids, id)
+		}
 	}
 	p.deleted = idSet{ids: append([]int32(nil), p.all.ids...)}
 	p.checkpointSteps(cl)
 	p.transactionStep(inprog)
-	for _, key := range g.order {
+	for _, d := range dests {
 		if len(p.deleted.ids) == 0 {
 			break
 		}
-		p.destinationStep(key, m.destByKey(key), g.destByK[key])
+		p.destinationStep(d)
 	}
 	// What a file that could not be read holds is unknown: its deletion
 	// is never predicted (explain says why), and the files whose acks
 	// refer to it are kept with it.
-	for _, f := range m.files {
-		if unreadable(f) != nil {
-			p.deleted.remove(f.ID)
+	for _, f := range in.files {
+		if f.unreadable {
+			p.deleted.remove(f.id)
 		}
 	}
 	p.logf("gc candidates: %s", &p.deleted)
@@ -783,9 +823,10 @@ func (p *cleanupPlan) transactionStep(inprog []*txState) {
 // materialized) and of its subscriptions' commands, unless the command
 // of a subscription with nothing pending is in the oldest candidate: the
 // broker rewrites it.
-func (p *cleanupPlan) destinationStep(key string, d *dest, gd *Destination) {
+func (p *cleanupPlan) destinationStep(d destStep) {
 	cand := &p.deleted
-	for _, f := range gd.Stats.Files {
+	key := d.key
+	for _, f := range d.files {
 		cand.remove(f)
 	}
 	for _, s := range d.subs {

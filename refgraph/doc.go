@@ -54,6 +54,13 @@
 // its file is the oldest candidate; finally one ascending pass over the
 // ack map. Graph.GCLog renders the steps as the broker's TRACE lines.
 //
+// Build keeps what the emulation read (whatif.go), so that
+// Graph.CleanupAfter can run it again with holders resolved — a queue
+// purged, a durable subscription deleted, a prepared transaction committed
+// or rolled back — and the records those actions append (a purge's acks)
+// written before it: the exact unpin plan (package plan). Nothing is
+// replayed again.
+//
 // Build is a pipeline over the replay's model (model.go): materialize
 // makes the graph's destinations with what each delivers; cleanupPoint
 // works out the state the cleanup starts from; planCleanup emulates the

@@ -31,10 +31,12 @@ type Graph struct {
 	all      []*Transaction
 	// lazyMu guards lazy.ids and lazy.recs, which allOnce drops, and
 	// txIdx (IndexTransactions) against TransactionsWithID
-	lazyMu   sync.Mutex
-	txIdx    *txIndex
-	gc       []int32
-	gcLog    []string
+	lazyMu sync.Mutex
+	txIdx  *txIndex
+	gc     []int32
+	gcLog  []string
+	// cleanIn: what the cleanup emulation read (whatif.go)
+	cleanIn  *cleanupInput
 	diffs    []IndexDiff
 	summary  Summary
 	damaged  bool

@@ -72,7 +72,7 @@ func TestReadmeCommands(t *testing.T) {
 		switch {
 		case !strings.HasPrefix(ex.cmd, "kahafs "):
 			continue
-		case sub == "holders", sub == "stats", sub == "dump", sub == "ls", sub == "cat", sub == "find", sub == "metrics", sub == "grep":
+		case sub == "holders", sub == "stats", sub == "dump", sub == "ls", sub == "cat", sub == "find", sub == "metrics", sub == "grep", sub == "plan":
 		default:
 			continue
 		}

@@ -23,7 +23,7 @@ Exit status: 0 clean, 1 error, 2 the store has damage (reported on stderr).`,
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(flagUsageError)
 	root.AddCommand(newDumpCmd(), newStatsCmd(), newCompactCmd(), newMountCmd(), newHoldersCmd())
-	root.AddCommand(newLsCmd(), newCatCmd(), newFindCmd(), newGrepCmd(), newMetricsCmd())
+	root.AddCommand(newLsCmd(), newCatCmd(), newFindCmd(), newGrepCmd(), newMetricsCmd(), newPlanCmd())
 	root.AddCommand(newGenManCmd(root))
 	return root
 }

@@ -1,0 +1,164 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/holders"
+	"github.com/kahafs/kahafs/store"
+)
+
+// Text is the plan for an admin, a line each (the texts as the graph says
+// them: a terminal needs them escaped).
+func (doc Doc) Text() []string {
+	lines := []string{
+		"the next cleanup deletes anyway: " + filesText(doc.FreedAnyway),
+		"it keeps: " + filesText(doc.Pinned),
+		"what each action frees at the broker's next cleanup (beyond the files it deletes anyway), most first;",
+		"the files are the broker's cleanup emulated with the action done; the bytes written first are estimates:",
+	}
+	for i, a := range doc.Actions {
+		lines = append(lines, fmt.Sprintf("%2d. %s", i+1, a.line()))
+		for k, h := range a.HeldBy {
+			if k == maxHeldByLines && len(a.HeldBy) > maxHeldByLines+1 {
+				lines = append(lines, fmt.Sprintf("      … and %d more file(s) kept by others (--json lists them all)", len(a.HeldBy)-k))
+				break
+			}
+			lines = append(lines, "      kept by: "+h)
+		}
+		if a.Note != "" {
+			lines = append(lines, "      "+a.Note)
+		}
+	}
+	if c := doc.Combined; c != nil {
+		var nums []string
+		for _, i := range c.Actions {
+			nums = append(nums, fmt.Sprint(i+1))
+		}
+		kept := ""
+		if c.Keeps != nil {
+			kept = ", but keeps " + filesText(*c.Keeps) + ", which it deletes otherwise"
+		}
+		lines = append(lines, fmt.Sprintf("all of %s together (every purge and subscription deletion, each prepared transaction decided the way that frees more alone): frees %s%s; writes ~%s first (%d records, estimate)",
+			strings.Join(nums, ", "), filesText(c.Frees), kept, holders.SizeText(c.Writes.Bytes), c.Writes.Records))
+	}
+	return lines
+}
+
+// maxHeldByLines is how many files' other holders the text names.
+const maxHeldByLines = 3
+
+func (a Action) line() string {
+	var sb strings.Builder
+	sb.WriteString(a.Action)
+	t := a.Target
+	switch {
+	case a.Action == DeleteSubscription:
+		fmt.Fprintf(&sb, " %s:%s on %s", t.ClientID, t.SubscriptionName, t.Destination)
+	case t.Destination != "":
+		sb.WriteString(" " + t.Destination)
+	case t.Transaction != "":
+		sb.WriteString(" " + t.Transaction)
+	}
+	switch a.Action {
+	case Purge, DeleteSubscription:
+		fmt.Fprintf(&sb, " (%d message(s))", a.Messages)
+	}
+	if len(a.Frees.Files) == 0 {
+		sb.WriteString(": frees nothing")
+	} else {
+		sb.WriteString(": frees " + filesText(a.Frees))
+	}
+	if a.Keeps != nil {
+		sb.WriteString(", but keeps " + filesText(*a.Keeps) + ", which it deletes otherwise")
+	}
+	if a.Writes.Records > 0 {
+		fmt.Fprintf(&sb, "; writes ~%s first (%d record(s), estimate)", holders.SizeText(a.Writes.Bytes), a.Writes.Records)
+	}
+	return sb.String()
+}
+
+// filesText is "db-2.log, db-3.log (2 files, 32.0 KiB)".
+func filesText(f Frees) string {
+	if len(f.Files) == 0 {
+		return "no file"
+	}
+	names := make([]string, 0, len(f.Files))
+	for i, id := range f.Files {
+		if i == 8 && len(f.Files) > 10 {
+			names = append(names, fmt.Sprintf("… %s", codec.DataFileName(f.Files[len(f.Files)-1])))
+			break
+		}
+		names = append(names, codec.DataFileName(id))
+	}
+	return fmt.Sprintf("%s (%d file(s), %s)", strings.Join(names, ", "), len(f.Files), holders.SizeText(f.Bytes))
+}
+
+// WriteText writes the lines of Text.
+func (doc Doc) WriteText(w io.Writer, escape func(string) string) error {
+	for _, l := range doc.Text() {
+		if _, err := io.WriteString(w, escape(l)+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StoreDoc is the plan of one store of a layout of several (an mKahaDB
+// root, a broker's data directory), named as holders names it. A store
+// kahafs does not model (a transaction store, a job scheduler store) has
+// no plan: NotAnalysed says why.
+type StoreDoc struct {
+	Name        string `json:"name"`
+	Kind        string `json:"kind"`
+	Filter      string `json:"filter,omitempty"`
+	NotAnalysed string `json:"notAnalysed,omitempty"`
+	*Doc
+}
+
+// LayoutDoc is the plan of every store of a layout of several: a purge
+// frees files of the store that holds the destination.
+type LayoutDoc struct {
+	Stores []StoreDoc `json:"stores"`
+}
+
+// WriteJSON writes doc as indented JSON.
+func (doc LayoutDoc) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// TxStoreNote is what the plan says of an mKahaDB's transaction store.
+const TxStoreNote = "the transaction store of an mKahaDB: it keeps the transactions that span stores until every store has their outcome; commit or roll back a prepared one (its plan is in the stores it spans)"
+
+// Of is the plan of the analysed store a: a Doc for one store, a
+// LayoutDoc for a layout of several.
+func Of(a *store.Analysis) (any, error) {
+	if !a.Layout.Multi() {
+		doc, err := Make(a.Journal().Dir, a.Graph)
+		return doc, err
+	}
+	ld := LayoutDoc{Stores: []StoreDoc{}}
+	for _, s := range a.Children {
+		l := s.Layout
+		sd := StoreDoc{Name: l.Name, Kind: l.KindName(), Filter: l.Filter, NotAnalysed: s.NotAnalysed}
+		switch {
+		case l.Kind == store.KindTxStore:
+			sd.NotAnalysed = TxStoreNote
+		case s.Graph != nil:
+			doc, err := Make(l.Dir(), s.Graph)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", l.Rel, err)
+			}
+			sd.Doc = &doc
+		case s.Scheduler != nil:
+			sd.NotAnalysed = "a job scheduler store: its files are kept by scheduled jobs, which none of these actions removes (kahafs holders names them)"
+		}
+		ld.Stores = append(ld.Stores, sd)
+	}
+	return ld, nil
+}
