@@ -15,7 +15,8 @@ func newRootCmd() *cobra.Command {
 		Long: `kahafs reads an ActiveMQ KahaDB store directory (db-N.log, db.data, lock)
 and tells what is in its journal and why its data files are kept.
 
-Exit status: 0 clean, 1 error, 2 the store has damage (reported on stderr).`,
+Exit status: 0 clean, 1 error, 2 the store has damage (reported on stderr);
+kahafs grep's are grep's: 0 a file matched, 1 none did, 2 trouble.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildVersion(),
