@@ -238,13 +238,13 @@ public final class LayoutWorkload {
                 k.checkpointInterval = 100 + rnd.nextInt(400);
                 k.cleanupInterval = 200 + rnd.nextInt(800);
             }
-            k.cleanupOnStop = rnd.nextInt(100) < 40;
+            k.cleanupOnStop = rnd.nextInt(100) < 25; // mostly off: the restarted broker finds garbage to delete
             k.txCleanupInterval = rnd.nextBoolean() ? 200 + rnd.nextInt(800) : 3600_000L;
             if (rnd.nextInt(100) < 50) {
                 k.schedCheckpoint = 200 + rnd.nextInt(800);
                 k.schedCleanup = 300 + rnd.nextInt(1200);
             }
-            k.schedCleanupOnStop = rnd.nextInt(100) < 40;
+            k.schedCleanupOnStop = rnd.nextInt(100) < 25;
             end = rnd.nextInt(100) < 35 ? "kill" : "stop";
             if (kind.equals("mkahadb")) {
                 for (String q : new String[] {"ORDERS.A", "ORDERS.B", "PER.A", "PER.B", "OTHER"}) queues.add(new ActiveMQQueue(q));
@@ -404,23 +404,23 @@ public final class LayoutWorkload {
 
         void multiOp() throws Exception {
             int r = rnd.nextInt(100);
-            if (r < 28) {
+            if (r < 26) {
                 Destination d = anyDest();
                 int n = 1 + rnd.nextInt(12);
                 Map<String, Object> s = step("send");
                 s.put("destination", name(d));
                 s.put("ids", send(session, d, n));
-            } else if (r < 42) {
+            } else if (r < 44) {
                 ActiveMQQueue q = queues.get(rnd.nextInt(queues.size()));
-                int n = 1 + rnd.nextInt(10);
+                int n = 1 + rnd.nextInt(15);
                 Map<String, Object> s = step("consume");
                 s.put("destination", name(q));
                 MessageConsumer c = session.createConsumer(q);
                 s.put("received", receive(c, n, 200));
                 c.close();
-            } else if (r < 52) {
+            } else if (r < 54) {
                 String[] sub = subs.get(rnd.nextInt(subs.size()));
-                int n = 1 + rnd.nextInt(10);
+                int n = 1 + rnd.nextInt(15);
                 Map<String, Object> s = step("consume-sub");
                 s.put("subscription", "topic://" + sub[0] + "|" + sub[1] + ":" + sub[2]);
                 Session ss = subConns.get(sub[1]).createSession(false, Session.AUTO_ACKNOWLEDGE);
@@ -429,7 +429,7 @@ public final class LayoutWorkload {
                 s.put("received", receive(ts, n, 200));
                 ts.close();
                 ss.close();
-            } else if (r < 64) {
+            } else if (r < 65) {
                 Session ts = conn.createSession(true, Session.SESSION_TRANSACTED);
                 Map<String, Object> s = step("local-tx");
                 List<Object> sent = new ArrayList<>();
