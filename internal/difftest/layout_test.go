@@ -50,8 +50,8 @@ func TestLayoutDifferential(t *testing.T) {
 		kind string
 		seed int64
 	}
-	var jobs []job
-	for _, k := range []struct{ kind, env string }{{LayoutMKahaDB, "KAHAFS_DIFF_MKAHADB_SEEDS"}, {LayoutScheduler, "KAHAFS_DIFF_SCHEDULER_SEEDS"}} {
+	var perKind [2][]job
+	for i, k := range []struct{ kind, env string }{{LayoutMKahaDB, "KAHAFS_DIFF_MKAHADB_SEEDS"}, {LayoutScheduler, "KAHAFS_DIFF_SCHEDULER_SEEDS"}} {
 		spec := os.Getenv(k.env)
 		if spec == "none" {
 			continue
@@ -62,7 +62,15 @@ func TestLayoutDifferential(t *testing.T) {
 		seeds, err := ParseSeeds(spec)
 		require.NoError(t, err, k.env)
 		for _, s := range seeds {
-			jobs = append(jobs, job{k.kind, s})
+			perKind[i] = append(perKind[i], job{k.kind, s})
+		}
+	}
+	var jobs []job // the kinds taken in turn
+	for i := 0; i < max(len(perKind[0]), len(perKind[1])); i++ {
+		for _, pk := range perKind {
+			if i < len(pk) {
+				jobs = append(jobs, pk[i])
+			}
 		}
 	}
 	cfg := LayoutConfig{Repo: brokertest.RepoRoot(), Work: t.TempDir(), Ops: ops}
