@@ -234,3 +234,78 @@ func TestLayoutKeepAndReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareLayoutFinds: each part of a layout comparison finds a
+// difference planted in a copy of a kept broker view (no broker): a
+// store's cleanup, a queue's order, a subscription's messages, a prepared
+// transaction's operations, a job's schedule and a missing job.
+func TestCompareLayoutFinds(t *testing.T) {
+	dirs := layoutFixtureDirs(t)
+	require.NotEmpty(t, dirs)
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			a, err := AnalyseLayout(filepath.Join(dir, keptLayoutWorkload, "data"))
+			require.NoError(t, err)
+			read := func() *LayoutView {
+				var v LayoutView
+				require.NoError(t, readJSON(filepath.Join(dir, keptOracle, "view.json"), &v))
+				return &v
+			}
+			require.Empty(t, CompareLayout(a, read()), "the kept seed agrees")
+			kinds := func(fs []Finding) []Kind {
+				var out []Kind
+				for _, f := range fs {
+					out = append(out, f.Kind)
+				}
+				return out
+			}
+			v := read()
+			for rel, s := range v.Stores {
+				s.Deleted = append(s.Deleted, 999)
+				v.Stores[rel] = s
+				break
+			}
+			assert.Equal(t, []Kind{KindLayoutCleanup}, kinds(CompareLayout(a, v)))
+			planted := 0
+			v = read()
+			for n, q := range v.Queues {
+				if len(q.Pending) > 1 {
+					q.Pending[0], q.Pending[1] = q.Pending[1], q.Pending[0]
+					v.Queues[n] = q
+					fs := CompareLayout(a, v)
+					require.Equal(t, []Kind{KindLayoutQueue}, kinds(fs))
+					assert.Equal(t, "the same messages in another order", fs[0].Detail[0])
+					planted++
+					break
+				}
+			}
+			v = read()
+			for n, s := range v.Subscriptions {
+				if len(s.Pending) > 0 {
+					s.Pending = s.Pending[1:]
+					v.Subscriptions[n] = s
+					assert.Equal(t, []Kind{KindLayoutSub}, kinds(CompareLayout(a, v)))
+					planted++
+					break
+				}
+			}
+			v = read()
+			for x, ops := range v.PreparedOps {
+				ops.Adds = append(ops.Adds, "ID:planted")
+				v.PreparedOps[x] = ops
+				assert.Equal(t, []Kind{KindLayoutPrepared}, kinds(CompareLayout(a, v)))
+				planted++
+				break
+			}
+			v = read()
+			if len(v.Jobs) > 0 {
+				v.Jobs[0].Repeat++
+				assert.Equal(t, []Kind{KindLayoutJobs}, kinds(CompareLayout(a, v)))
+				v.Jobs = v.Jobs[1:]
+				assert.Equal(t, []Kind{KindLayoutJobs}, kinds(CompareLayout(a, v)))
+				planted++
+			}
+			assert.GreaterOrEqual(t, planted, 2, "the kept seed has queues, subscriptions, prepared transactions or jobs to plant in")
+		})
+	}
+}
