@@ -125,9 +125,20 @@ type cleanup struct {
 // update; point returns where each lands.
 func (in *cleanupInput) point(writes []Write) (cleanup, []codec.Location) {
 	var cl cleanup
-	var file int32 // the newest file
+	// the file a restarted broker appends to: the newest one that is not
+	// empty. Journal.start leaves a zero-length data file out of the files
+	// it appends to ("ignoring zero length, partially initialised journal
+	// data file": a kill right after the journal created its next file), so
+	// the restart's writes go to the file before it, not into it (seen on
+	// a real broker, issue 25: seed 58 killed with an empty db-22.log, its
+	// LOADED trace at 21:3159). A running broker appends after its last
+	// record (below).
+	var file int32
 	var end int64
 	for _, f := range in.files {
+		if f.empty {
+			continue
+		}
 		if f.id > file {
 			file, end = f.id, f.end
 		}

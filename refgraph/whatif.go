@@ -66,6 +66,7 @@ type inFile struct {
 	id         int32
 	end        int64
 	unreadable bool
+	empty      bool // zero bytes on disk: a restarted journal skips it
 }
 
 // destStep is what the cleanup's step for one destination reads: the
@@ -80,7 +81,7 @@ func (m *model) cleanupInput(opts Options, open []*txState) *cleanupInput {
 	in := &cleanupInput{maxFileLength: opts.MaxFileLength, restartTraceSize: opts.RestartTraceSize,
 		running: opts.Running, pos: m.position, ackMap: m.ackMap(), open: open, subs: map[string][]*sub{}}
 	for _, f := range m.files {
-		in.files = append(in.files, inFile{id: f.ID, end: f.End, unreadable: unreadable(f) != nil})
+		in.files = append(in.files, inFile{id: f.ID, end: f.End, unreadable: unreadable(f) != nil, empty: f.Size == 0})
 	}
 	for _, byName := range m.dests {
 		for _, d := range byName {

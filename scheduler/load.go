@@ -21,8 +21,8 @@ var ErrLegacy = errors.New("job scheduler index of a legacy format (the broker u
 // Source says where a Model's state came from.
 type Source struct {
 	// Index: the state is the index's (scheduleDB.data) and the journal
-	// records after its last update (LastUpdate), as a starting store
-	// recovers it. Otherwise the whole journal was replayed (no index, or
+	// records from its last update (LastUpdate) on, that record included,
+	// as a starting store recovers it. Otherwise the whole journal was replayed (no index, or
 	// one the broker would not use: IndexProblem says why).
 	Index        bool
 	LastUpdate   *codec.Location
@@ -31,7 +31,13 @@ type Source struct {
 
 // Load recovers the state of the job scheduler store st as a starting
 // JobSchedulerStoreImpl does: from its index and the journal records
-// after the index's last update; without a usable index (none, or one
+// from the index's last update on, that record included (recover starts
+// at Journal.getNextLocation(lastUpdate), and a location read from the
+// index has no size, so that is the record at it, processed again: a
+// reschedule replayed so drops the jobs left at its execution time, as
+// the broker does; seen on a real broker, layout seed scheduler-1,
+// "Recovering from the scheduled job journal @8:14361 ... Process
+// reschedule command for non-scheduled job"); without a usable index (none, or one
 // the broker finds corrupt and deletes), from the whole journal, which
 // must then be complete (ErrIncomplete).
 func Load(st *codec.Store, ro codec.ReadOptions) (*Model, Source, error) {

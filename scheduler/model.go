@@ -14,8 +14,8 @@
 // and those at or after its write position.
 //
 // Load recovers that state as a starting store does: from its index
-// (kahaindex.ReadScheduler) and the journal records after the index's last
-// update. Without a usable index it replays the whole journal (Replay), as
+// (kahaindex.ReadScheduler) and the journal records from the index's last
+// update on, that record included (the broker processes it again). Without a usable index it replays the whole journal (Replay), as
 // the store does when its index is lost or corrupt; that gives the broker's
 // state only when the journal is complete (db-1.log onwards, no file
 // missing): a file deleted by an earlier cleanup may have held a
@@ -148,12 +148,13 @@ func Replay(st *codec.Store, ro codec.ReadOptions) (*Model, error) {
 	return m, m.replay(st, ro, nil)
 }
 
-// replay processes the records of st after from (all when nil).
+// replay processes the records of st from from on, the record at from
+// included (all when nil).
 func (m *Model) replay(st *codec.Store, ro codec.ReadOptions, from *codec.Location) error {
 	for i, fi := range st.Files {
 		var perr error
 		sum, err := codec.ScanFile(fi, ro, func(rec codec.Record, c *codec.Command) error {
-			if from != nil && !from.Less(rec.Loc) {
+			if from != nil && rec.Loc.Less(*from) {
 				return nil
 			}
 			perr = m.process(rec.Loc, c)

@@ -119,7 +119,7 @@ func (r *Report) Header() []string {
 	if r.Running {
 		mode = "the next cleanup of the broker running on it"
 	}
-	src := "its index (scheduleDB.data) and the journal after the index's last update"
+	src := "its index (scheduleDB.data) and the journal from the index's last update on (that record again)"
 	if r.Source.LastUpdate != nil {
 		src += " " + r.Source.LastUpdate.String()
 	}

@@ -78,6 +78,33 @@
 // Without the broker tooling it skips (fails in CI: brokertest.Require); it
 // skips with -short.
 //
+// Layout seeds (issue 26; layout.go, TestLayoutDifferential). The same
+// comparison on the multi-store layouts of a broker data directory:
+// brokerkit's LayoutWorkload runs a seeded workload on an mKahaDB broker
+// (filtered stores, the catch-all or one store per destination, txStore;
+// local and XA transactions spanning stores, some left prepared at the
+// stop or kill) or on a broker with a KahaDB store and a job scheduler
+// store (delayed, repeating and cron jobs, some fired, some removed,
+// stopped or killed with jobs pending). Its view restarts a broker on a
+// copy and reports per store directory what the first cleanup deleted (the
+// scheduler store's: opened standalone, as SchedulerCleanup), what each
+// queue and durable subscription recovers, the prepared transactions with
+// their operations over every store, the scheduled jobs. kahafs answers as
+// `kahafs holders --json` on the data directory does (store.Open: one
+// analysis per store, the scheduler by its own model) and must agree store
+// by store; compact.CompactLayout compacts a copy and the broker's view of
+// the result must recover what it recovers from the original. Knobs:
+//
+//	KAHAFS_DIFF_MKAHADB_SEEDS, KAHAFS_DIFF_SCHEDULER_SEEDS  seeds of each kind
+//	                   (default DefaultLayoutSeeds; "none": none)
+//	KAHAFS_DIFF_LAYOUT_OPS  operations per layout workload (DefaultLayoutOps)
+//
+// A failing layout seed is kept like a single-store one (KeepLayout:
+// layout-workload/, oracle/view.json, compacted/data, kahafs.json,
+// findings.json, report.txt); TestLayoutReplay replays one
+// (KAHAFS_DIFF_REPLAY), TestLayoutReplayFixtures every one under
+// testdata/kept.
+//
 // The broker's queue order. A prioritized queue (prioritizedMessages=true)
 // is not delivered in store order: the broker pages messages from the store
 // (in store order: priority class HI, DEF, LO, by sequence) into a pending
