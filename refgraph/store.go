@@ -11,6 +11,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/kahaindex"
+	"golang.org/x/sys/unix"
 )
 
 // StoreOptions returns the replay options for st as a broker restarted on
@@ -99,6 +100,10 @@ func forwardedReader(st *codec.Store) func(int32, func(codec.Record, *codec.Comm
 	}
 }
 
+// dropWindow: readRecords gives back the pages of a mapped file it has
+// read past in steps of this many bytes.
+const dropWindow = 4 << 20
+
 // readRecords reads the records at locs (in journal order) as read would
 // one by one, mapping each data file once: a record that lies whole in
 // its file with the header its location says is decoded where it is;
@@ -107,7 +112,7 @@ func readRecords(st *codec.Store, locs []codec.Location, read func(codec.Locatio
 	var c codec.Command
 	var df *codec.DataFile
 	var fi codec.FileInfo
-	cur, mapped := int32(0), false
+	cur, mapped, dropped := int32(0), false, int64(0)
 	defer func() {
 		if df != nil {
 			df.Close()
@@ -119,7 +124,7 @@ func readRecords(st *codec.Store, locs []codec.Location, read func(codec.Locatio
 				df.Close()
 				df = nil
 			}
-			cur, mapped = loc.File, true
+			cur, mapped, dropped = loc.File, true, 0
 			var ok bool
 			if fi, ok = st.File(loc.File); ok {
 				df, _ = codec.OpenDataFile(fi.Path, fi.ID) // a file that does not map is read record by record
@@ -127,6 +132,12 @@ func readRecords(st *codec.Store, locs []codec.Location, read func(codec.Locatio
 		}
 		if df != nil {
 			data := df.Bytes()
+			if w := int64(loc.Offset) &^ (dropWindow - 1); df.Size > 0 && w > dropped && w <= int64(len(data)) {
+				// the pages behind are read: give them back (a mapped
+				// file's pages count as the process's memory)
+				_ = unix.Madvise(data[dropped:w], unix.MADV_DONTNEED)
+				dropped = w
+			}
 			off, size := int64(loc.Offset), int64(loc.Size)
 			if off >= 0 && size >= codec.RecordHeaderSize+1 && size <= 1<<30 && off+size <= int64(len(data)) {
 				b := data[off : off+size]
