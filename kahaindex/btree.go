@@ -75,6 +75,12 @@ func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
 	if err != nil {
 		return nil, err
 	}
+	n, err := t.decodeFrom(s, id)
+	t.pf.release(s) // what the node holds is copied out of it
+	return n, err
+}
+
+func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
 	if t.startNode != nil {
 		t.startNode()
 	}

@@ -36,12 +36,23 @@ type stream struct {
 
 // openStream opens the page stream starting at page id.
 func (pf *pageFile) openStream(id int64, what string) (*stream, error) {
-	s := &stream{pf: pf, what: what, visited: map[int64]struct{}{}}
+	s := pf.spare
+	if s != nil {
+		pf.spare = nil
+		clear(s.visited)
+		s.what = what
+	} else {
+		s = &stream{pf: pf, what: what, visited: map[int64]struct{}{}}
+	}
 	if err := s.load(id); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
+
+// release hands back a stream nothing reads any more: the next
+// openStream reuses its page buffer.
+func (pf *pageFile) release(s *stream) { pf.spare = s }
 
 func (s *stream) load(id int64) error {
 	if _, ok := s.visited[id]; ok {
@@ -49,11 +60,14 @@ func (s *stream) load(id int64) error {
 			fmt.Sprintf("page %d links back to page %d of the same stream", s.page, id), false)
 	}
 	s.visited[id] = struct{}{}
-	if s.buf == nil {
-		// Allocate only for a page the file holds.
+	if len(s.visited) == 1 {
+		// The first page: allocate (or reuse a buffer) only for a page
+		// the file holds.
 		if err := s.pf.checkPage(id, int64(s.pf.pageSize), s.what); err != nil {
 			return err
 		}
+	}
+	if s.buf == nil {
 		s.buf = make([]byte, s.pf.pageSize)
 	}
 	if err := s.pf.readPage(id, s.buf, s.what); err != nil {
