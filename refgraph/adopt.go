@@ -93,6 +93,8 @@ type adoption struct {
 	replaced map[pendingDetail]msgKey
 	nmsg     uint32 // messages adopted so far
 	warns    []adoptWarning
+	warnAt   int // where the adoption's warnings go in Builder.warnings
+	next     int // meet's place in pend
 	c        codec.Command
 }
 
@@ -116,10 +118,11 @@ type knownRecord struct {
 
 // pendingDetail is an adopted message whose record is read by finish.
 type pendingDetail struct {
-	loc codec.Location
-	seq int64
-	ord uint32 // its place among the adopted messages
-	di  uint32 // adoption.dests
+	loc  codec.Location
+	seq  int64
+	ord  uint32 // its place among the adopted messages
+	di   uint32 // adoption.dests
+	done bool   // the replay met its record (meet)
 }
 
 // adoptWarning is a warning of the adoption, with its place: 2n before
@@ -377,7 +380,7 @@ func (a *adoption) discard() {
 // of one destination after the other makes them.
 func (a *adoption) finish(ix *kahaindex.Index) {
 	b := a.b
-	a.readDetails()
+	sortPending(a.pend)
 	// diffs, in the replay's key order, then the index-only destinations
 	var oldKeys []string
 	for k := range a.old {
@@ -408,23 +411,15 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 			b.indexKeys = append(b.indexKeys, d.key)
 		}
 	}
-	sort.SliceStable(a.warns, func(i, j int) bool { return a.warns[i].at < a.warns[j].at })
-	for _, w := range a.warns {
-		b.warnf("%s", w.text)
-	}
 	b.adoptedIndex = true
+	a.warnAt = len(b.warnings)
+	b.adopting = a
 	_ = ix
 }
 
-// readDetails fills the priority, size and kind of the messages whose
-// records the replay did not keep, reading the records in journal order.
-func (a *adoption) readDetails() {
-	b := a.b
-	if len(a.pend) == 0 {
-		return
-	}
-	pend := a.pend
-	a.pend = nil
+// sortPending sorts pend in journal order (and adoption order at one
+// location).
+func sortPending(pend []pendingDetail) {
 	sort.Slice(pend, func(i, j int) bool {
 		x, y := pend[i].loc, pend[j].loc
 		if x.File != y.File {
@@ -435,6 +430,82 @@ func (a *adoption) readDetails() {
 		}
 		return pend[i].ord < pend[j].ord
 	})
+}
+
+// meet takes the details of adopted messages from the record the replay
+// is at (loc, c), when it is theirs: the record readDetails would read.
+// A record that is not a message's is left to readDetails (its error is
+// a warning).
+func (a *adoption) meet(loc codec.Location, c *codec.Command) {
+	pend := a.pend
+	for a.next < len(pend) && (pend[a.next].loc.File < loc.File || pend[a.next].loc.File == loc.File && pend[a.next].loc.Offset < loc.Offset) {
+		a.next++
+	}
+	if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
+		return
+	}
+	for i := a.next; i < len(pend) && pend[i].loc.File == loc.File && pend[i].loc.Offset == loc.Offset; i++ {
+		p := &pend[i]
+		if p.done || p.loc.Size != loc.Size {
+			continue
+		}
+		p.done = true
+		rk := pendingDetail{loc: p.loc, seq: p.seq, di: p.di}
+		if _, replaced := a.replaced[rk]; replaced {
+			delete(a.replaced, rk) // readable: nothing to tell
+			continue
+		}
+		d := a.dests[p.di]
+		if e, ok := d.entries.get(p.seq); ok && e.loc == p.loc {
+			if err := detailsFrom(&e, c); err == nil {
+				d.entries.set(p.seq, e)
+			}
+		}
+	}
+}
+
+// finishAdoption reads the records of the adopted messages the replay
+// has not met (readDetails) and tells the adoption's warnings where the
+// adoption made them. Build and AppendState call it: nothing before them
+// looks at the details.
+func (b *Builder) finishAdoption() {
+	a := b.adopting
+	if a == nil {
+		return
+	}
+	b.adopting = nil
+	a.readDetails()
+	sort.SliceStable(a.warns, func(i, j int) bool { return a.warns[i].at < a.warns[j].at })
+	if len(a.warns) == 0 {
+		return
+	}
+	at := min(a.warnAt, len(b.warnings))
+	all := make([]string, 0, len(b.warnings)+len(a.warns))
+	all = append(all, b.warnings[:at]...)
+	for _, w := range a.warns {
+		all = append(all, w.text)
+	}
+	all = append(all, b.warnings[at:]...)
+	b.warnings = all[:min(len(all), maxWarnings)]
+}
+
+// readDetails fills the priority, size and kind of the messages whose
+// records the replay did not keep, reading the records in journal order.
+func (a *adoption) readDetails() {
+	b := a.b
+	if len(a.pend) == 0 {
+		return
+	}
+	var pend []pendingDetail
+	for _, p := range a.pend {
+		if !p.done {
+			pend = append(pend, p)
+		}
+	}
+	a.pend = nil
+	if len(pend) == 0 {
+		return
+	}
 	locs := make([]codec.Location, len(pend))
 	for i, p := range pend {
 		locs[i] = p.loc

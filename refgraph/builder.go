@@ -209,6 +209,9 @@ type Builder struct {
 	// indexAhead: the adopted index holds messages whose records could not
 	// be read; such a state is not saved (AppendState)
 	indexAhead bool
+	// adopting: an adopted index whose messages' details are still
+	// taken from the records the replay meets (adopt.go)
+	adopting *adoption
 
 	// ack-compaction files whose source is gone, by source id, still to
 	// be met (model.earlyDone: the ones met so far)
@@ -345,8 +348,11 @@ func (b *Builder) addFile(fi codec.FileInfo) *File {
 	return f
 }
 
+// maxWarnings bounds the warnings a replay keeps.
+const maxWarnings = 100
+
 func (m *model) warnf(format string, args ...any) {
-	if len(m.warnings) < 100 {
+	if len(m.warnings) < maxWarnings {
 		m.warnings = append(m.warnings, fmt.Sprintf(format, args...))
 	}
 }
@@ -396,6 +402,9 @@ func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
 				return err
 			}
 		}
+	}
+	if b.adopting != nil {
+		b.adopting.meet(loc, c)
 	}
 
 	if c.Type == codec.RewrittenDataFileCommand {
