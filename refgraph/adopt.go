@@ -3,6 +3,7 @@ package refgraph
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/kahafs/kahafs/codec"
@@ -170,6 +171,9 @@ func (a *adoption) destination(xd *kahaindex.Destination) {
 	hint := 0
 	if xd.Stats != nil && xd.Stats.Count > 0 {
 		hint = int(min(xd.Stats.Count, 1<<20))
+		// room for its messages at once, not by doubling (the arrays
+		// left behind would be garbage as big as the list)
+		a.pend = slices.Grow(a.pend, hint)
 	}
 	cur.d = &dest{typ: xd.Type, name: b.names.get([]byte(xd.Name)), key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
 		nextSeq: xd.NextSeq, entries: newOrderIndex(hint), ids: newIDIndex(hint)}
