@@ -26,6 +26,9 @@ type btree[K, V any] struct {
 	value func(dataInput) (V, error)
 	cmp   func(a, b K) int // Java compareTo of the key type
 	kind  objectKind
+	// startNode, when set, is called before a node is decoded (a value
+	// decoder that keeps its bytes in a buffer per node resets it)
+	startNode func()
 }
 
 type node[K, V any] struct {
@@ -71,6 +74,15 @@ func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
 	s, err := t.pf.openStream(id, t.what)
 	if err != nil {
 		return nil, err
+	}
+	n, err := t.decodeFrom(s, id)
+	t.pf.release(s) // what the node holds is copied out of it
+	return n, err
+}
+
+func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
+	if t.startNode != nil {
+		t.startNode()
 	}
 	n := &node[K, V]{page: id, next: -1}
 	count, err := readI16(s)

@@ -9,6 +9,13 @@
 // Read never writes anything. Read takes the directory that holds db.data
 // (KahaDB's indexDirectory when it is set, else the store directory).
 //
+// Stream reads what Read reads, page for page, with the same checks,
+// notes and errors, but hands each destination's order-index messages to
+// a Sink as their nodes are read instead of keeping them (and keeps
+// neither the message-id nor the location index, so it leaves out Read's
+// notes of where those disagree with the order index): what it holds at
+// once is a node, not the index. refgraph adopts an index with it.
+//
 // ReadHead reads only the head of the index (header properties and page 0,
 // redo applied): the recovery position, the producer audit and ack-map
 // records and the OpenWire version a replay needs before it starts, cheaply

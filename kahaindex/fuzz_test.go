@@ -49,6 +49,7 @@ func FuzzRead(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data, redo, free []byte) {
 		ix, err := Parse(data, redo, free)
+		streamAgrees(t, data, redo, free, ix, err)
 		if err != nil {
 			var ce *CorruptionError
 			if !errors.As(err, &ce) {

@@ -237,7 +237,56 @@ func Read(dir string) (*Index, error) {
 		return nil, err
 	}
 	defer closeAll()
-	return load(files[0], files[1], files[2])
+	return load(files[0], files[1], files[2], nil)
+}
+
+// Sink receives the destinations of an index as Stream reads them. Any
+// field may be nil.
+type Sink struct {
+	// Destination: a destination as the broker loaded it, before its
+	// messages are read: everything but Messages, Subscriptions and the
+	// Indexes Read keeps of the order, message-id, location and
+	// subscriptions structures.
+	Destination func(d *Destination)
+	// Message: one entry of d's order index, in the order Read lists
+	// them in Destination.Messages. m and m.ID are valid during the call
+	// only.
+	Message func(d *Destination, m *StreamMessage)
+	// Done: d has been read whole (Subscriptions are set).
+	Done func(d *Destination)
+}
+
+// StreamMessage is a Message whose id is bytes (UTF-8, as Message.ID
+// holds it) that the next message overwrites.
+type StreamMessage struct {
+	Seq   int64
+	ID    []byte
+	Loc   codec.Location
+	Class Class
+}
+
+// Stream is Read for a caller that takes each destination's messages as
+// they are read (sink) instead of all of them at once: it reads the same
+// pages in the same order, with the same checks, notes and errors, but
+// keeps neither Destination.Messages nor the message-id and location
+// indexes (Indexes.MessageIDs, Indexes.Locations), so it does not note
+// where those disagree with the order index (Read's Mismatch notes about
+// them). A destination handed to the sink may yet be followed by an
+// error: a caller keeps nothing of a Stream that fails.
+func Stream(dir string, sink Sink) (*Index, error) {
+	files, closeAll, err := openSources(dir, "db")
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll()
+	return load(files[0], files[1], files[2], &sink)
+}
+
+// StreamBytes is Stream on the contents of db.data, db.redo and db.free
+// (Parse's arguments).
+func StreamBytes(data, redo, free []byte, sink Sink) (*Index, error) {
+	files := byteSources("db", data, redo, free)
+	return load(files[0], files[1], files[2], &sink)
 }
 
 // openSources opens the page file PREFIX.data, its PREFIX.redo and
@@ -292,7 +341,7 @@ func byteSources(prefix string, data, redo, free []byte) (files [3]source) {
 // file does not exist).
 func Parse(data, redo, free []byte) (*Index, error) {
 	files := byteSources("db", data, redo, free)
-	return load(files[0], files[1], files[2])
+	return load(files[0], files[1], files[2], nil)
 }
 
 func compareInt64(a, b int64) int {

@@ -14,15 +14,16 @@ type reader struct {
 	pf      *pageFile
 	ix      *Index
 	version int32
+	sink    *Sink // Stream's; nil for Read
 }
 
-func load(data, redo, free source) (*Index, error) {
+func load(data, redo, free source, sink *Sink) (*Index, error) {
 	pf, fresh, err := openPageFile(data, redo, free)
 	if err != nil {
 		return nil, err
 	}
 	ix := &Index{Path: data.name, PageFile: pf.info, Fresh: fresh}
-	r := &reader{pf: pf, ix: ix}
+	r := &reader{pf: pf, ix: ix, sink: sink}
 	if fresh {
 		// loadPageFile allocates the metadata page and the destinations
 		// root: from the free list when db.free has pages, else as new
@@ -169,10 +170,16 @@ func (r *reader) readDestinations() error {
 	}
 	// The broker has loaded the index; the rest is read when it is used.
 	for _, l := range all {
+		if r.sink != nil && r.sink.Destination != nil {
+			r.sink.Destination(l.d)
+		}
 		if err := r.readLater(l); err != nil {
 			return err
 		}
 		r.ix.Destinations = append(r.ix.Destinations, l.d)
+		if r.sink != nil && r.sink.Done != nil {
+			r.sink.Done(l.d)
+		}
 	}
 	return nil
 }
@@ -399,6 +406,47 @@ func (r *reader) readLater(l *loaded) error {
 		return r.pf.pageErr(l.statsPage, r.pf.toOffset(l.statsPage), fmt.Sprintf("destination %q statistics", d.Key),
 			ErrInconsistent, fmt.Sprintf("page %d is also another structure's page (the broker's ClassCastException)", l.statsPage), false)
 	}
+	if r.sink != nil {
+		if err := r.streamMessages(l); err != nil {
+			return err
+		}
+	} else if err := r.keepMessages(l); err != nil {
+		return err
+	}
+	stopped, err := l.locations.iterate(nil, func(loc codec.Location, seq int64) {
+		if r.sink == nil {
+			d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if stopped != nil {
+		r.stopNote(d.Key, "location index", stopped)
+	}
+	if l.subscriptions != nil {
+		stopped, err = l.subscriptions.iterate(nil, func(k jstring, cmd []byte) {
+			d.Indexes.SubscriptionCommands = append(d.Indexes.SubscriptionCommands, SubscriptionCommandEntry{k.String(), cmd})
+		})
+		if err != nil {
+			return err
+		}
+		if stopped != nil {
+			r.stopNote(d.Key, "subscriptions B-tree", stopped)
+		}
+	}
+	if r.sink == nil {
+		r.checkMessages(d)
+	}
+	r.mergeSubscriptions(d)
+	return nil
+}
+
+// keepMessages reads the order index through a MessageOrderIterator from
+// the start into d.Messages, and the message-id index into
+// d.Indexes.MessageIDs (Read).
+func (r *reader) keepMessages(l *loaded) error {
+	d := l.d
 	zero := int64(0)
 	for _, c := range []struct {
 		t     *btree[int64, messageKeys]
@@ -423,27 +471,65 @@ func (r *reader) readLater(l *loaded) error {
 	if stopped != nil {
 		r.stopNote(d.Key, "message-id index", stopped)
 	}
-	stopped, err = l.locations.iterate(nil, func(loc codec.Location, seq int64) {
-		d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
-	})
-	if err != nil {
-		return err
+	return nil
+}
+
+// streamMessages reads the same pages as keepMessages, in the same order,
+// with the same checks and errors, and hands each message of the order
+// index to the sink instead of keeping it; the message-id index is read
+// (and checked) without keeping its entries.
+func (r *reader) streamMessages(l *loaded) error {
+	d := l.d
+	zero := int64(0)
+	var arena []byte // the ids of the node being read
+	type rawKeys struct {
+		from, to int
+		loc      codec.Location
 	}
-	if stopped != nil {
-		r.stopNote(d.Key, "location index", stopped)
-	}
-	if l.subscriptions != nil {
-		stopped, err = l.subscriptions.iterate(nil, func(k jstring, cmd []byte) {
-			d.Indexes.SubscriptionCommands = append(d.Indexes.SubscriptionCommands, SubscriptionCommandEntry{k.String(), cmd})
+	var msg StreamMessage
+	for _, c := range []struct {
+		t     *btree[int64, messageKeys]
+		class Class
+	}{{l.high, High}, {l.def, Default}, {l.low, Low}} {
+		t := &btree[int64, rawKeys]{pf: c.t.pf, root: c.t.root, what: c.t.what, kind: c.t.kind, key: readI64, cmp: compareInt64,
+			startNode: func() { arena = arena[:0] },
+			value: func(in dataInput) (rawKeys, error) {
+				from := len(arena)
+				var err error
+				if arena, err = readUTFBytes(in, arena); err != nil {
+					return rawKeys{}, err
+				}
+				loc, err := readLocationSize(in, r.version)
+				return rawKeys{from, len(arena), loc}, err
+			}}
+		msg.Class = c.class
+		stopped, err := t.iterate(&zero, func(seq int64, k rawKeys) {
+			msg.Seq, msg.ID, msg.Loc = seq, arena[k.from:k.to:k.to], k.loc
+			if r.sink.Message != nil {
+				r.sink.Message(d, &msg)
+			}
 		})
 		if err != nil {
 			return err
 		}
 		if stopped != nil {
-			r.stopNote(d.Key, "subscriptions B-tree", stopped)
+			r.stopNote(d.Key, "order index ("+c.class.String()+")", stopped)
 		}
 	}
-	r.checkMessages(d)
-	r.mergeSubscriptions(d)
+	var scratch []byte
+	ids := &btree[struct{}, int64]{pf: l.messageIDs.pf, root: l.messageIDs.root, what: l.messageIDs.what, kind: l.messageIDs.kind,
+		value: readI64,
+		key: func(in dataInput) (struct{}, error) {
+			var err error
+			scratch, err = readUTFBytes(in, scratch[:0])
+			return struct{}{}, err
+		}}
+	stopped, err := ids.iterate(nil, func(struct{}, int64) {})
+	if err != nil {
+		return err
+	}
+	if stopped != nil {
+		r.stopNote(d.Key, "message-id index", stopped)
+	}
 	return nil
 }

@@ -124,6 +124,7 @@ type pageFile struct {
 	budget     int64         // bytes of pages allowed
 	cache      map[int64]cacheEntry
 	shape      shape
+	spare      *stream // a released stream (its page buffer is reused)
 }
 
 // objectKind is the kind of object the broker's page cache holds for a page

@@ -36,12 +36,23 @@ type stream struct {
 
 // openStream opens the page stream starting at page id.
 func (pf *pageFile) openStream(id int64, what string) (*stream, error) {
-	s := &stream{pf: pf, what: what, visited: map[int64]struct{}{}}
+	s := pf.spare
+	if s != nil {
+		pf.spare = nil
+		clear(s.visited)
+		s.what = what
+	} else {
+		s = &stream{pf: pf, what: what, visited: map[int64]struct{}{}}
+	}
 	if err := s.load(id); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
+
+// release hands back a stream nothing reads any more: the next
+// openStream reuses its page buffer.
+func (pf *pageFile) release(s *stream) { pf.spare = s }
 
 func (s *stream) load(id int64) error {
 	if _, ok := s.visited[id]; ok {
@@ -49,11 +60,14 @@ func (s *stream) load(id int64) error {
 			fmt.Sprintf("page %d links back to page %d of the same stream", s.page, id), false)
 	}
 	s.visited[id] = struct{}{}
-	if s.buf == nil {
-		// Allocate only for a page the file holds.
+	if len(s.visited) == 1 {
+		// The first page: allocate (or reuse a buffer) only for a page
+		// the file holds.
 		if err := s.pf.checkPage(id, int64(s.pf.pageSize), s.what); err != nil {
 			return err
 		}
+	}
+	if s.buf == nil {
 		s.buf = make([]byte, s.pf.pageSize)
 	}
 	if err := s.pf.readPage(id, s.buf, s.what); err != nil {
@@ -140,6 +154,11 @@ func (in *byteInput) fail(sentinel error, detail string, eof bool) error {
 // big-endian.
 
 func readU8(in dataInput) (byte, error) {
+	if s, ok := in.(*stream); ok && s.pos+1 <= min(s.end, len(s.buf)) {
+		v := s.buf[s.pos]
+		s.pos++
+		return v, nil
+	}
 	var b [1]byte
 	err := in.readFull(b[:])
 	return b[0], err
@@ -151,18 +170,34 @@ func readBool(in dataInput) (bool, error) {
 }
 
 func readI16(in dataInput) (int16, error) {
+	if s, ok := in.(*stream); ok && s.pos+2 <= min(s.end, len(s.buf)) {
+		v := int16(binary.BigEndian.Uint16(s.buf[s.pos:]))
+		s.pos += 2
+		return v, nil
+	}
 	var b [2]byte
 	err := in.readFull(b[:])
 	return int16(binary.BigEndian.Uint16(b[:])), err
 }
 
 func readI32(in dataInput) (int32, error) {
+	if s, ok := in.(*stream); ok && s.pos+4 <= min(s.end, len(s.buf)) {
+		v := int32(binary.BigEndian.Uint32(s.buf[s.pos:]))
+		s.pos += 4
+		return v, nil
+	}
 	var b [4]byte
 	err := in.readFull(b[:])
 	return int32(binary.BigEndian.Uint32(b[:])), err
 }
 
 func readI64(in dataInput) (int64, error) {
+	if s, ok := in.(*stream); ok && s.pos+8 <= min(s.end, len(s.buf)) {
+		// within the page: what readFull would copy, without the copy
+		v := int64(binary.BigEndian.Uint64(s.buf[s.pos:]))
+		s.pos += 8
+		return v, nil
+	}
 	var b [8]byte
 	err := in.readFull(b[:])
 	return int64(binary.BigEndian.Uint64(b[:])), err
@@ -184,4 +219,31 @@ func readUTF(in dataInput) (jstring, error) {
 		return nil, in.fail(ErrUTF, err.Error(), false)
 	}
 	return s, nil
+}
+
+// readUTFBytes is readUTF for a caller that wants the string's UTF-8
+// bytes, not a jstring: they are appended to dst (an ASCII string's
+// modified UTF-8 is its UTF-8 already; others are decoded as readUTF
+// decodes them). Errors are readUTF's.
+func readUTFBytes(in dataInput, dst []byte) ([]byte, error) {
+	n, err := readI16(in)
+	if err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, uint16(n))...)
+	b := dst[start:]
+	if err := in.readFull(b); err != nil {
+		return dst[:start], err
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			s, err := decodeModifiedUTF8(b)
+			if err != nil {
+				return dst[:start], in.fail(ErrUTF, err.Error(), false)
+			}
+			return append(dst[:start], s.String()...), nil
+		}
+	}
+	return dst, nil
 }

@@ -3,6 +3,7 @@ package refgraph
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/kahafs/kahafs/codec"
@@ -38,85 +39,502 @@ func WithoutIndex(o Options) Options {
 // the state (Options.LoadIndex nil, or an index the broker would rebuild).
 
 // adoptIndex replaces the replayed state by the index's, if there is one
-// to adopt and it has not been adopted yet.
+// to adopt and it has not been adopted yet. The index is streamed
+// (kahaindex.Stream): each destination is adopted as its pages are read,
+// next to the replayed state, which is dropped only once the whole index
+// has been read (a read that fails leaves it as it was). The details of
+// the messages the replay did not keep are read from their records
+// afterwards, in journal order.
 func (b *Builder) adoptIndex() error {
 	if b.adopted || b.opts.LoadIndex == nil || !b.hasRecovery {
 		return nil
 	}
 	b.adopted = true
-	ix, err := b.opts.LoadIndex()
+	a := b.newAdoption()
+	ix, err := b.opts.LoadIndex(a.sink())
 	var ce *kahaindex.CorruptionError
 	switch {
 	case errors.As(err, &ce) && ce.AtLoad:
+		a.discard()
 		return fmt.Errorf("%w: %v", ErrIndexRebuild, err)
 	case err != nil:
 		// the broker loads it and meets the damage later, or kahafs could
 		// not read it: the journal's own account stands
+		a.discard()
 		b.warnf("index not used: %v", err)
 		return nil
 	}
 	if ix == nil || ix.Fresh {
+		a.discard()
 		return nil
 	}
-	b.diffs = b.indexDiffs(ix)
-	known, subSize := b.dropReplayed()
-	b.indexKeys = b.indexKeys[:0]
-	var c codec.Command
-	for _, xd := range ix.Destinations {
-		if xd.Type < 0 || int(xd.Type) >= len(b.dests) {
-			b.warnf("index: destination %q has an unknown type", xd.Key)
-			continue
-		}
-		d := b.adoptDest(xd, known, subSize, &c)
-		b.dests[d.typ][d.name] = d
-		b.indexKeys = append(b.indexKeys, d.key)
-	}
-	b.adoptedIndex = true
+	a.finish(ix)
 	return nil
 }
 
-// dropReplayed empties the destinations the replay made before the
-// recovery position, returning what it knew of their records, by
-// location: the messages (known) and the sizes of the subscription
-// commands (subSize; the index keeps none).
-func (b *Builder) dropReplayed() (known map[[2]int32]entry, subSize map[[2]int32]int32) {
-	known = map[[2]int32]entry{}
-	subSize = map[[2]int32]int32{}
+// adoption is the adoption of one index as it streams in.
+type adoption struct {
+	b *Builder
+	// the replayed state (old) and the index's (dests: in index order,
+	// nil for a destination of an unknown type; byType: as b.dests)
+	old      map[string]*dest // by key
+	oldKnown []knownRecord    // old's messages by location (made when first needed)
+	madeOld  bool
+	subSize  map[[2]int32]int32
+	dests    []*dest
+	byType   [4]map[string]*dest
+	keys     []string
+	cur      curDest                // the destination being read
+	perKey   map[string][]IndexDiff // diffs of the index destinations the replay has too
+	idxOnly  []IndexDiff            // index-only destinations, in index order
+	seen     map[string]bool
+	// messages whose details are read from their records (finish), and
+	// the ids of those a later entry of the same sequence replaced
+	pend     []pendingDetail
+	replaced map[pendingDetail]msgKey
+	nmsg     uint32 // messages adopted so far
+	warns    []adoptWarning
+	warnAt   int // where the adoption's warnings go in Builder.warnings
+	next     int // meet's place in pend
+	c        codec.Command
+}
+
+// curDest is the index's destination being read.
+type curDest struct {
+	d       *dest // nil: skipped (unknown type)
+	old     *dest // the replay's destination of the same key
+	di      int   // in adoption.dests
+	count   int   // messages read
+	onlyN   int   // messages old does not hold
+	only    []string
+	skipped bool
+}
+
+// knownRecord is what the replay knew of the message at a location.
+type knownRecord struct {
+	file, offset int32
+	size, prio   int32
+	flags        uint8
+}
+
+// pendingDetail is an adopted message whose record is read by finish.
+type pendingDetail struct {
+	loc  codec.Location
+	seq  int64
+	ord  uint32 // its place among the adopted messages
+	di   uint32 // adoption.dests
+	done bool   // the replay met its record (meet)
+}
+
+// adoptWarning is a warning of the adoption, with its place: 2n before
+// the n+1st message's record is read, 2n+1 for the n+1st message.
+type adoptWarning struct {
+	at   uint64
+	text string
+}
+
+func (b *Builder) newAdoption() *adoption {
+	a := &adoption{b: b, old: map[string]*dest{}, subSize: map[[2]int32]int32{}, perKey: map[string][]IndexDiff{}, seen: map[string]bool{}}
+	for i := range a.byType {
+		a.byType[i] = map[string]*dest{}
+	}
 	for _, m := range b.dests {
 		for _, d := range m {
-			d.entries.each(func(_ int64, e entry) {
-				known[[2]int32{e.loc.File, e.loc.Offset}] = e
-				b.ids.release(e.id)
-			})
+			a.old[d.key] = d
 			for _, s := range d.subs {
-				subSize[[2]int32{s.loc.File, s.loc.Offset}] = s.loc.Size
+				a.subSize[[2]int32{s.loc.File, s.loc.Offset}] = s.loc.Size
 			}
 		}
+	}
+	return a
+}
+
+func (a *adoption) sink() kahaindex.Sink {
+	return kahaindex.Sink{Destination: a.destination, Message: a.message, Done: a.done}
+}
+
+func (a *adoption) warn(at uint64, format string, args ...any) {
+	a.warns = append(a.warns, adoptWarning{at, fmt.Sprintf(format, args...)})
+}
+
+// destination starts the index's destination xd.
+func (a *adoption) destination(xd *kahaindex.Destination) {
+	b := a.b
+	cur := &a.cur
+	*cur = curDest{di: len(a.dests), old: a.old[xd.Key]}
+	if xd.Type < 0 || int(xd.Type) >= len(b.dests) {
+		a.warn(2*uint64(a.nmsg), "index: destination %q has an unknown type", xd.Key)
+		cur.skipped = true
+		a.dests = append(a.dests, nil)
+		return
+	}
+	hint := 0
+	if xd.Stats != nil && xd.Stats.Count > 0 {
+		hint = int(min(xd.Stats.Count, 1<<20))
+		// room for its messages at once, not by doubling (the arrays
+		// left behind would be garbage as big as the list)
+		a.pend = slices.Grow(a.pend, hint)
+	}
+	cur.d = &dest{typ: xd.Type, name: b.names.get([]byte(xd.Name)), key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
+		nextSeq: xd.NextSeq, entries: newOrderIndex(hint), ids: newIDIndex(hint)}
+	a.dests = append(a.dests, cur.d)
+}
+
+// message adopts one message of the order index.
+func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage) {
+	b, cur := a.b, &a.cur
+	cur.count++
+	if cur.skipped {
+		return
+	}
+	d := cur.d
+	k := b.ids.intern(m.ID)
+	if cur.old != nil && !holds(cur.old, k) {
+		a.indexOnly(m.ID)
+	}
+	if _, dup := d.ids.get(k); dup {
+		b.ids.release(k)
+		return
+	}
+	e := entry{id: k, loc: m.Loc, class: int8(m.Class)}
+	if o, ok := a.known(k, m.Loc); ok {
+		e.prio, e.size, e.flags = o.prio, o.size, o.flags
+	} else {
+		a.pend = append(a.pend, pendingDetail{loc: m.Loc, seq: m.Seq, ord: a.nmsg, di: uint32(cur.di)})
+	}
+	if old, ok := d.entries.get(m.Seq); ok {
+		// another class holds the sequence too: this one replaces it
+		if a.replaced == nil {
+			a.replaced = map[pendingDetail]msgKey{}
+		}
+		a.replaced[pendingDetail{loc: old.loc, seq: m.Seq, di: uint32(cur.di)}] = old.id
+	}
+	a.nmsg++
+	d.entries.set(m.Seq, e)
+	d.ids.set(k, m.Seq)
+	d.count++
+	d.bytes += int64(m.Loc.Size)
+}
+
+// holds reports whether d has a message of id k.
+func holds(d *dest, k msgKey) bool {
+	seq, ok := d.ids.get(k)
+	if !ok {
+		return false
+	}
+	e, ok := d.entries.get(seq)
+	return ok && e.id == k
+}
+
+// holdsID reports whether an adopted destination has taken id k (its
+// id index has every id the index listed for it).
+func holdsID(d *dest, k msgKey) bool {
+	_, ok := d.ids.get(k)
+	return ok
+}
+
+// indexOnly counts a message the replay's destination does not hold,
+// keeping the smallest ids.
+func (a *adoption) indexOnly(id []byte) {
+	cur := &a.cur
+	cur.onlyN++
+	n := len(cur.only)
+	if n == maxDiffIDs && string(id) >= cur.only[n-1] {
+		return
+	}
+	i := sort.SearchStrings(cur.only, string(id))
+	for i < n && cur.only[i] == string(id) {
+		i++
+	}
+	if n < maxDiffIDs {
+		cur.only = append(cur.only, "")
+	}
+	copy(cur.only[i+1:], cur.only[i:])
+	cur.only[i] = string(id)
+}
+
+// known is what the replay knew of the message k at loc: found by its
+// id in the replayed destination of the same key, else by location.
+func (a *adoption) known(k msgKey, loc codec.Location) (entry, bool) {
+	if o := a.cur.old; o != nil {
+		if seq, ok := o.ids.get(k); ok {
+			if e, ok := o.entries.get(seq); ok && sameLoc(e.loc, loc) {
+				return e, true
+			}
+		}
+	}
+	if !a.madeOld {
+		a.madeOld = true
+		for _, d := range a.old {
+			d.entries.each(func(_ int64, e entry) {
+				a.oldKnown = append(a.oldKnown, knownRecord{e.loc.File, e.loc.Offset, e.size, e.prio, e.flags})
+			})
+		}
+		sort.Slice(a.oldKnown, func(i, j int) bool {
+			x, y := &a.oldKnown[i], &a.oldKnown[j]
+			return x.file < y.file || x.file == y.file && x.offset < y.offset
+		})
+	}
+	i := sort.Search(len(a.oldKnown), func(i int) bool {
+		x := &a.oldKnown[i]
+		return x.file > loc.File || x.file == loc.File && x.offset >= loc.Offset
+	})
+	if i < len(a.oldKnown) && a.oldKnown[i].file == loc.File && a.oldKnown[i].offset == loc.Offset {
+		o := a.oldKnown[i]
+		return entry{prio: o.prio, size: o.size, flags: o.flags}, true
+	}
+	return entry{}, false
+}
+
+// done ends the index's destination xd: its subscriptions, and how it
+// differs from the replay's.
+func (a *adoption) done(xd *kahaindex.Destination) {
+	b, cur := a.b, &a.cur
+	a.keys = append(a.keys, xd.Key)
+	if d := cur.d; d != nil {
+		if xd.Stats != nil {
+			d.statDelta = xd.Stats.Count - d.count
+		}
+		at := 2 * uint64(a.nmsg)
+		for _, xs := range xd.Subscriptions {
+			if !xs.HasCommand {
+				continue // not a subscription for the broker (only in the other structures)
+			}
+			if err := xs.DecodeCommand(&a.c); err != nil {
+				a.warn(at, "index: subscription %s of %s: %v", xs.Key, xd.Key, err)
+				continue
+			}
+			s := &sub{key: b.names.get([]byte(xs.Key)), info: append([]byte(nil), a.c.SubscriptionInfo...), retro: a.c.Retroactive, lastAck: -1}
+			if xs.HasLoc {
+				s.loc = xs.Loc
+				if s.loc.Size == 0 {
+					s.loc.Size = b.recordSize(s.loc, a.subSize, func(format string, args ...any) { a.warn(at, format, args...) })
+				}
+			}
+			if xs.HasLastAck {
+				s.lastAck = xs.LastAck
+			}
+			if xs.HasAckPositions {
+				for _, r := range xs.AckPositions {
+					s.pos.addRange(r.First, r.Last)
+				}
+				s.hasPos = !s.pos.empty()
+			}
+			d.subs = append(d.subs, s)
+		}
+	}
+	old := cur.old
+	if old == nil {
+		a.idxOnly = append(a.idxOnly, IndexDiff{Kind: "index-only-destination", Destination: xd.Type.Scheme() + "://" + xd.Name, Count: cur.count})
+		return
+	}
+	a.seen[old.key] = true
+	q := old.typ.Scheme() + "://" + old.name
+	var out []IndexDiff
+	var extra []string
+	old.entries.each(func(_ int64, e entry) {
+		if cur.d != nil && holdsID(cur.d, e.id) {
+			return
+		}
+		extra = append(extra, b.ids.String(e.id))
+	})
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		out = append(out, IndexDiff{Kind: "messages", Destination: q, Count: len(extra), MessageIDs: extra[:min(len(extra), maxDiffIDs)]})
+	}
+	if cur.onlyN > 0 {
+		out = append(out, IndexDiff{Kind: "index-only-messages", Destination: q, Count: cur.onlyN, MessageIDs: cur.only})
+	}
+	subs := map[string]bool{}
+	for _, xs := range xd.Subscriptions {
+		if xs.HasCommand {
+			subs[xs.Key] = true
+		}
+	}
+	for _, s := range old.subs {
+		if !subs[s.key] {
+			out = append(out, IndexDiff{Kind: "subscription", Destination: q, Subscription: s.key})
+		}
+		delete(subs, s.key)
+	}
+	var left []string
+	for k := range subs {
+		left = append(left, k)
+	}
+	sort.Strings(left)
+	for _, k := range left {
+		out = append(out, IndexDiff{Kind: "index-only-subscription", Destination: q, Subscription: k})
+	}
+	a.perKey[old.key] = out
+}
+
+// discard undoes a stream that is not adopted: the replayed state stays.
+func (a *adoption) discard() {
+	for _, d := range a.dests {
+		if d != nil {
+			d.ids.each(func(k msgKey, _ int64) { a.b.ids.release(k) })
+		}
+	}
+	a.dests = nil
+}
+
+// finish adopts what was streamed: the details of the messages the replay
+// did not know are read from their records, the replayed state is
+// dropped, and the adoption's warnings are told in the order a reading
+// of one destination after the other makes them.
+func (a *adoption) finish(ix *kahaindex.Index) {
+	b := a.b
+	sortPending(a.pend)
+	// diffs, in the replay's key order, then the index-only destinations
+	var oldKeys []string
+	for k := range a.old {
+		oldKeys = append(oldKeys, k)
+	}
+	sort.Strings(oldKeys)
+	var diffs []IndexDiff
+	for _, k := range oldKeys {
+		if !a.seen[k] {
+			d := a.old[k]
+			diffs = append(diffs, IndexDiff{Kind: "destination", Destination: d.typ.Scheme() + "://" + d.name, Count: d.entries.len()})
+			continue
+		}
+		diffs = append(diffs, a.perKey[k]...)
+	}
+	b.diffs = append(diffs, a.idxOnly...)
+	for _, d := range a.old {
+		d.entries.each(func(_ int64, e entry) { b.ids.release(e.id) })
 	}
 	for i := range b.dests {
 		b.dests[i] = map[string]*dest{}
 	}
 	clear(b.destCache[:])
-	return known, subSize
+	b.indexKeys = b.indexKeys[:0]
+	for _, d := range a.dests {
+		if d != nil {
+			b.dests[d.typ][d.name] = d
+			b.indexKeys = append(b.indexKeys, d.key)
+		}
+	}
+	b.adoptedIndex = true
+	a.warnAt = len(b.warnings)
+	b.adopting = a
+	_ = ix
 }
 
-// adoptDest makes the destination xd of the index, with the details of
-// its messages the replay knew (known) or read from their records (c:
-// scratch), and its durable subscriptions.
-func (b *Builder) adoptDest(xd *kahaindex.Destination, known map[[2]int32]entry, subSize map[[2]int32]int32, c *codec.Command) *dest {
-	name := b.names.get([]byte(xd.Name))
-	d := &dest{typ: xd.Type, name: name, key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
-		nextSeq: xd.NextSeq, entries: newOrderIndex(len(xd.Messages)), ids: newIDIndex(len(xd.Messages))}
-	for _, m := range xd.Messages {
-		k := b.ids.intern([]byte(m.ID))
-		if _, dup := d.ids.get(k); dup {
-			b.ids.release(k)
+// sortPending sorts pend in journal order (and adoption order at one
+// location).
+func sortPending(pend []pendingDetail) {
+	sort.Slice(pend, func(i, j int) bool {
+		x, y := pend[i].loc, pend[j].loc
+		if x.File != y.File {
+			return x.File < y.File
+		}
+		if x.Offset != y.Offset {
+			return x.Offset < y.Offset
+		}
+		return pend[i].ord < pend[j].ord
+	})
+}
+
+// meet takes the details of adopted messages from the record the replay
+// is at (loc, c), when it is theirs: the record readDetails would read.
+// A record that is not a message's is left to readDetails (its error is
+// a warning).
+func (a *adoption) meet(loc codec.Location, c *codec.Command) {
+	pend := a.pend
+	for a.next < len(pend) && (pend[a.next].loc.File < loc.File || pend[a.next].loc.File == loc.File && pend[a.next].loc.Offset < loc.Offset) {
+		a.next++
+	}
+	if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
+		return
+	}
+	for i := a.next; i < len(pend) && pend[i].loc.File == loc.File && pend[i].loc.Offset == loc.Offset; i++ {
+		p := &pend[i]
+		if p.done || p.loc.Size != loc.Size {
 			continue
 		}
-		e := entry{id: k, loc: m.Loc, class: int8(m.Class)}
-		if o, ok := known[[2]int32{m.Loc.File, m.Loc.Offset}]; ok {
-			e.prio, e.size, e.flags = o.prio, o.size, o.flags
-		} else if err := b.recordDetails(&e, c); err != nil {
+		p.done = true
+		rk := pendingDetail{loc: p.loc, seq: p.seq, di: p.di}
+		if _, replaced := a.replaced[rk]; replaced {
+			delete(a.replaced, rk) // readable: nothing to tell
+			continue
+		}
+		d := a.dests[p.di]
+		if e, ok := d.entries.get(p.seq); ok && e.loc == p.loc {
+			if err := detailsFrom(&e, c); err == nil {
+				d.entries.set(p.seq, e)
+			}
+		}
+	}
+}
+
+// finishAdoption reads the records of the adopted messages the replay
+// has not met (readDetails) and tells the adoption's warnings where the
+// adoption made them. Build and AppendState call it: nothing before them
+// looks at the details.
+func (b *Builder) finishAdoption() {
+	a := b.adopting
+	if a == nil {
+		return
+	}
+	b.adopting = nil
+	a.readDetails()
+	sort.SliceStable(a.warns, func(i, j int) bool { return a.warns[i].at < a.warns[j].at })
+	if len(a.warns) == 0 {
+		return
+	}
+	at := min(a.warnAt, len(b.warnings))
+	all := make([]string, 0, len(b.warnings)+len(a.warns))
+	all = append(all, b.warnings[:at]...)
+	for _, w := range a.warns {
+		all = append(all, w.text)
+	}
+	all = append(all, b.warnings[at:]...)
+	b.warnings = all[:min(len(all), maxWarnings)]
+}
+
+// readDetails fills the priority, size and kind of the messages whose
+// records the replay did not keep, reading the records in journal order.
+func (a *adoption) readDetails() {
+	b := a.b
+	if len(a.pend) == 0 {
+		return
+	}
+	var pend []pendingDetail
+	for _, p := range a.pend {
+		if !p.done {
+			pend = append(pend, p)
+		}
+	}
+	a.pend = nil
+	if len(pend) == 0 {
+		return
+	}
+	locs := make([]codec.Location, len(pend))
+	for i, p := range pend {
+		locs[i] = p.loc
+	}
+	b.readRecords(locs, func(i int, c *codec.Command, err error) {
+		p := pend[i]
+		d := a.dests[p.di]
+		e, ok := d.entries.get(p.seq)
+		own := ok && e.loc == p.loc
+		var k msgKey
+		rk := pendingDetail{loc: p.loc, seq: p.seq, di: p.di}
+		if r, replaced := a.replaced[rk]; replaced {
+			// a later entry of the index took the sequence: only its
+			// warning is left to tell
+			delete(a.replaced, rk)
+			k, own = r, false
+		} else if !own {
+			return
+		} else {
+			k = e.id
+		}
+		if err == nil {
+			err = detailsFrom(&e, c)
+		}
+		if err != nil {
 			// the broker reads the record when it delivers the
 			// message: say so, keep what the index tells (and do not
 			// save this state: the journal may yet grow to hold it)
@@ -124,7 +542,7 @@ func (b *Builder) adoptDest(xd *kahaindex.Destination, known map[[2]int32]entry,
 			// file) is said once, with the others of its file and
 			// destination, by the lost-messages warning.
 			if !errors.Is(err, codec.ErrTruncated) && !errors.Is(err, codec.ErrMissingFile) {
-				b.warnf("index: %s of %s at %s: %v", m.ID, xd.Key, m.Loc, err)
+				a.warn(2*uint64(p.ord)+1, "index: %s of %s at %s: %v", b.ids.String(k), d.key, p.loc, err)
 			}
 			b.indexAhead = true
 			e.flags |= flagUnreadable
@@ -133,46 +551,33 @@ func (b *Builder) adoptDest(xd *kahaindex.Destination, known map[[2]int32]entry,
 				e.flags |= flagPrioSupported
 			}
 		}
-		d.entries.set(m.Seq, e)
-		d.ids.set(k, m.Seq)
-		d.count++
-		d.bytes += int64(m.Loc.Size)
-	}
-	if xd.Stats != nil {
-		d.statDelta = xd.Stats.Count - d.count
-	}
-	for _, xs := range xd.Subscriptions {
-		if !xs.HasCommand {
-			continue // not a subscription for the broker (only in the other structures)
+		if own {
+			d.entries.set(p.seq, e)
 		}
-		if err := xs.DecodeCommand(c); err != nil {
-			b.warnf("index: subscription %s of %s: %v", xs.Key, xd.Key, err)
+	})
+}
+
+// readRecords reads the records at locs (in journal order) with
+// Options.ReadRecords, or one by one with ReadRecord.
+func (b *Builder) readRecords(locs []codec.Location, fn func(i int, c *codec.Command, err error)) {
+	if b.opts.ReadRecords != nil {
+		b.opts.ReadRecords(locs, fn)
+		return
+	}
+	var c codec.Command
+	for i, loc := range locs {
+		if b.opts.ReadRecord == nil {
+			fn(i, nil, fmt.Errorf("its record was not read"))
 			continue
 		}
-		s := &sub{key: b.names.get([]byte(xs.Key)), info: append([]byte(nil), c.SubscriptionInfo...), retro: c.Retroactive, lastAck: -1}
-		if xs.HasLoc {
-			s.loc = xs.Loc
-			if s.loc.Size == 0 {
-				s.loc.Size = b.recordSize(s.loc, subSize)
-			}
-		}
-		if xs.HasLastAck {
-			s.lastAck = xs.LastAck
-		}
-		if xs.HasAckPositions {
-			for _, r := range xs.AckPositions {
-				s.pos.addRange(r.First, r.Last)
-			}
-			s.hasPos = !s.pos.empty()
-		}
-		d.subs = append(d.subs, s)
+		_, err := b.opts.ReadRecord(loc, &c)
+		fn(i, &c, err)
 	}
-	return d
 }
 
 // recordSize is the size of the record at loc: known from the replay, or
-// read (0 when it cannot be).
-func (b *Builder) recordSize(loc codec.Location, known map[[2]int32]int32) int32 {
+// read (0 when it cannot be; warn says why).
+func (b *Builder) recordSize(loc codec.Location, known map[[2]int32]int32, warn func(format string, args ...any)) int32 {
 	if n, ok := known[[2]int32{loc.File, loc.Offset}]; ok && n > 0 {
 		return n
 	}
@@ -182,20 +587,14 @@ func (b *Builder) recordSize(loc codec.Location, known map[[2]int32]int32) int32
 	var c codec.Command
 	full, err := b.opts.ReadRecord(loc, &c)
 	if err != nil {
-		b.warnf("index: the subscription command at %s: %v", loc, err)
+		warn("index: the subscription command at %s: %v", loc, err)
 		return 0
 	}
 	return full.Size
 }
 
-// recordDetails fills the priority, size and kind of e from its record.
-func (b *Builder) recordDetails(e *entry, c *codec.Command) error {
-	if b.opts.ReadRecord == nil {
-		return fmt.Errorf("its record was not read")
-	}
-	if _, err := b.opts.ReadRecord(e.loc, c); err != nil {
-		return err
-	}
+// detailsFrom fills the priority, size and kind of e from its record c.
+func detailsFrom(e *entry, c *codec.Command) error {
 	switch c.Type {
 	case codec.AddMessageCommand, codec.UpdateMessageCommand:
 	default:
@@ -232,84 +631,3 @@ func (m *model) sortedIndexKeys() []string {
 
 // maxDiffIDs bounds the message ids an IndexDiff names.
 const maxDiffIDs = 10
-
-// indexDiffs compares the replayed state (the journal alone, up to the
-// recovery position) with the index's.
-func (b *Builder) indexDiffs(ix *kahaindex.Index) []IndexDiff {
-	var out []IndexDiff
-	inIndex := map[string]*kahaindex.Destination{}
-	for _, xd := range ix.Destinations {
-		inIndex[xd.Key] = xd
-	}
-	var keys []string
-	for _, m := range b.dests {
-		for k := range m {
-			keys = append(keys, m[k].key)
-		}
-	}
-	sort.Strings(keys)
-	seen := map[string]bool{}
-	for _, k := range keys {
-		seen[k] = true
-		d := b.destByKey(k)
-		q := d.typ.Scheme() + "://" + d.name
-		xd := inIndex[k]
-		if xd == nil {
-			out = append(out, IndexDiff{Kind: "destination", Destination: q, Count: d.entries.len()})
-			continue
-		}
-		have := make(map[string]bool, len(xd.Messages))
-		for _, m := range xd.Messages {
-			have[m.ID] = true
-		}
-		var extra []string
-		journal := map[string]bool{}
-		d.entries.each(func(_ int64, e entry) {
-			id := b.ids.String(e.id)
-			journal[id] = true
-			if !have[id] {
-				extra = append(extra, id)
-			}
-		})
-		if len(extra) > 0 {
-			sort.Strings(extra)
-			out = append(out, IndexDiff{Kind: "messages", Destination: q, Count: len(extra), MessageIDs: extra[:min(len(extra), maxDiffIDs)]})
-		}
-		var only []string
-		for _, m := range xd.Messages {
-			if !journal[m.ID] {
-				only = append(only, m.ID)
-			}
-		}
-		if len(only) > 0 {
-			sort.Strings(only)
-			out = append(out, IndexDiff{Kind: "index-only-messages", Destination: q, Count: len(only), MessageIDs: only[:min(len(only), maxDiffIDs)]})
-		}
-		subs := map[string]bool{}
-		for _, xs := range xd.Subscriptions {
-			if xs.HasCommand {
-				subs[xs.Key] = true
-			}
-		}
-		for _, s := range d.subs {
-			if !subs[s.key] {
-				out = append(out, IndexDiff{Kind: "subscription", Destination: q, Subscription: s.key})
-			}
-			delete(subs, s.key)
-		}
-		var left []string
-		for k := range subs {
-			left = append(left, k)
-		}
-		sort.Strings(left)
-		for _, k := range left {
-			out = append(out, IndexDiff{Kind: "index-only-subscription", Destination: q, Subscription: k})
-		}
-	}
-	for _, xd := range ix.Destinations {
-		if !seen[xd.Key] {
-			out = append(out, IndexDiff{Kind: "index-only-destination", Destination: xd.Type.Scheme() + "://" + xd.Name, Count: len(xd.Messages)})
-		}
-	}
-	return out
-}

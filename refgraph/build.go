@@ -27,6 +27,7 @@ func (b *Builder) Build() (*Graph, error) {
 	if err := b.adoptIndex(); err != nil { // the recovery position is after the last record
 		return nil, err
 	}
+	b.finishAdoption()
 	b.built = true
 	g := &Graph{fileByID: map[int32]*File{}, destByK: map[string]*Destination{}}
 	sort.Slice(b.files, func(i, j int) bool { return b.files[i].ID < b.files[j].ID })

@@ -49,14 +49,18 @@ type Options struct {
 	// source was (see the package doc).
 	Compactions   []codec.CompactionHead
 	ReadForwarded func(file int32, fn func(codec.Record, *codec.Command) error) error
-	// LoadIndex loads db.data (kahaindex.Read) when the replay reaches
-	// the index's recovery position, and ReadRecord reads the command at
-	// a location (the details of a message the index holds that the
-	// replay did not keep); IndexStamp identifies the index files (for
-	// the analysis cache). StoreOptions sets them. See adopt.go.
-	LoadIndex  func() (*kahaindex.Index, error)
-	ReadRecord func(loc codec.Location, c *codec.Command) (codec.Location, error)
-	IndexStamp string
+	// LoadIndex streams db.data into sink (kahaindex.Stream) when the
+	// replay reaches the index's recovery position, and ReadRecord reads
+	// the command at a location (the details of a message the index
+	// holds that the replay did not keep); ReadRecords, when set, reads
+	// many (locs in journal order; fn is called for each, c valid during
+	// the call) as ReadRecord would one by one. IndexStamp identifies the
+	// index files (for the analysis cache). StoreOptions sets them. See
+	// adopt.go.
+	LoadIndex   func(sink kahaindex.Sink) (*kahaindex.Index, error)
+	ReadRecord  func(loc codec.Location, c *codec.Command) (codec.Location, error)
+	ReadRecords func(locs []codec.Location, fn func(i int, c *codec.Command, err error))
+	IndexStamp  string
 }
 
 // priority classes of the broker's order index.
@@ -205,6 +209,9 @@ type Builder struct {
 	// indexAhead: the adopted index holds messages whose records could not
 	// be read; such a state is not saved (AppendState)
 	indexAhead bool
+	// adopting: an adopted index whose messages' details are still
+	// taken from the records the replay meets (adopt.go)
+	adopting *adoption
 
 	// ack-compaction files whose source is gone, by source id, still to
 	// be met (model.earlyDone: the ones met so far)
@@ -341,8 +348,11 @@ func (b *Builder) addFile(fi codec.FileInfo) *File {
 	return f
 }
 
+// maxWarnings bounds the warnings a replay keeps.
+const maxWarnings = 100
+
 func (m *model) warnf(format string, args ...any) {
-	if len(m.warnings) < 100 {
+	if len(m.warnings) < maxWarnings {
 		m.warnings = append(m.warnings, fmt.Sprintf(format, args...))
 	}
 }
@@ -392,6 +402,9 @@ func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
 				return err
 			}
 		}
+	}
+	if b.adopting != nil {
+		b.adopting.meet(loc, c)
 	}
 
 	if c.Type == codec.RewrittenDataFileCommand {

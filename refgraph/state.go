@@ -126,6 +126,7 @@ func (b *Builder) AppendState(dst []byte) ([]byte, error) {
 	if b.built {
 		return dst, errBuilt
 	}
+	b.finishAdoption()
 	if b.indexAhead {
 		return dst, errIndexAhead
 	}

@@ -343,6 +343,7 @@ var stateFields = map[reflect.Type]map[string]string{
 		"destCache": "lookup cache, checked against the name", "names": "interning only",
 		"keep":       "derived from opts",
 		"indexAhead": "a state with it set is not saved",
+		"adopting":   "AppendState finishes the adoption first (finishAdoption)",
 		"early":      "derived from Options and the files (resumeEarly)",
 		"buf":        "scratch", "rbBuf": "scratch", "rbCmd": "scratch", "spareOps": "scratch", "spareTx": "scratch", "built": "a spent builder is not saved",
 	},

@@ -1,6 +1,7 @@
 package refgraph
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/kahaindex"
+	"golang.org/x/sys/unix"
 )
 
 // StoreOptions returns the replay options for st as a broker restarted on
@@ -23,13 +25,17 @@ func StoreOptions(st *codec.Store, useIndex bool, note func(error)) Options {
 	if !st.HasIndex || !useIndex {
 		return opts
 	}
-	opts.LoadIndex = func() (*kahaindex.Index, error) { return kahaindex.Read(st.Dir) }
-	opts.ReadRecord = func(loc codec.Location, c *codec.Command) (codec.Location, error) {
+	opts.LoadIndex = func(sink kahaindex.Sink) (*kahaindex.Index, error) { return kahaindex.Stream(st.Dir, sink) }
+	readRecord := func(loc codec.Location, c *codec.Command) (codec.Location, error) {
 		fi, ok := st.File(loc.File)
 		if !ok {
 			return loc, &codec.CorruptionError{File: codec.DataFileName(loc.File), FileID: loc.File, Offset: int64(loc.Offset), Err: codec.ErrMissingFile}
 		}
 		return codec.ReadRecordAt(fi, loc, c)
+	}
+	opts.ReadRecord = readRecord
+	opts.ReadRecords = func(locs []codec.Location, fn func(int, *codec.Command, error)) {
+		readRecords(st, locs, readRecord, fn)
 	}
 	opts.IndexStamp = indexStamp(st.Dir)
 	meta, err := kahaindex.ReadHead(st.Dir)
@@ -91,5 +97,58 @@ func forwardedReader(st *codec.Store) func(int32, func(codec.Record, *codec.Comm
 			return fmt.Errorf("%s is not in %s", codec.DataFileName(file), st.Dir)
 		}
 		return codec.ReadForwarded(fi, fn)
+	}
+}
+
+// dropWindow: readRecords gives back the pages of a mapped file it has
+// read past in steps of this many bytes.
+const dropWindow = 4 << 20
+
+// readRecords reads the records at locs (in journal order) as read would
+// one by one, mapping each data file once: a record that lies whole in
+// its file with the header its location says is decoded where it is;
+// anything else is left to read, for its error.
+func readRecords(st *codec.Store, locs []codec.Location, read func(codec.Location, *codec.Command) (codec.Location, error), fn func(int, *codec.Command, error)) {
+	var c codec.Command
+	var df *codec.DataFile
+	var fi codec.FileInfo
+	cur, mapped, dropped := int32(0), false, int64(0)
+	defer func() {
+		if df != nil {
+			df.Close()
+		}
+	}()
+	for i, loc := range locs {
+		if !mapped || loc.File != cur {
+			if df != nil {
+				df.Close()
+				df = nil
+			}
+			cur, mapped, dropped = loc.File, true, 0
+			var ok bool
+			if fi, ok = st.File(loc.File); ok {
+				df, _ = codec.OpenDataFile(fi.Path, fi.ID) // a file that does not map is read record by record
+			}
+		}
+		if df != nil {
+			data := df.Bytes()
+			if w := int64(loc.Offset) &^ (dropWindow - 1); df.Size > 0 && w > dropped && w <= int64(len(data)) {
+				// the pages behind are read: give them back (a mapped
+				// file's pages count as the process's memory)
+				_ = unix.Madvise(data[dropped:w], unix.MADV_DONTNEED)
+				dropped = w
+			}
+			off, size := int64(loc.Offset), int64(loc.Size)
+			if off >= 0 && size >= codec.RecordHeaderSize+1 && size <= 1<<30 && off+size <= int64(len(data)) {
+				b := data[off : off+size]
+				if int32(binary.BigEndian.Uint32(b)) == loc.Size && b[4] == codec.RecordTypeUser {
+					err := codec.DecodeRecord(fi.Path, codec.Record{Loc: loc, Batch: -1, Data: b}, &c)
+					fn(i, &c, err)
+					continue
+				}
+			}
+		}
+		_, err := read(loc, &c)
+		fn(i, &c, err)
 	}
 }

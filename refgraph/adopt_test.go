@@ -1,0 +1,121 @@
+package refgraph
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAdoptionDetails: the details of the messages an adopted index holds
+// come from their records, whether the replay meets the record after the
+// recovery position (adoption.meet) or it is read (readDetails); records
+// that do not read, or are not a message's, are warned about in the order
+// the index lists their messages, before the warnings of the replay after
+// the position, as when each record was read while the index was adopted.
+func TestAdoptionDetails(t *testing.T) {
+	q := codec.Destination{Type: codec.Queue, Name: []byte("Q"), HasType: true, HasName: true}
+	add := func(id string, prio int32, body int) codec.Command {
+		return codec.Command{Type: codec.AddMessageCommand, Dest: q, MessageID: []byte(id), Message: make([]byte, body), Priority: prio, PrioritySupported: true}
+	}
+	loc := func(off int32) codec.Location { return codec.Location{File: 1, Offset: off, Size: 100} }
+	type rec struct {
+		loc codec.Location
+		c   codec.Command
+	}
+	// the journal: a trace (the recovery position), then the adds the
+	// index holds, one of them not an add, then an add of another
+	// destination with an unknown type (a warning of the replay)
+	journal := []rec{
+		{loc(10), codec.Command{Type: codec.TraceCommand}},
+		{loc(200), add("ID:p:1", 7, 11)},
+		{loc(300), codec.Command{Type: codec.TraceCommand}}, // where the index says ID:p:2 is
+		{loc(400), add("ID:p:3", 2, 33)},
+		{loc(500), codec.Command{Type: codec.AddMessageCommand, Dest: codec.Destination{Type: 9, Name: []byte("X")}, MessageID: []byte("ID:x:1")}},
+	}
+	byLoc := map[codec.Location]codec.Command{}
+	for _, r := range journal {
+		byLoc[r.loc] = r.c
+	}
+	// ID:p:0 is before the position (read), ID:p:4 in a record that does
+	// not read
+	byLoc[loc(100)] = add("ID:p:0", 5, 5)
+	index := []kahaindex.StreamMessage{
+		{Seq: 1, ID: []byte("ID:p:0"), Loc: loc(100), Class: kahaindex.High},
+		{Seq: 2, ID: []byte("ID:p:1"), Loc: loc(200), Class: kahaindex.High},
+		{Seq: 3, ID: []byte("ID:p:2"), Loc: loc(300), Class: kahaindex.Default},
+		{Seq: 4, ID: []byte("ID:p:3"), Loc: loc(400), Class: kahaindex.Low},
+		{Seq: 5, ID: []byte("ID:p:4"), Loc: loc(450), Class: kahaindex.Default},
+	}
+	var reads []codec.Location
+	first := loc(10)
+	for _, batch := range []bool{false, true} {
+		reads = reads[:0]
+		opts := Options{
+			Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &first}},
+			LoadIndex: func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+				xd := &kahaindex.Destination{Key: "0:Q", Type: codec.Queue, Name: "Q", NextSeq: 6}
+				sink.Destination(xd)
+				for i := range index {
+					m := index[i]
+					sink.Message(xd, &m)
+				}
+				sink.Done(xd)
+				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xd}}, nil
+			},
+			ReadRecord: func(l codec.Location, c *codec.Command) (codec.Location, error) {
+				reads = append(reads, l)
+				if got, ok := byLoc[l]; ok {
+					*c = got
+					return l, nil
+				}
+				return l, errors.New("boom")
+			},
+		}
+		if batch {
+			read := opts.ReadRecord
+			opts.ReadRecords = func(locs []codec.Location, fn func(int, *codec.Command, error)) {
+				var c codec.Command
+				for i, l := range locs {
+					_, err := read(l, &c)
+					fn(i, &c, err)
+				}
+			}
+		}
+		b := NewBuilder(opts)
+		for _, r := range journal {
+			c := r.c
+			require.NoError(t, b.Command(codec.Record{Loc: r.loc}, &c))
+		}
+		require.NoError(t, b.FileDone(&codec.FileSummary{Info: codec.FileInfo{ID: 1}, Size: 1000, End: 600}))
+		g, err := b.Build()
+		require.NoError(t, err)
+		// only the records the replay did not meet are read
+		assert.Equal(t, []codec.Location{loc(100), loc(300), loc(450)}, reads, "batch %v", batch)
+		d, ok := g.Destination("0:Q")
+		require.True(t, ok)
+		got := map[string]string{}
+		for i := range d.Messages {
+			m := &d.Messages[i]
+			got[m.ID()] = fmt.Sprintf("prio %d size %d unreadable %v", m.Priority, m.Size, m.Unreadable)
+		}
+		assert.Equal(t, map[string]string{
+			"ID:p:0": "prio 5 size 5 unreadable false",
+			"ID:p:1": "prio 7 size 11 unreadable false",
+			"ID:p:2": "prio 4 size 0 unreadable true",
+			"ID:p:3": "prio 2 size 33 unreadable false",
+			"ID:p:4": "prio 4 size 0 unreadable true",
+		}, got, "batch %v", batch)
+		w := g.Warnings()
+		require.GreaterOrEqual(t, len(w), 3, "%q", w)
+		assert.Contains(t, w[0], "index: ID:p:2 of 0:Q at ")
+		assert.Contains(t, w[0], "not a message")
+		assert.Contains(t, w[1], "index: ID:p:4 of 0:Q at ")
+		assert.Contains(t, w[1], "boom")
+		assert.Contains(t, w[2], "unknown destination type 9", "%q", w)
+	}
+}
