@@ -42,8 +42,8 @@ func TestLayoutTreeWithoutFUSE(t *testing.T) {
 			for _, e := range top {
 				names = append(names, e.Name)
 			}
-			require.Equal(t, "README summary.json pinned free by-transaction by-message-id", strings.Join(names[:6], " "))
-			require.Len(t, names, 6+len(l.Children))
+			require.Equal(t, "README summary.json pinned free metrics by-transaction by-message-id", strings.Join(names[:7], " "))
+			require.Len(t, names, 7+len(l.Children))
 
 			// Which store each inode number belongs to.
 			owner := map[uint64]string{}

@@ -40,6 +40,8 @@ summary.json                  totals: files, bytes, commands by type, pinned and
 pinned                        data files the broker keeps, one db-N.log a line
 free                          data files the broker deletes at its next
                               cleanup, one db-N.log a line
+metrics                       the store's numbers as Prometheus metrics (text
+                              format): what "kahafs metrics" prints
 
 by-file/db-N.log/             one directory per data file, in id order
   holders                     first line "pinned" or "free", then why: one
@@ -47,6 +49,13 @@ by-file/db-N.log/             one directory per data file, in id order
   holders.json                the same as JSON (as "kahafs holders --json")
   info.json                   size, logical end, batches, checksum status,
                               commands by type, damaged ranges
+  acks-for/db-M.log           a symbolic link to ../../db-M.log for every file
+                              holding messages that acks in this file are
+                              for: the broker keeps this file while it keeps
+                              db-M.log (the ack chain; "chain-start" in
+                              holders names the files that start it)
+  acked-by/db-M.log           the reverse: the files holding acks for this
+                              file's messages
   OFFSET-TYPE.json            one file per journal command; OFFSET is the
                               record's byte offset in 10 digits, so that ls
                               lists them in journal order; the content is the

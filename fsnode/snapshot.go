@@ -16,6 +16,7 @@ import (
 	"github.com/kahafs/kahafs/openwire"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
 )
 
 // A Snapshot is everything the tree shows about a store, read once and
@@ -50,6 +51,7 @@ type Snapshot struct {
 	opts     codec.ReadOptions
 	m        *mountState
 	graph    *refgraph.Graph
+	analysis *store.Analysis     // what the graph came from (metrics.go)
 	cache    replaycache.Outcome // how the analysis used the cache
 	mfl      replaycache.MaxFileLength
 	// wireVersion is the OpenWire version of the store's messages
