@@ -2,8 +2,10 @@ package fsnode
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
@@ -12,11 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// linkNames lists the symbolic links of dir through the kernel, checking
-// that each leads to ../../NAME, its data file's directory.
+// linkNames lists the symbolic links of dir through the kernel, in its
+// order, checking that each leads to ../../NAME, its data file's
+// directory.
 func linkNames(t *testing.T, dir string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
+	d, err := os.Open(dir)
+	require.NoError(t, err)
+	ents, err := d.ReadDir(-1) // unsorted: the listing's order
+	require.NoError(t, d.Close())
 	require.NoError(t, err)
 	names := []string{}
 	for _, e := range ents {
@@ -76,4 +82,40 @@ func TestAckChainTree(t *testing.T) {
 		})
 	}
 	assert.NotZero(t, links, "the fixtures have ack edges")
+}
+
+// TestAckChainWithoutFUSE: a path through an ack link resolves as the
+// kernel resolves it (to the linked file's directory); the link itself
+// is stated as a link; cat of it is the directory's EISDIR.
+func TestAckChainWithoutFUSE(t *testing.T) {
+	s := openFixture(t, brokertest.Named(t, "topics"))
+	edges := 0
+	for _, f := range s.graph.Files() {
+		for _, b := range f.AcksFor {
+			edges++
+			bn := codec.DataFileName(b)
+			link := path.Join(nameByFile, f.Name, nameAcksFor, bn)
+			st, err := s.Stat(link)
+			require.NoError(t, err)
+			assert.Equal(t, Entry{Name: bn, Ino: st.Ino, Link: "../../" + bn}, st)
+			via, err := s.ReadDir(link)
+			require.NoError(t, err)
+			direct, err := s.ReadDir(path.Join(nameByFile, bn))
+			require.NoError(t, err)
+			assert.Equal(t, direct, via, "ls %s", link)
+			hv, err := s.ReadFile(path.Join(link, nameHolders))
+			require.NoError(t, err)
+			hd, err := s.ReadFile(path.Join(nameByFile, bn, nameHolders))
+			require.NoError(t, err)
+			assert.Equal(t, hd, hv)
+			_, err = s.ReadFile(link)
+			assert.ErrorIs(t, err, syscall.EISDIR)
+			back, err := s.Stat(path.Join(link, nameAckedBy, f.Name))
+			require.NoError(t, err, "%s acked by %s", bn, f.Name)
+			assert.Equal(t, "../../"+f.Name, back.Link)
+		}
+	}
+	assert.NotZero(t, edges)
+	_, err := s.ReadDir(path.Join(nameByFile, "db-4.log", nameAcksFor, "db-99.log"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
