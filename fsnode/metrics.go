@@ -3,6 +3,7 @@ package fsnode
 import (
 	"bytes"
 	"strings"
+	"sync"
 
 	"github.com/kahafs/kahafs/metrics"
 	"github.com/kahafs/kahafs/store"
@@ -24,15 +25,28 @@ func (s *Snapshot) metricsEntry() entry {
 	return textOf(nameMetrics, inoMetrics, s.renderMetrics)
 }
 
+// renderedOnce is a file rendered once per snapshot and kept: the
+// metrics stat the data files (their disk space) when made, which a
+// running broker changes, and a file's content never changes within a
+// snapshot.
+type renderedOnce struct {
+	once sync.Once
+	b    []byte
+}
+
 // renderMetrics never fails: the listing of the top looks the file up,
 // and a failure would fail the listing. What kahafs metrics would refuse
 // with an error is a comment saying so (the text format's "#").
 func (s *Snapshot) renderMetrics() ([]byte, error) {
-	var b bytes.Buffer
-	if err := metrics.Write(&b, s.storeAnalysis(), metrics.Options{}); err != nil {
-		return []byte("# kahafs: no metrics: " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n"), nil
-	}
-	return b.Bytes(), nil
+	s.met.once.Do(func() {
+		var b bytes.Buffer
+		if err := metrics.Write(&b, s.storeAnalysis(), metrics.Options{}); err != nil {
+			s.met.b = []byte("# kahafs: no metrics: " + strings.ReplaceAll(err.Error(), "\n", " ") + "\n")
+			return
+		}
+		s.met.b = b.Bytes()
+	})
+	return s.met.b, nil
 }
 
 // storeAnalysis is the analysis the snapshot was made from: a store's

@@ -63,6 +63,7 @@ type Snapshot struct {
 	sel    selected      // selector subscriptions' deliveries, lazy
 	recent recentRenders // commands rendered by lookups, for the reads that follow
 	ids    messageIDs    // held messages by id, lazy
+	met    renderedOnce  // the metrics file (metrics.go)
 
 	// storeNo is, for a store of a layout of several, its number (1, 2,
 	// …) in the layout, which its inode numbers carry (ino); 0 otherwise.
