@@ -138,11 +138,16 @@ func (s *Snapshot) resolve(op, p string) (entry, *Snapshot, string, error) {
 const maxLinks = 40
 
 // resolveFollow is resolve, following a symbolic link at the end of p
-// too when follow.
+// too when follow. The path it returns is p cleaned (what the caller
+// names), not where the links led.
 func (s *Snapshot) resolveFollow(op, p string, follow bool) (entry, *Snapshot, string, error) {
+	given := CleanPath(p)
 	for range maxLinks {
 		e, owner, clean, next, err := s.resolveOnce(op, p, follow)
 		if err != nil || next == "" {
+			if err == nil {
+				clean = given
+			}
 			return e, owner, clean, err
 		}
 		p = next
