@@ -105,7 +105,12 @@ func TestFixtures(t *testing.T) {
 				} else {
 					assert.True(t, strings.HasPrefix(holders[0], "free"), "%s: %q", fi.Name, holders[0])
 				}
-				assert.Len(t, holders, 1+len(gf.Reasons)+len(gf.Notes), fi.Name)
+				chain := 0
+				if len(gf.ChainStart) > 0 {
+					chain = 1 // the chain-start line
+					assert.True(t, strings.HasPrefix(holders[len(holders)-1], "chain-start: "), "%s: %q", fi.Name, holders[len(holders)-1])
+				}
+				assert.Len(t, holders, 1+len(gf.Reasons)+len(gf.Notes)+chain, fi.Name)
 				for i, r := range gf.Reasons {
 					assert.True(t, strings.HasPrefix(holders[1+i], string(r.Kind)+": "), "%s: %q", fi.Name, holders[1+i])
 				}

@@ -65,6 +65,8 @@ const (
 	memberHolders uint64 = 1 + iota
 	memberHoldersJSON
 	memberInfo
+	memberAcksFor
+	memberAckedBy
 )
 
 // ino is the inode number the snapshot's tree gives a node its tables

@@ -174,6 +174,7 @@ func (s *Snapshot) layoutRootTable() fixed {
 		textOf(nameSummary, inoSummary, s.renderLayoutSummary),
 		textOf(namePinned, inoPinned, func() ([]byte, error) { return s.renderLayoutFileList(true), nil }),
 		textOf(nameFree, inoFree, func() ([]byte, error) { return s.renderLayoutFileList(false), nil }),
+		s.metricsEntry(),
 	}
 	if s.layout.txStore != nil {
 		t = append(t, dirOf(nameByTransaction, inoByTransaction, func() (dirTable, error) {
@@ -520,6 +521,8 @@ free                          data files the next cleanup of their store
                               deletes, one a line, relative as in pinned
 plan, plan.json               per store, what each action an admin can take
                               frees at its next cleanup (kahafs plan)
+metrics                       every store's numbers as Prometheus metrics,
+                              labelled store_dir: what "kahafs metrics" prints
 by-transaction/ID/            (with a txStore) every transaction that spans
                               stores: in two stores or more, or recorded by
                               the txStore

@@ -38,6 +38,7 @@ func loadOneStore(l *store.Layout, gen uint64, m *mountState, opts Options) (*Sn
 		opts:        codec.ReadOptions{SkipChecksums: opts.SkipChecksums},
 		m:           m,
 		graph:       a.Graph,
+		analysis:    a,
 		cache:       a.Cache,
 		mfl:         a.MaxFileLength,
 		wireVersion: a.OpenWireVersion,

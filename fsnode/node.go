@@ -407,7 +407,7 @@ func (l *listStream) HasNext() bool { return l.pos < l.n }
 
 func (l *listStream) Next() (fuse.DirEntry, syscall.Errno) {
 	var e fuse.DirEntry
-	var dir bool
+	var dir, link bool
 	if l.lister != nil {
 		if cap(l.names)-len(l.names) < MaxNameLen {
 			l.names = make([]byte, 0, nameSlab)
@@ -417,12 +417,15 @@ func (l *listStream) Next() (fuse.DirEntry, syscall.Errno) {
 		e.Name = unsafe.String(unsafe.SliceData(l.names[start:]), len(l.names)-start)
 	} else {
 		te := l.t.at(l.pos)
-		e.Name, e.Ino, dir = te.name, te.ino, te.isDir()
+		e.Name, e.Ino, dir, link = te.name, te.ino, te.isDir(), te.kind == linkEntry
 	}
 	e.Ino = l.s.ino(e.Ino)
 	e.Mode = syscall.S_IFREG
 	if dir {
 		e.Mode = syscall.S_IFDIR
+	}
+	if link {
+		e.Mode = syscall.S_IFLNK
 	}
 	l.pos++
 	e.Off = uint64(l.pos)

@@ -45,6 +45,8 @@ plan, plan.json               what each action an admin can take (purge a
                               queue, delete a subscription, commit or roll
                               back a prepared transaction, compact) frees at
                               the next cleanup, most first (kahafs plan)
+metrics                       the store's numbers as Prometheus metrics (text
+                              format): what "kahafs metrics" prints
 
 by-file/db-N.log/             one directory per data file, in id order
   holders                     first line "pinned" or "free", then why: one
@@ -52,6 +54,13 @@ by-file/db-N.log/             one directory per data file, in id order
   holders.json                the same as JSON (as "kahafs holders --json")
   info.json                   size, logical end, batches, checksum status,
                               commands by type, damaged ranges
+  acks-for/db-M.log           a symbolic link to ../../db-M.log for every file
+                              holding messages that acks in this file are
+                              for: the broker keeps this file while it keeps
+                              db-M.log (the ack chain; "chain-start" in
+                              holders names the files that start it)
+  acked-by/db-M.log           the reverse: the files holding acks for this
+                              file's messages
   OFFSET-TYPE.json            one file per journal command; OFFSET is the
                               record's byte offset in 10 digits, so that ls
                               lists them in journal order; the content is the

@@ -19,6 +19,9 @@ type Entry struct {
 	Name string
 	Dir  bool
 	Ino  uint64 // the inode number the mount gives it
+	// Link is the target of a symbolic link (by-file/db-N.log/acks-for/
+	// and acked-by/), relative to its directory; "" for anything else.
+	Link string
 }
 
 // ReadDir returns the entries of the directory at p in the order the
@@ -37,7 +40,7 @@ func (s *Snapshot) ReadDir(p string) ([]Entry, error) {
 // the mount lists them, without holding the listing in memory; an error
 // from fn stops the listing and is returned.
 func (s *Snapshot) ListDir(p string, fn func(Entry) error) error {
-	e, owner, clean, err := s.resolve("ls", p)
+	e, owner, clean, err := s.resolveFollow("ls", p, true)
 	if err != nil {
 		return err
 	}
@@ -51,7 +54,7 @@ func (s *Snapshot) ListDir(p string, fn func(Entry) error) error {
 	in := e.in(owner)
 	for i := 0; i < t.len(); i++ {
 		c := t.at(i)
-		if err := fn(Entry{Name: c.name, Dir: c.isDir(), Ino: in.ino(c.ino)}); err != nil {
+		if err := fn(Entry{Name: c.name, Dir: c.isDir(), Ino: in.ino(c.ino), Link: c.link}); err != nil {
 			return err
 		}
 	}
@@ -69,14 +72,14 @@ func (s *Snapshot) Stat(p string) (Entry, error) {
 			return Entry{}, &fs.PathError{Op: "stat", Path: clean, Err: err}
 		}
 	}
-	return Entry{Name: e.name, Dir: e.isDir(), Ino: owner.ino(e.ino)}, nil
+	return Entry{Name: e.name, Dir: e.isDir(), Ino: owner.ino(e.ino), Link: e.link}, nil
 }
 
 // ReadFile returns the content of the file at p: the bytes a read of the
 // mounted file returns. A directory is an *fs.PathError matching
-// syscall.EISDIR.
+// syscall.EISDIR; a symbolic link is followed.
 func (s *Snapshot) ReadFile(p string) ([]byte, error) {
-	e, owner, clean, err := s.resolve("cat", p)
+	e, owner, clean, err := s.resolveFollow("cat", p, true)
 	if err != nil {
 		return nil, err
 	}
@@ -124,15 +127,59 @@ func (e *entry) in(owner *Snapshot) *Snapshot {
 // resolve walks the tables from the top to the entry at p; it returns the
 // entry, the snapshot of the directory that lists it (whose inode numbers
 // its are: Snapshot.ino) and the cleaned path. A missing name is named
-// with its directory.
+// with its directory. A symbolic link on the way is followed, one at the
+// end is returned as it is.
 func (s *Snapshot) resolve(op, p string) (entry, *Snapshot, string, error) {
+	return s.resolveFollow(op, p, false)
+}
+
+// maxLinks is how many symbolic links a resolution follows (Linux's
+// limit): past it, ELOOP.
+const maxLinks = 40
+
+// resolveFollow is resolve, following a symbolic link at the end of p
+// too when follow. The path it returns is p cleaned (what the caller
+// names), not where the links led.
+func (s *Snapshot) resolveFollow(op, p string, follow bool) (entry, *Snapshot, string, error) {
+	given := CleanPath(p)
+	for range maxLinks {
+		e, owner, clean, next, err := s.resolveOnce(op, p, follow)
+		if err != nil || next == "" {
+			if err == nil {
+				clean = given
+			}
+			return e, owner, clean, err
+		}
+		p = next
+	}
+	return entry{}, nil, CleanPath(p), &fs.PathError{Op: op, Path: CleanPath(p), Err: syscall.ELOOP}
+}
+
+// resolveOnce resolves p up to the first symbolic link to follow, and
+// returns the path that link leads to (next), or the entry at p.
+func (s *Snapshot) resolveOnce(op, p string, follow bool) (_ entry, _ *Snapshot, _ string, next string, _ error) {
+	e, owner, clean, err := s.resolveTo(op, p, func(dir string, l entry, rest []string) bool {
+		if len(rest) == 0 && !follow {
+			return false
+		}
+		next = path.Join(append([]string{dir, l.link}, rest...)...)
+		return true
+	})
+	return e, owner, clean, next, err
+}
+
+// resolveTo walks the tables to the entry at p, stopping at a symbolic
+// link when stop (given the directory of the link, the link and the
+// names after it) says so.
+func (s *Snapshot) resolveTo(op, p string, stop func(dir string, l entry, rest []string) bool) (entry, *Snapshot, string, error) {
 	clean := CleanPath(p)
 	e, owner := s.rootEntry(), s
 	if clean == "" {
 		return e, owner, clean, nil
 	}
 	dir := ""
-	for _, name := range strings.Split(clean, "/") {
+	names := strings.Split(clean, "/")
+	for i, name := range names {
 		if !e.isDir() {
 			return entry{}, nil, clean, &fs.PathError{Op: op, Path: clean, Err: fmt.Errorf("%w (%s is a file)", syscall.ENOTDIR, dir)}
 		}
@@ -148,6 +195,9 @@ func (s *Snapshot) resolve(op, p string) (entry, *Snapshot, string, error) {
 				where = "the top of the tree"
 			}
 			return entry{}, nil, clean, &fs.PathError{Op: op, Path: clean, Err: fmt.Errorf("%w (%s has no %q)", syscall.ENOENT, where, name)}
+		}
+		if next.kind == linkEntry && stop(dir, next, names[i+1:]) {
+			return next, owner, clean, nil
 		}
 		e, dir = next, path.Join(dir, name)
 	}

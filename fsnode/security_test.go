@@ -237,6 +237,8 @@ func TestStorePermissions(t *testing.T) {
 					assert.Equal(t, fs.FileMode(0o600), m, p)
 				case m.IsDir():
 					assert.Equal(t, c.wantDir, m, p)
+				case m&fs.ModeSymlink != 0: // acks-for/, acked-by/
+					assert.Equal(t, fs.ModeSymlink|0o777, m, p)
 				default:
 					assert.Equal(t, c.wantFi, m, p)
 					if strings.HasSuffix(p, ".body") {

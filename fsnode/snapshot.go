@@ -16,6 +16,7 @@ import (
 	"github.com/kahafs/kahafs/openwire"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
 )
 
 // A Snapshot is everything the tree shows about a store, read once and
@@ -50,6 +51,7 @@ type Snapshot struct {
 	opts     codec.ReadOptions
 	m        *mountState
 	graph    *refgraph.Graph
+	analysis *store.Analysis     // what the graph came from (metrics.go)
 	cache    replaycache.Outcome // how the analysis used the cache
 	mfl      replaycache.MaxFileLength
 	// wireVersion is the OpenWire version of the store's messages
@@ -62,6 +64,7 @@ type Snapshot struct {
 	recent recentRenders // commands rendered by lookups, for the reads that follow
 	ids    messageIDs    // held messages by id, lazy
 	pl     planState     // the unpin plan's resolver, lazy (plan.go)
+	met    renderedOnce  // the metrics file (metrics.go)
 
 	// storeNo is, for a store of a layout of several, its number (1, 2,
 	// …) in the layout, which its inode numbers carry (ino); 0 otherwise.

@@ -30,6 +30,7 @@ const (
 	textEntry entryKind = iota // a small file rendered from the snapshot
 	dirEntry                   // a directory
 	cmdEntry                   // a command's JSON, or its message's body
+	linkEntry                  // a symbolic link (ackchain.go)
 )
 
 // entry is one name of a directory of the tree.
@@ -56,6 +57,9 @@ type entry struct {
 	// below it (a store of a layout: see layout.go); else the snapshot of
 	// the directory that lists it.
 	snap *Snapshot
+	// link is the target of a symbolic link (linkEntry), relative to the
+	// directory that lists it.
+	link string
 }
 
 func (e *entry) isDir() bool { return e.kind == dirEntry }
@@ -168,6 +172,7 @@ func (s *Snapshot) rootTable() fixed {
 		textOf(nameSummary, inoSummary, s.renderSummary),
 		textOf(namePinned, inoPinned, func() ([]byte, error) { return s.renderFileList(true), nil }),
 		textOf(nameFree, inoFree, func() ([]byte, error) { return s.renderFileList(false), nil }),
+		s.metricsEntry(),
 		dirOf(nameByFile, inoByFile, func() (dirTable, error) { return byFileTable{s}, nil }),
 		dirOf(nameByDestination, inoByDestination, func() (dirTable, error) { return destGroupsTable{s, s.destGroups()}, nil }),
 		dirOf(nameByTransaction, inoByTransaction, func() (dirTable, error) {
@@ -221,11 +226,11 @@ func (s *Snapshot) dataFileTable(f *dataFile) (*dataFileTable, error) {
 		return nil, err
 	}
 	id := f.info.ID
-	return &dataFileTable{f: f, idx: idx, msgs: f.msgs, members: fixed{
+	return &dataFileTable{f: f, idx: idx, msgs: f.msgs, members: append(fixed{
 		textOf(nameHolders, inoAt(kindDataMember, id, memberHolders), func() ([]byte, error) { return s.renderHolders(f), nil }),
 		textOf(nameHoldersJSON, inoAt(kindDataMember, id, memberHoldersJSON), func() ([]byte, error) { return s.renderHoldersJSON(f) }),
 		textOf(nameInfo, inoAt(kindDataMember, id, memberInfo), func() ([]byte, error) { return s.renderInfo(f) }),
-	}}, nil
+	}, s.ackDirs(f)...)}, nil
 }
 
 func (t *dataFileTable) len() int { return len(t.members) + len(t.idx) + len(t.msgs) }

@@ -259,6 +259,8 @@ func (s *Snapshot) lookupIn(ctx context.Context, parent *fs.Inode, t dirTable, n
 		return n, 0
 	case textEntry:
 		return newTextFile(ctx, parent, name, s, ino, e.text, out)
+	case linkEntry:
+		return newLinkNode(ctx, parent, name, s, ino, e.link, out), 0
 	default:
 		e.ino = ino
 		return s.commandAt(ctx, parent, e, out)

@@ -79,7 +79,7 @@ func TestListingCalls(t *testing.T) {
 	dir, cmds := traceStore(t, n)
 	lines := dumpLines(t, dir)
 	require.Len(t, lines, n)
-	want := append([]string{nameHolders, nameHoldersJSON, nameInfo}, cmds...)
+	want := append([]string{nameHolders, nameHoldersJSON, nameInfo, nameAcksFor, nameAckedBy}, cmds...)
 	for _, kc := range []int{2 * n, 2048} { // linked; 1536 linked, the rest by name
 		t.Run(fmt.Sprintf("kernel-cache=%d", kc), func(t *testing.T) {
 			opts := quietOpts(t)

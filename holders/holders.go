@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/refgraph"
 	"github.com/kahafs/kahafs/replaycache"
 )
@@ -32,11 +33,18 @@ type File struct {
 	Commands  int               `json:"commands"`
 	Reasons   []refgraph.Reason `json:"reasons"`
 	Notes     []refgraph.Reason `json:"notes,omitempty"`
+	// AcksFor are the ids of the files holding messages this file's acks
+	// are for (the broker's ack-message-file map); ChainStart, for a file
+	// kept by its acks, the ids of the files starting its ack chains:
+	// kept by something else (refgraph.File).
+	AcksFor    []int32 `json:"acksFor,omitempty"`
+	ChainStart []int32 `json:"chainStart,omitempty"`
 }
 
 // Of is the holders of the data file f of a replay graph.
 func Of(f *refgraph.File) File {
-	hf := File{ID: f.ID, Name: f.Name, Pinned: f.Pinned, Bytes: f.Size, Commands: f.Commands, Reasons: f.Reasons, Notes: f.Notes}
+	hf := File{ID: f.ID, Name: f.Name, Pinned: f.Pinned, Bytes: f.Size, Commands: f.Commands, Reasons: f.Reasons, Notes: f.Notes,
+		AcksFor: f.AcksFor, ChainStart: f.ChainStart}
 	if hf.Reasons == nil {
 		hf.Reasons = []refgraph.Reason{}
 	}
@@ -211,7 +219,8 @@ func (doc Doc) TotalsLines() []string {
 
 // Text is the holders of one file a line each: "pinned" or "free: …",
 // then one reason a line ("KIND: text"), then the notes ("note: KIND:
-// text"); line breaks in the texts become spaces.
+// text"); line breaks in the texts become spaces. A file kept by its acks
+// then says where its ack chains start ("chain-start: db-2.log, …").
 func (f File) Text() []byte {
 	var b strings.Builder
 	if f.Pinned {
@@ -225,7 +234,19 @@ func (f File) Text() []byte {
 	for _, r := range f.Notes {
 		fmt.Fprintf(&b, "note: %s: %s\n", r.Kind, oneLine(r.Text))
 	}
+	if len(f.ChainStart) > 0 {
+		fmt.Fprintf(&b, "chain-start: %s (kept by something else than acks: the ack chain that keeps this file starts there)\n", fileNames(f.ChainStart))
+	}
 	return []byte(b.String())
+}
+
+// fileNames is "db-2.log, db-3.log".
+func fileNames(ids []int32) string {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = codec.DataFileName(id)
+	}
+	return strings.Join(names, ", ")
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

@@ -14,7 +14,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/holders"
@@ -119,12 +121,34 @@ func (s *set) gauge(name string, labels prometheus.Labels, v float64) {
 	}
 	lv := prometheus.Labels{}
 	for k, x := range labels {
-		lv[k] = x
+		lv[k] = LabelValue(x)
 	}
 	if s.multi {
-		lv[LabelStoreDir] = s.dir
+		lv[LabelStoreDir] = LabelValue(s.dir)
 	}
 	vec.With(lv).Set(v)
+}
+
+// LabelValue is v as a label value: Prometheus takes UTF-8 only (the
+// client library panics on anything else), and a destination name or a
+// subscription key from a client may hold any bytes. A value that is not
+// UTF-8 has each byte that is not part of a UTF-8 character, and each
+// "%", written %XX (upper-case hex); valid UTF-8 is kept as it is.
+func LabelValue(v string) string {
+	if utf8.ValidString(v) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); {
+		r, n := utf8.DecodeRuneInString(v[i:])
+		if (r == utf8.RuneError && n == 1) || r == '%' {
+			fmt.Fprintf(&b, "%%%02X", v[i])
+		} else {
+			b.WriteString(v[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // Gather is the metrics of the analysed store a (each store of a layout

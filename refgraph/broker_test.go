@@ -210,6 +210,7 @@ func TestFixturesLiveBroker(t *testing.T) {
 			v, log := runInspect(t, fx.StoreDir, fixtureMaxFile(fx))
 			compareWithBroker(t, g, v)
 			assert.Equal(t, brokerGCLines(t, log), gcLines(g.GCLog()), "cleanup log")
+			compareAckMap(t, g, log)
 		})
 	}
 }

@@ -67,6 +67,8 @@ func (b *Builder) Build() (*Graph, error) {
 	for _, f := range b.files {
 		g.fileByID[f.ID] = f
 	}
+	g.ackMap = plan.acks
+	ackChains(g.files, g.fileByID, plan.acks)
 	s := &g.summary
 	s.Files = len(b.files)
 	for _, f := range b.files {

@@ -37,6 +37,7 @@ type Graph struct {
 	gcLog  []string
 	// cleanIn: what the cleanup emulation read (whatif.go)
 	cleanIn  *cleanupInput
+	ackMap   map[int32][]int32 // the ack map the cleanup saw (AckMap)
 	diffs    []IndexDiff
 	summary  Summary
 	damaged  bool
@@ -70,6 +71,14 @@ type File struct {
 	Notes []Reason
 	// Damage found while reading the file (torn tails included).
 	Damage []*codec.CorruptionError
+	// AcksFor are the other data files of the store holding messages that
+	// this file's acks are for (the broker's ack-message-file map), and
+	// AckedBy the files whose acks are for messages in this one, ascending
+	// (ackchain.go). ChainStart: for a file kept by its acks (a KindAcks
+	// reason), the kept files at the start of its ack chains, reached over
+	// AcksFor through files kept by their acks alone: those kept by
+	// another holder.
+	AcksFor, AckedBy, ChainStart []int32
 }
 
 // ReasonKind names a kind of holder. The values are part of the JSON

@@ -352,6 +352,7 @@ var stateFields = map[reflect.Type]map[string]string{
 		"ID": "saved", "Name": "saved", "Size": "saved", "End": "saved", "Commands": "saved", "Skipped": "saved",
 		"Compaction": "saved", "Source": "saved", "Pinned": "made by Build", "Reasons": "made by Build",
 		"Notes": "made by Build", "Damage": "saved",
+		"AcksFor": "made by Build (ackchain.go)", "AckedBy": "made by Build (ackchain.go)", "ChainStart": "made by Build (ackchain.go)",
 	},
 	reflect.TypeOf(dest{}): {
 		"typ": "saved (position)", "name": "saved", "key": "derived", "topic": "derived", "nextSeq": "saved",

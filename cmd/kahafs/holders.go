@@ -15,6 +15,7 @@ import (
 
 type holdersFlags struct {
 	json     bool
+	dot      bool
 	analysis analysisFlags
 	profile  profileFlags
 }
@@ -53,6 +54,16 @@ With --json the output is one JSON document:
 length, "allocated" the disk space it takes (less for a preallocated, sparse
 file); nextCleanupFrees is the disk space the next cleanup gives back. The
 text output gives each file's length after its name and ends with the totals.
+A file kept by its acks ("acks") has "acksFor" (the ids of the files its
+acks are for) and "chainStart" (the ids of the kept files its ack chains
+start at: kept by something else than acks).
+
+With --dot the output is the ack chain as a Graphviz digraph (dot -Tsvg):
+a node per data file (name, length, pinned or free, the kinds of its
+holders), an edge A -> B when acks in A are for messages in B (the broker
+keeps A as long as it keeps B; solid when both are kept), the files that
+start a chain in bold red. A layout of several stores gives a cluster per
+store.
 
 The analysis is kept in a cache outside the store (--cache-dir, default
 $KAHAFS_CACHE_DIR or the user cache directory): a second run on an unchanged
@@ -77,6 +88,8 @@ index remembers what a replay of the files left cannot know.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&f.dot, "dot", false, "print the ack chain as a Graphviz digraph")
+	cmd.MarkFlagsMutuallyExclusive("json", "dot")
 	f.analysis.add(cmd, replayFlags)
 	f.profile.add(cmd)
 	return cmd
@@ -156,7 +169,7 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 		return runSchedulerHolders(cmd, l, f)
 	}
 	a, err := analyse(l, cmd.ErrOrStderr(), f.analysis)
-	if errors.Is(err, store.ErrSchedulerStore) {
+	if errors.Is(err, store.ErrSchedulerStore) && !f.dot {
 		// scheduler commands in a journal without scheduleDB.data
 		return runSchedulerHolders(cmd, l, f)
 	}
@@ -172,6 +185,8 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 	doc.BrokerPID, doc.Running = pid, f.analysis.running
 	if f.json {
 		err = doc.WriteJSON(out)
+	} else if f.dot {
+		err = doc.WriteDot(out)
 	} else {
 		if live != "" {
 			fmt.Fprintln(out, live)
@@ -203,6 +218,9 @@ func runHolders(cmd *cobra.Command, dir string, f holdersFlags) error {
 // runSchedulerHolders is holders on a job scheduler store (package
 // scheduler): its own model, its own report.
 func runSchedulerHolders(cmd *cobra.Command, l *store.Layout, f holdersFlags) error {
+	if f.dot {
+		return fmt.Errorf("%s: a job scheduler store has no acks: --dot draws a KahaDB store's ack chain", l.Dir())
+	}
 	r, err := store.AnalyseScheduler(l, f.analysis.options(cmd.ErrOrStderr()))
 	if err != nil {
 		return err
@@ -245,7 +263,7 @@ func runLayoutHolders(cmd *cobra.Command, a *store.Analysis, f holdersFlags) err
 			sd.Scheduler = b.Bytes()
 		}
 		doc.Stores = append(doc.Stores, sd)
-		if f.json {
+		if f.json || f.dot {
 			continue
 		}
 		if i > 0 {
@@ -268,6 +286,8 @@ func runLayoutHolders(cmd *cobra.Command, a *store.Analysis, f holdersFlags) err
 	var err error
 	if f.json {
 		err = doc.WriteJSON(out)
+	} else if f.dot {
+		err = doc.WriteDot(out)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr

@@ -31,7 +31,9 @@ its name, as ls does.
 
 With -l each line is the mode, the size in bytes and the name, as the mount
 shows them (a size is that of the rendered content, so -l renders every
-file it lists).
+file it lists); a symbolic link (by-file/db-N.log/acks-for/ and acked-by/)
+also its target ("db-3.log -> ../../db-3.log"). A PATH through a link is
+followed, as below a mountpoint.
 
 The store is read as mount reads it, with the same flags and the same
 analysis cache; what ls, cat and find print is what the mount serves, byte
@@ -58,6 +60,12 @@ func runLs(cmd *cobra.Command, store, p string, f lsFlags) error {
 	w := bufio.NewWriter(cmd.OutOrStdout())
 	defer w.Flush()
 	dir := fsnode.CleanPath(p)
+	if f.long && dir != "" {
+		// a symbolic link named as PATH: its own line, as ls -l
+		if e, err := s.Stat(dir); err == nil && e.Link != "" {
+			return lsLine(w, s, dir, e, true)
+		}
+	}
 	err = s.ListDir(dir, func(e fsnode.Entry) error {
 		return lsLine(w, s, path.Join(dir, e.Name), e, f.long)
 	})
@@ -81,6 +89,11 @@ func lsLine(w io.Writer, s *fsnode.Snapshot, p string, e fsnode.Entry, long bool
 		return err
 	}
 	mode, size := "dr-xr-xr-x", 0
+	if e.Link != "" {
+		// a symbolic link (acks-for/, acked-by/): as ls -l shows one
+		_, err := fmt.Fprintf(w, "%s %10d %s -> %s\n", "lrwxrwxrwx", len(e.Link), e.Name, e.Link)
+		return err
+	}
 	if !e.Dir {
 		b, err := s.ReadFile(p)
 		if err != nil {
