@@ -70,7 +70,9 @@ func (t *dataFileTable) unnamedAt(i int) entry {
 // at p itself), in tree order: depth first, each directory's entries in
 // the order the mount lists them — the order `find` meets them (gnulib's
 // fts, which `find` and `grep -r` use, visits a directory of more than
-// 10,000 entries in inode order instead). A directory that cannot be
+// 10,000 entries in inode order instead). Symbolic links met in the walk
+// are left out, as grep -r (without -R) leaves them; p itself may go
+// through links. A directory that cannot be
 // listed is passed to fn with Err set, and the walk goes on. An error from
 // fn stops the walk and is returned; so is a p that is not in the tree.
 func (s *Snapshot) WalkFiles(p string, fn func(TreeFile) error) error {
@@ -99,6 +101,10 @@ func (s *Snapshot) walkDir(dir string, e entry, owner *Snapshot, fn func(TreeFil
 			c = t.at(i)
 		}
 		switch {
+		case c.link != "":
+			// a symbolic link met in the walk (acks-for/, acked-by/) is
+			// not followed, as grep -r and find do not
+			continue
 		case c.isDir():
 			if un != nil {
 				c = t.at(i)

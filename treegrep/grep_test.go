@@ -152,6 +152,12 @@ func copyTree(t *testing.T, s *fsnode.Snapshot, p, dir string) []string {
 	var order []string
 	for _, e := range es {
 		q := path.Join(p, e.Name)
+		if e.Link != "" {
+			// a symbolic link stays one, so that grep -r meets it as it
+			// does on the mount (and does not follow it)
+			require.NoError(t, os.Symlink(e.Link, filepath.Join(dir, q)))
+			continue
+		}
 		if e.Dir {
 			require.NoError(t, os.Mkdir(filepath.Join(dir, q), 0o755))
 			order = append(order, copyTree(t, s, q, dir)...)
