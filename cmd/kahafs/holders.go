@@ -295,12 +295,22 @@ func runLayoutHolders(cmd *cobra.Command, a *store.Analysis, f holdersFlags) err
 	if err != nil {
 		return err
 	}
+	return reportStores(cmd.ErrOrStderr(), a)
+}
+
+// reportStores writes the warnings and the damage of a's stores to errw
+// (each line led by the store's directory on a layout of several) and
+// returns errDamaged when a store has damage.
+func reportStores(errw io.Writer, a *store.Analysis) error {
 	damaged := false
-	for _, s := range a.Children {
+	for _, s := range storesOf(a) {
 		if s.Graph == nil {
 			continue
 		}
-		pw := &prefixWriter{w: cmd.ErrOrStderr(), prefix: safe(s.Layout.Rel) + ": "}
+		pw := errw
+		if a.Layout.Multi() {
+			pw = &prefixWriter{w: errw, prefix: safe(s.Layout.Rel) + ": "}
+		}
 		for _, w := range s.Graph.Warnings() {
 			fmt.Fprintln(pw, "warning:", w)
 		}

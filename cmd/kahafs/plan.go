@@ -117,31 +117,7 @@ func runPlan(cmd *cobra.Command, dir string, f planFlags) error {
 		return err
 	}
 	// warnings and damage as holders reports them
-	damaged := false
-	for _, s := range storesOf(a) {
-		if s.Graph == nil {
-			continue
-		}
-		var pw io.Writer = cmd.ErrOrStderr()
-		if a.Layout.Multi() {
-			pw = &prefixWriter{w: pw, prefix: safe(s.Layout.Rel) + ": "}
-		}
-		for _, w := range s.Graph.Warnings() {
-			fmt.Fprintln(pw, "warning:", w)
-		}
-		if s.Graph.Damaged() {
-			damaged = true
-		}
-		for _, file := range s.Graph.Files() {
-			if reportDamage(pw, file.Damage) {
-				damaged = true
-			}
-		}
-	}
-	if damaged {
-		return errDamaged
-	}
-	return nil
+	return reportStores(cmd.ErrOrStderr(), a)
 }
 
 func writeLayoutPlan(w io.Writer, a *store.Analysis, doc plan.LayoutDoc) error {
