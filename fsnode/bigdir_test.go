@@ -48,6 +48,20 @@ var bigPendingRel = "by-destination/queue/" + bigQueue + "/pending"
 
 // pendingNode is the node of pendingStore's pending/, which the kernel
 // has looked up.
+// aheadDone waits until d renders nothing ahead of a walk (lookAhead).
+func aheadDone(t testing.TB, d *tableDir) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		d.ahead.mu.Lock()
+		busy := d.ahead.busy
+		d.ahead.mu.Unlock()
+		if !busy {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the renders ahead did not finish within a minute")
+	}
+}
+
 func pendingNode(t testing.TB, root *fs.Inode) *tableDir {
 	node := root
 	for _, c := range strings.Split(bigPendingRel, "/") {
@@ -346,6 +360,11 @@ func TestBatchWalkLinks(t *testing.T) {
 	// up by the listing and pushed: no request, no render.
 	sort.Slice(files, func(i, j int) bool { return files[i].ino < files[j].ino })
 	s := fsys.Snapshot()
+	// the renders ahead that the Lstat calls above started run on a
+	// goroutine of their own: on a loaded machine they may still be going
+	// (CI saw 3 of them land during the reads below); count from when
+	// they are done
+	aheadDone(t, td)
 	lookups, renders := td.lookups.Load(), fsys.m.renders.Load()
 	for i, f := range files {
 		if i == jsons {
