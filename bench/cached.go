@@ -61,11 +61,7 @@ func (b *bench) holdersCachedStep() []*result {
 // the cache: a first mount (not timed) writes it, the timed one reads it.
 func (b *bench) mountCachedStep() []*result {
 	r := &result{step: stepMountCached, command: "`kahafs mount STORE MNT` until `ls MNT` answers, the cache warm"}
-	if !b.needs(r, "mount") {
-		return []*result{r}
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		r.skipped = "no /dev/fuse on this machine"
+	if !b.canMount(r) {
 		return []*result{r}
 	}
 	mnt := filepath.Join(b.work, "mnt-cached")

@@ -21,11 +21,7 @@ func (b *bench) mountNoIndexStep() []*result {
 		r.skipped = "the store has no index (-bare): the mount row is this one"
 		return []*result{r}
 	}
-	if !b.needs(r, "mount") {
-		return []*result{r}
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		r.skipped = "no /dev/fuse on this machine"
+	if !b.canMount(r) {
 		return []*result{r}
 	}
 	mnt := filepath.Join(b.work, "mnt-no-index")

@@ -207,6 +207,19 @@ func (b *bench) needs(r *result, sub string) bool {
 	return false
 }
 
+// canMount: kahafs has a mount command and this machine /dev/fuse; if
+// not, r says which is missing.
+func (b *bench) canMount(r *result) bool {
+	if !b.needs(r, "mount") {
+		return false
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		r.skipped = "no /dev/fuse on this machine"
+		return false
+	}
+	return true
+}
+
 // child is a finished child process.
 type child struct {
 	wall   time.Duration

@@ -317,11 +317,7 @@ func (b *bench) grepLinkedStep() []*result {
 		r.skipped = "fewer than two queues have pending messages"
 		return []*result{r}
 	}
-	if !b.needs(r, "mount") {
-		return []*result{r}
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		r.skipped = "no /dev/fuse on this machine"
+	if !b.canMount(r) {
 		return []*result{r}
 	}
 	q := qs[1]

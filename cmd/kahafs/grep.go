@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
 
 	"github.com/kahafs/kahafs/treegrep"
 	"github.com/spf13/cobra"
@@ -75,12 +74,7 @@ pattern, the store or PATH was refused.`,
 			if len(args) == 3 {
 				p = args[2]
 			}
-			stop, err := f.profile.start()
-			if err != nil {
-				return err
-			}
-			defer stop(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
-			err = runGrep(cmd, args[0], args[1], p, f)
+			err := f.profile.around(cmd, func() error { return runGrep(cmd, args[0], args[1], p, f) })
 			if err != nil && !errors.Is(err, errNoMatch) && !errors.Is(err, errDamaged) {
 				// grep's status for trouble: 2, not 1 ("no match")
 				return grepTrouble{err}

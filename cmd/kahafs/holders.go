@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 
 	"github.com/kahafs/kahafs/holders"
 	"github.com/kahafs/kahafs/store"
@@ -79,12 +78,7 @@ scheduler journal that an earlier cleanup deleted files of is refused: its
 index remembers what a replay of the files left cannot know.`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			stop, err := f.profile.start()
-			if err != nil {
-				return err
-			}
-			defer stop(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
-			return runHolders(cmd, args[0], f)
+			return f.profile.around(cmd, func() error { return runHolders(cmd, args[0], f) })
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")

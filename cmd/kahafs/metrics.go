@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"log"
 	"strings"
 
 	"github.com/kahafs/kahafs/metrics"
@@ -47,12 +46,7 @@ no journal: cheap enough to run every minute. Damage is a metric
 metrics were written.`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			stop, err := f.profile.start()
-			if err != nil {
-				return err
-			}
-			defer stop(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
-			return runMetrics(cmd, args[0], f)
+			return f.profile.around(cmd, func() error { return runMetrics(cmd, args[0], f) })
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "", "write the metrics to FILE atomically (default stdout)")

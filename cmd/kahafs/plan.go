@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 
 	"github.com/kahafs/kahafs/plan"
 	"github.com/kahafs/kahafs/store"
@@ -57,12 +56,7 @@ The analysis flags are those of holders (--max-file-length, --running,
 --no-index, the cache).`,
 		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			stop, err := f.profile.start()
-			if err != nil {
-				return err
-			}
-			defer stop(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
-			return runPlan(cmd, args[0], f)
+			return f.profile.around(cmd, func() error { return runPlan(cmd, args[0], f) })
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON")

@@ -24,6 +24,17 @@ func (p *profileFlags) add(cmd *cobra.Command) {
 
 func (p *profileFlags) start() (func(*log.Logger), error) { return startProfiles(p.cpu, p.mem) }
 
+// around runs run between the start and the end of the profiles, which
+// report their own errors on cmd's stderr.
+func (p *profileFlags) around(cmd *cobra.Command, run func() error) error {
+	stop, err := p.start()
+	if err != nil {
+		return err
+	}
+	defer stop(log.New(cmd.ErrOrStderr(), "kahafs: ", 0))
+	return run()
+}
+
 // startProfiles starts the CPU profile and returns the function that ends
 // it and writes the heap profile (the hidden --cpuprofile and --memprofile
 // flags, for measuring the server).
