@@ -19,7 +19,12 @@ import "slices"
 // they acknowledge, as the broker records them (recordAckMessageReferenceLocation;
 // the index's reloaded map plus what the replay recorded). Values may
 // name files that no longer exist. The map is shared: do not modify it.
-func (g *Graph) AckMap() map[int32][]int32 { return g.ackMap }
+func (g *Graph) AckMap() map[int32][]int32 {
+	if g.cleanIn == nil {
+		return nil
+	}
+	return g.cleanIn.ackMap
+}
 
 // ackChains sets AcksFor, AckedBy and ChainStart of files (sorted by id)
 // from the ack map acks.

@@ -57,6 +57,7 @@ func (b *Builder) Build() (*Graph, error) {
 	g.cleanIn = in
 	g.gc = append([]int32{}, plan.deleted.ids...)
 	g.gcLog = plan.log
+	g.keptForAcks = plan.keptForAcks
 	for _, f := range b.files {
 		f.Pinned = !plan.deleted.has(f.ID)
 	}
@@ -67,7 +68,6 @@ func (b *Builder) Build() (*Graph, error) {
 	for _, f := range b.files {
 		g.fileByID[f.ID] = f
 	}
-	g.ackMap = plan.acks
 	ackChains(g.files, g.fileByID, plan.acks)
 	s := &g.summary
 	s.Files = len(b.files)
@@ -722,6 +722,9 @@ type cleanupPlan struct {
 	txRange    [2]codec.Location // of the transactions in progress (hasRange)
 	hasRange   bool
 	auditFirst bool // the audit's file was the smallest candidate
+	// keptForAcks: the candidates the last step kept only because their
+	// acks refer to kept files (Graph.KeptForAcks)
+	keptForAcks []int32
 }
 
 // plan emulates the broker's cleanup (§6.2) of the files of in from the
@@ -878,6 +881,7 @@ func (p *cleanupPlan) ackStep() {
 			}
 			if drop {
 				p.logf("not removing data file: %d as contained ack(s) refer to referenced file: %s", c, javaList(refs))
+				p.keptForAcks = append(p.keptForAcks, c)
 				cand.ids = append(cand.ids[:i], cand.ids[i+1:]...)
 				continue
 			}

@@ -36,12 +36,13 @@ type Graph struct {
 	gc     []int32
 	gcLog  []string
 	// cleanIn: what the cleanup emulation read (whatif.go)
-	cleanIn  *cleanupInput
-	ackMap   map[int32][]int32 // the ack map the cleanup saw (AckMap)
-	diffs    []IndexDiff
-	summary  Summary
-	damaged  bool
-	warnings []string
+	cleanIn *cleanupInput
+	// keptForAcks: the files the cleanup keeps only for their acks
+	keptForAcks []int32
+	diffs       []IndexDiff
+	summary     Summary
+	damaged     bool
+	warnings    []string
 }
 
 // File is one data file (db-N.log) and why it is kept.

@@ -138,19 +138,7 @@ func (g *Graph) CleanupLogAfter(actions []Action, writes []Write) (gc []int32, l
 // KeptForAcks are the files the cleanup as it is keeps only because acks
 // in them refer to kept files (its last step): what the broker's own ack
 // compaction can move away.
-func (g *Graph) KeptForAcks() []int32 {
-	if g.cleanIn == nil {
-		return nil
-	}
-	var out []int32
-	for _, line := range g.gcLog {
-		var id int32
-		if _, err := fmt.Sscanf(line, "not removing data file: %d as", &id); err == nil {
-			out = append(out, id)
-		}
-	}
-	return out
-}
+func (g *Graph) KeptForAcks() []int32 { return g.keptForAcks }
 
 func (g *Graph) planAfter(actions []Action, writes []Write) (*cleanupPlan, error) {
 	in := g.cleanIn
