@@ -63,11 +63,20 @@ const grepText = "#471"
 
 // kahafsGrepStep times `kahafs grep -l -F TEXT STORE PATH` against
 // `grep -r -l -F TEXT MNT/PATH` on a fresh mount, PATH the pending/ of
-// the queue with the second most pending messages (the slow queue): the
-// same paths (tree paths, relative to its root), and issue 22's target
-// of at least 10× faster.
+// the queue with the second most pending messages (the slow queue), both
+// ways (issue 22's target of at least 10× is held against the first):
+//
+//   - warm against warm: kahafs grep with the analysis cache warm (a
+//     first kahafs grep, not timed, writes it into the bench's work
+//     directory), against grep -r over a mount that has answered (its
+//     analysis done, not counted); the row's time is this run's;
+//   - cold against cold: kahafs grep --no-cache against the mount's
+//     first answer plus grep -r.
+//
+// Every run of kahafs grep must name the same paths (tree paths,
+// relative to its root) as grep -r.
 func (b *bench) kahafsGrepStep() []*result {
-	r := &result{step: stepKahafsGrep, command: "`kahafs grep -l -F TEXT STORE by-destination/queue/Q/pending` against `grep -r -l -F TEXT MNT/by-destination/queue/Q/pending`"}
+	r := &result{step: stepKahafsGrep, command: "`kahafs grep -l -F TEXT STORE by-destination/queue/Q/pending` (analysis cache warm) against `grep -r -l -F TEXT MNT/by-destination/queue/Q/pending`"}
 	help, err := exec.Command(b.bin, "grep", "--help").CombinedOutput()
 	if err != nil {
 		r.skipped = "kahafs has no grep subcommand"
@@ -80,25 +89,56 @@ func (b *bench) kahafsGrepStep() []*result {
 	}
 	q := qs[1]
 	rel := "by-destination/queue/" + q + "/pending"
-	r.command = fmt.Sprintf("`kahafs grep -l -F '%s' STORE %s` against `grep -r -l -F '%s' MNT/%s`", grepText, rel, grepText, rel)
+	r.command = fmt.Sprintf("`kahafs grep -l -F '%s' STORE %s` (analysis cache warm) against `grep -r -l -F '%s' MNT/%s` (the mount answered)", grepText, rel, grepText, rel)
 
-	// kahafs grep first: cold, no analysis cache when it has one.
-	args := []string{"grep", "-l", "-F"}
-	for _, f := range []string{"--no-cache", "--max-file-length"} {
-		if bytes.Contains(help, []byte(f)) {
-			args = append(args, f)
-			if f == "--max-file-length" {
-				args = append(args, b.fileLengthArg())
-			}
-		}
+	base := []string{"grep", "-l", "-F"}
+	if bytes.Contains(help, []byte("--max-file-length")) {
+		base = append(base, "--max-file-length", b.fileLengthArg())
 	}
-	args = append(args, "--", grepText, b.cs.store, rel)
-	var kout bytes.Buffer
-	c, err := b.runChild(&kout, nil, b.bin, args, 1)
-	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
+	hasCache := bytes.Contains(help, []byte("--no-cache")) && bytes.Contains(help, []byte("--cache-dir"))
+	kgrep := func(cacheFlags ...string) (child, []string, error) {
+		args := append(append(slices.Clone(base), cacheFlags...), "--", grepText, b.cs.store, rel)
+		var out bytes.Buffer
+		c, err := b.runChild(&out, nil, b.bin, args, 1)
+		return c, paths(out.Bytes(), ""), err
+	}
+	// cold: the whole analysis (no cache)
+	var coldFlags []string
+	if hasCache {
+		coldFlags = []string{"--no-cache"}
+	}
+	cold, coldPaths, err := kgrep(coldFlags...)
 	if err != nil {
+		r.err = fmt.Errorf("kahafs grep --no-cache: %w", err)
 		return []*result{r}
 	}
+	// warm: a first run writes the cache, the second is timed
+	warm, warmPaths := cold, coldPaths
+	if hasCache {
+		cache := b.cacheDir()
+		first, firstPaths, err := kgrep("--cache-dir", cache)
+		if err != nil {
+			r.err = fmt.Errorf("kahafs grep writing the analysis cache: %w", err)
+			return []*result{r}
+		}
+		if ents, _ := os.ReadDir(cache); len(ents) == 0 {
+			r.err = fmt.Errorf("kahafs grep --cache-dir %s left no analysis cache there", cache)
+			return []*result{r}
+		}
+		warm, warmPaths, err = kgrep("--cache-dir", cache)
+		if err != nil {
+			r.err = fmt.Errorf("kahafs grep, the cache warm: %w", err)
+			return []*result{r}
+		}
+		if !slices.Equal(firstPaths, warmPaths) || !slices.Equal(coldPaths, warmPaths) {
+			r.note("PATHS DIFFER between the runs of kahafs grep: --no-cache %d, writing the cache %d, the cache warm %d", len(coldPaths), len(firstPaths), len(warmPaths))
+		}
+		r.note("kahafs grep --no-cache %s (CPU %s), writing the cache %s, the cache warm %s (CPU %s)",
+			seconds(cold.wall), seconds(cold.cpu), seconds(first.wall), seconds(warm.wall), seconds(warm.cpu))
+	} else {
+		r.note("kahafs grep has no analysis cache: the warm run is the cold one")
+	}
+	r.wall, r.rss, r.cpu = warm.wall, max(cold.rss, warm.rss), warm.cpu
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		r.note("not compared with grep -r over the mount: no /dev/fuse on this machine")
 		return []*result{r}
@@ -126,11 +166,18 @@ func (b *bench) kahafsGrepStep() []*result {
 		return []*result{r}
 	}
 	r.baseline = g.wall
-	kp, gp := paths(kout.Bytes(), ""), paths(gout.Bytes(), mnt+"/")
-	r.note("%s", comparePaths(kp, gp))
-	r.note("`grep -r -l` over the mount (started fresh, its first answer in %s not counted) took %s at %s peak RSS: %.1f× the time of kahafs grep (target ≥ %d×)",
-		seconds(srv.ready), seconds(g.wall), mibOrUnknown(g.rss), g.wall.Seconds()/r.wall.Seconds(), targetGrepRatio)
-	r.note("CPU: grep -r %s and the mount %s meanwhile, against kahafs grep's %s", seconds(g.cpu), seconds(mountCPU), seconds(r.cpu))
+	r.coldWall, r.coldBaseline = cold.wall, srv.ready+g.wall
+	gp := paths(gout.Bytes(), mnt+"/")
+	r.note("%s", comparePaths(warmPaths, gp))
+	if !slices.Equal(coldPaths, warmPaths) {
+		r.note("--no-cache: %s", comparePaths(coldPaths, gp))
+	}
+	r.note("warm against warm (the target): `grep -r -l` over the mount that had answered took %s at %s peak RSS: %.1f× the time of kahafs grep with its cache warm, %s (target ≥ %d×)",
+		seconds(g.wall), mibOrUnknown(g.rss), g.wall.Seconds()/warm.wall.Seconds(), seconds(warm.wall), targetGrepRatio)
+	r.note("cold against cold: the mount's first answer %s + grep -r %s = %s: %.1f× the time of kahafs grep --no-cache, %s",
+		seconds(srv.ready), seconds(g.wall), seconds(r.coldBaseline), r.coldBaseline.Seconds()/cold.wall.Seconds(), seconds(cold.wall))
+	r.note("CPU: grep -r %s and the mount %s meanwhile (%s to its first answer), against kahafs grep's %s warm, %s --no-cache",
+		seconds(g.cpu), seconds(mountCPU), seconds(srv.cpuAtReady), seconds(warm.cpu), seconds(cold.cpu))
 	return []*result{r}
 }
 

@@ -70,7 +70,9 @@ type result struct {
 	filesPerSec float64
 	limit       string // where the directory stands against the link limit
 	// kahafs-grep: the time of grep -r over the mount it is held against
-	baseline time.Duration
+	// (wall: kahafs grep's, the cache warm); cold: kahafs grep
+	// --no-cache's, and the mount's first answer plus grep -r
+	baseline, coldWall, coldBaseline time.Duration
 	// cpu: the child's user + system time (one run; 0 when unknown or
 	// several runs, which the notes list)
 	cpu time.Duration
