@@ -543,7 +543,11 @@ type stateDecoder struct {
 	b     *Builder
 	paths map[int32]string
 	names strTable // shares the strings that repeat (names, keys)
-	keys  []msgKey // the message keys of the destinations, checked by ids
+	// slotsUsed: one more than the highest id-table slot a message key
+	// of the destinations uses (0: none), checked by ids (a list of the
+	// keys, grown by append, cost 0.3 s of a 0.8 s load with 812 k
+	// messages)
+	slotsUsed uint64
 }
 
 func (d *stateDecoder) str() string {
@@ -608,13 +612,13 @@ func (d *stateDecoder) curFile(f **File) {
 func (d *stateDecoder) position(p *position) { loadPosition(d.r, p) }
 
 // dests: the id table comes after the destinations in the encoding, but
-// the destinations refer to its slots: ids checks d.keys once it is read
+// the destinations refer to its slots: ids checks d.slotsUsed once it is read
 func (d *stateDecoder) dests(dests *[4]map[string]*dest) {
 	r := d.r
 	for t := range dests {
 		n := r.Count(4)
 		for i := 0; i < n && r.Err() == nil; i++ {
-			dd := d.dest(codec.DestType(t), &d.keys)
+			dd := d.dest(codec.DestType(t))
 			if r.Err() != nil {
 				break
 			}
@@ -665,10 +669,8 @@ func (d *stateDecoder) ids(t **idTable) {
 		name := r.String()
 		ids.byName[name] = slot()
 	}
-	for _, k := range d.keys {
-		if uint64(k.prefix) >= slots {
-			r.Fail("message id slot %d out of range", k.prefix)
-		}
+	if d.slotsUsed > slots {
+		r.Fail("message id slot %d out of range", d.slotsUsed-1)
 	}
 }
 
@@ -799,9 +801,9 @@ func (d *stateDecoder) checkCounts() {
 	}
 }
 
-// dest reads one destination of type t; the message keys it uses are
-// appended to keys for checking against the id table.
-func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
+// dest reads one destination of type t; the highest slot of the message
+// keys it uses is noted in d.slotsUsed for checking against the id table.
+func (d *stateDecoder) dest(t codec.DestType) *dest {
 	r := d.r
 	name := d.str()
 	dd := &dest{typ: t, name: name, key: strconv.Itoa(int(t)) + ":" + name, topic: t.IsTopic()}
@@ -826,13 +828,13 @@ func (d *stateDecoder) dest(t codec.DestType, keys *[]msgKey) *dest {
 			dd.ids.set(e.id, seq)
 		}
 		dd.entries.set(seq, e)
-		*keys = append(*keys, e.id)
+		d.slotsUsed = max(d.slotsUsed, uint64(e.id.prefix)+1)
 	}
 	n = r.Count(3)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		k := msgKey{prefix: uint32(min(r.Uvarint(), 1<<32-1)), seq: r.Varint()}
 		dd.ids.set(k, r.Varint())
-		*keys = append(*keys, k)
+		d.slotsUsed = max(d.slotsUsed, uint64(k.prefix)+1)
 	}
 	n = r.Count(8)
 	for i := 0; i < n && r.Err() == nil; i++ {

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -761,4 +762,41 @@ func TestTransactionsWithID(t *testing.T) {
 		gb.IndexTransactions()
 		assert.Nil(t, gb.txIdx, cut.name)
 	}
+}
+
+// TestStateMessageSlotChecked: a state whose destinations use a slot of
+// the id table that the table does not have is corrupt (the check the
+// decoder makes once the table is read, after the destinations).
+func TestStateMessageSlotChecked(t *testing.T) {
+	dir := brokertest.Fixtures(t)[0].StoreDir
+	st, calls := recordStore(t, dir)
+	opts := StoreOptions(st, true, nil)
+	b := NewBuilder(opts)
+	feed(t, b, calls)
+	state, err := b.AppendState(nil)
+	require.NoError(t, err)
+	_, err = ResumeBuilderBytes(opts, state)
+	require.NoError(t, err)
+
+	// the table without its last slot in use (a message's) and the free
+	// ones after it
+	ids := b.ids
+	last := uint32(len(ids.names))
+	for last > 0 && slices.Contains(ids.free, last-1) {
+		last--
+	}
+	require.NotZero(t, last, "the fixture uses an id slot")
+	last--
+	ids.names, ids.refs = ids.names[:last], ids.refs[:last]
+	ids.free = slices.DeleteFunc(ids.free, func(s uint32) bool { return s >= last })
+	for name, slot := range ids.byName {
+		if slot >= last {
+			delete(ids.byName, name)
+		}
+	}
+	state, err = b.AppendState(nil)
+	require.NoError(t, err)
+	_, err = ResumeBuilderBytes(opts, state)
+	require.ErrorIs(t, err, ErrStateCorrupt)
+	assert.Contains(t, err.Error(), fmt.Sprintf("message id slot %d out of range", last))
 }
