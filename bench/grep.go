@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,13 +122,20 @@ func (b *bench) kahafsGrepStep() []*result {
 			r.err = fmt.Errorf("kahafs grep writing the analysis cache: %w", err)
 			return []*result{r}
 		}
-		if ents, _ := os.ReadDir(cache); len(ents) == 0 {
+		written := cacheFiles(cache)
+		if len(written) == 0 {
 			r.err = fmt.Errorf("kahafs grep --cache-dir %s left no analysis cache there", cache)
 			return []*result{r}
 		}
 		warm, warmPaths, err = kgrep("--cache-dir", cache)
 		if err != nil {
 			r.err = fmt.Errorf("kahafs grep, the cache warm: %w", err)
+			return []*result{r}
+		}
+		// a run that answers from the cache leaves it as it was; a miss
+		// or a tail read writes it again
+		if !maps.Equal(written, cacheFiles(cache)) {
+			r.err = fmt.Errorf("the second kahafs grep did not answer from the cache: it rewrote %s", cache)
 			return []*result{r}
 		}
 		if !slices.Equal(firstPaths, warmPaths) || !slices.Equal(coldPaths, warmPaths) {
@@ -179,6 +187,19 @@ func (b *bench) kahafsGrepStep() []*result {
 	r.note("CPU: grep -r %s and the mount %s meanwhile (%s to its first answer), against kahafs grep's %s warm, %s --no-cache",
 		seconds(g.cpu), seconds(mountCPU), seconds(srv.cpuAtReady), seconds(warm.cpu), seconds(cold.cpu))
 	return []*result{r}
+}
+
+// cacheFiles are the files of an analysis cache directory with their
+// sizes and modification times.
+func cacheFiles(dir string) map[string]string {
+	ents, _ := os.ReadDir(dir)
+	m := map[string]string{}
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil {
+			m[e.Name()] = fmt.Sprintf("%d %s", info.Size(), info.ModTime().Format(time.RFC3339Nano))
+		}
+	}
+	return m
 }
 
 // paths are the lines of out, prefix cut, sorted.
