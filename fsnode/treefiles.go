@@ -160,6 +160,16 @@ func (s *Snapshot) DataFilePath(id int32) (string, bool) {
 	return "", false
 }
 
+// PrepareRecords makes ahead what Render needs of the data file id of the
+// snapshot's journal (the list of its batches, read from their headers),
+// so that a reader can have it made on a core of its own while it does
+// something else; Render makes it when it is not made yet.
+func (s *Snapshot) PrepareRecords(id int32) {
+	if f := s.file(id); f != nil {
+		f.batchIndex()
+	}
+}
+
 // RecordRenderer renders the files of commands from their records. It
 // keeps its scratch space between calls: one per goroutine.
 type RecordRenderer struct {

@@ -82,7 +82,7 @@ func Grep(s *fsnode.Snapshot, p string, opts Options, fn func(Result) error) (St
 	if opts.Matcher == nil {
 		return Stats{}, errors.New("treegrep: no pattern")
 	}
-	g := &grep{opts: opts, errs: map[int32]error{}}
+	g := &grep{opts: opts, errs: map[int32]error{}, prepared: map[fileKey]bool{}}
 	if g.opts.Workers <= 0 {
 		g.opts.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -92,14 +92,28 @@ func Grep(s *fsnode.Snapshot, p string, opts Options, fn func(Result) error) (St
 	if g.opts.MaxGap == 0 {
 		g.opts.MaxGap = 4 << 10
 	}
-	if err := s.WalkFiles(p, g.note); err != nil {
+	// the data files' batch lists are made on another core while the
+	// walk notes the records (0.18 s of CPU for 61 files)
+	g.prepare = make(chan fileKey, 4096)
+	prepDone := make(chan struct{})
+	go func() {
+		defer close(prepDone)
+		for k := range g.prepare {
+			k.src.PrepareRecords(k.id)
+		}
+	}()
+	err := s.WalkFiles(p, g.note)
+	close(g.prepare)
+	if err != nil {
+		<-prepDone
 		return g.stats, err
 	}
 	g.sortRecords()
 	g.read()
+	<-prepDone
 	g.stats.Files = len(g.files)
 	seq := 0
-	err := s.WalkFiles(p, func(f fsnode.TreeFile) error {
+	err = s.WalkFiles(p, func(f fsnode.TreeFile) error {
 		if seq >= len(g.files) {
 			return fmt.Errorf("%s: %w", f.Path(), errChanged)
 		}
@@ -131,6 +145,15 @@ type grep struct {
 	// records: the records to read, in journal order per source.
 	records []record
 	stats   Stats
+	// prepare: the data files whose records the walk met, for
+	// PrepareRecords (each once: prepared)
+	prepare  chan fileKey
+	prepared map[fileKey]bool
+}
+
+type fileKey struct {
+	src *fsnode.Snapshot
+	id  int32
 }
 
 type note struct {
@@ -176,6 +199,13 @@ func (g *grep) note(f fsnode.TreeFile) error {
 	if n < 0 {
 		g.srcs = append(g.srcs, src)
 		n = len(g.srcs) - 1
+	}
+	if k := (fileKey{src, loc.File}); !g.prepared[k] {
+		g.prepared[k] = true
+		select {
+		case g.prepare <- k:
+		default: // Render makes it then
+		}
 	}
 	g.notes = append(g.notes, note{src: int32(n), loc: loc, body: body, file: int32(len(g.files))})
 	g.files = append(g.files, -1)
