@@ -19,6 +19,19 @@ func AppendString[T ~string | ~[]byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	plain := 0 // s[plain:i] needs no escaping: appended in one go
 	for i := 0; i < len(s); {
+		// eight plain ASCII bytes at a time (a message body is mostly
+		// that): none of them escaped, none past ASCII
+		for i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if !plainASCII8(x) {
+				break
+			}
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
@@ -61,6 +74,23 @@ func AppendString[T ~string | ~[]byte](dst []byte, s T) []byte {
 	}
 	dst = append(dst, s[plain:]...)
 	return append(dst, '"')
+}
+
+// plainASCII8: each byte of x is ASCII that AppendString copies as it is
+// (0x20 to 0x7e, neither '"' nor '\\').
+func plainASCII8(x uint64) bool {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	// a byte with its high bit set, below 0x20, or (a zero byte after
+	// the xor) '"', '\\' or 0x7f: the tests are exact for bytes below
+	// 0x80, and a byte at or above it fails the first
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & high }
+	bad := x&high |
+		(x-0x20*ones)&^x&high |
+		zero(x^('"'*ones)) | zero(x^('\\'*ones)) | zero(x^(0x7f*ones))
+	return bad == 0
 }
 
 // AppendFloat appends f as a JSON number in the shortest form that reads

@@ -88,3 +88,91 @@ func TestWriter(t *testing.T) {
 	v.CloseArray()
 	assert.Equal(t, `[1.5,"-Infinity"]`, string(v.B))
 }
+
+// TestAppendStringEightAtATime: AppendString, which takes plain ASCII
+// eight bytes at a time, writes what a byte-at-a-time copy of it writes,
+// for strings of long plain runs with every byte value put at every
+// position of an eight-byte word (the start, the middle and the end of a
+// run), and for every single byte and pair of bytes around a word.
+func TestAppendStringEightAtATime(t *testing.T) {
+	check := func(b []byte) {
+		t.Helper()
+		want := appendStringBytewise([]byte("x"), b)
+		require.Equal(t, string(want), string(AppendString([]byte("x"), b)), "%q", b)
+		require.Equal(t, string(want), string(AppendString([]byte("x"), string(b))), "%q as a string", b)
+	}
+	plain := []byte("0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGH!#$%&'()*+,-./:;<=>?@[]^_`{|}~")
+	for c := 0; c < 256; c++ {
+		for _, n := range []int{7, 8, 9, 16, 17, 24, 40} {
+			for pos := 0; pos < n; pos++ {
+				b := append([]byte(nil), plain[:n]...)
+				b[pos] = byte(c)
+				check(b)
+			}
+		}
+	}
+	rng := rand.New(rand.NewSource(2))
+	specials := []byte("\"\\\n\x00\x1f\x20\x7e\x7f\x80\xc3\xa9\xe2\x80\xa8\xf0\x9f\x98\x80\xff")
+	for i := 0; i < 20000; i++ {
+		b := make([]byte, rng.Intn(70))
+		for j := range b {
+			if rng.Intn(12) == 0 {
+				b[j] = specials[rng.Intn(len(specials))]
+			} else {
+				b[j] = plain[rng.Intn(len(plain))]
+			}
+		}
+		check(b)
+	}
+}
+
+// appendStringBytewise is AppendString as it was before it took plain
+// ASCII eight bytes at a time, to hold it against.
+func appendStringBytewise[T ~string | ~[]byte](dst []byte, s T) []byte {
+	const hexd = "0123456789abcdef"
+	dst = append(dst, '"')
+	plain := 0 // s[plain:i] needs no escaping: appended in one go
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
+				i++
+				continue
+			}
+			dst = append(dst, s[plain:i]...)
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xF])
+			}
+			i++
+			plain = i
+			continue
+		}
+		var buf [utf8.UTFMax]byte
+		n := copy(buf[:], s[i:min(i+utf8.UTFMax, len(s))])
+		r, n := utf8.DecodeRune(buf[:n])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			dst = append(dst, s[plain:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == 0x2028 || r == 0x2029:
+			dst = append(dst, s[plain:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexd[r&0xF])
+		default:
+			i += n // valid: stays in the run
+			continue
+		}
+		i += n
+		plain = i
+	}
+	dst = append(dst, s[plain:]...)
+	return append(dst, '"')
+}
