@@ -1,6 +1,7 @@
 package openwire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -142,14 +143,10 @@ func (r *reader) byteSeq(what string) ([]byte, int) {
 // supplementary character as two 3-byte surrogates. Invalid bytes and
 // lone surrogates become U+FFFD.
 func ModifiedUTF8(b []byte) string {
-	plain := true
-	for _, c := range b {
-		if c == 0xC0 || c == 0xED {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	// no C0 (of an encoded NUL) and no ED (of a surrogate): the bytes are
+	// the string's (looked for with IndexByte, much faster on a long
+	// text than a loop over the bytes)
+	if bytes.IndexByte(b, 0xC0) < 0 && bytes.IndexByte(b, 0xED) < 0 {
 		return string(b)
 	}
 	units := make([]uint16, 0, len(b))
