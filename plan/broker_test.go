@@ -94,42 +94,52 @@ func TestPlanBrokerAgrees(t *testing.T) {
 			require.NoError(t, err)
 			doc, err := Make(fx.StoreDir, an.Graph)
 			require.NoError(t, err)
-			base := doc.FreedAnyway.Files
-			pc := runPlanCheck(t, fx.StoreDir, maxLen, []string{"none"})
-			require.Equal(t, base, nonNil(pc.Deleted), "no action: what the cleanup deletes anyway")
-			checked := 0
-			var all []string
-			for i, a := range doc.Actions {
-				args := checkArgs(a)
-				if args == nil {
-					continue
-				}
-				if doc.Combined != nil && contains(doc.Combined.Actions, i) {
-					all = append(all, args...)
-				}
-				pc := runPlanCheck(t, fx.StoreDir, maxLen, args)
-				require.Equal(t, afterwards(base, a.Frees, a.Keeps), nonNil(pc.Deleted), "%v: the files the broker's cleanup deleted", args)
-				var est int64
-				for _, w := range a.w {
-					est += int64(w.Size)
-				}
-				require.Equal(t, a.Writes.Records, pc.Writes.Records, "%v: records written", args)
-				// an estimate: the numbers in a message id are marshalled
-				// in as few bytes as they need
-				if est == 0 {
-					require.Zero(t, pc.Writes.Bytes, "%v: record bytes", args)
-				} else {
-					require.InEpsilon(t, pc.Writes.Bytes, est, 0.01, "%v: the estimated record bytes", args)
-				}
-				checked++
-			}
-			if doc.Combined != nil {
-				pc := runPlanCheck(t, fx.StoreDir, maxLen, all)
-				require.Equal(t, afterwards(base, doc.Combined.Frees, doc.Combined.Keeps), nonNil(pc.Deleted), "all together %v", all)
-			}
+			checked := checkStorePlan(t, fx.StoreDir, maxLen, doc)
 			t.Logf("%s: %d actions and the combination agree with the broker", name, checked)
 		})
 	}
+}
+
+// checkStorePlan does every action of doc, the plan of the KahaDB store in
+// storeDir, and their combination with the broker's own classes (PlanCheck),
+// each on a copy, and holds the files its cleanup deleted and the records
+// it wrote to the plan's; it returns how many actions it checked.
+func checkStorePlan(t *testing.T, storeDir string, maxLen int, doc Doc) int {
+	t.Helper()
+	base := doc.FreedAnyway.Files
+	pc := runPlanCheck(t, storeDir, maxLen, []string{"none"})
+	require.Equal(t, base, nonNil(pc.Deleted), "no action: what the cleanup deletes anyway")
+	checked := 0
+	var all []string
+	for i, a := range doc.Actions {
+		args := checkArgs(a)
+		if args == nil {
+			continue
+		}
+		if doc.Combined != nil && contains(doc.Combined.Actions, i) {
+			all = append(all, args...)
+		}
+		pc := runPlanCheck(t, storeDir, maxLen, args)
+		require.Equal(t, afterwards(base, a.Frees, a.Keeps), nonNil(pc.Deleted), "%v: the files the broker's cleanup deleted", args)
+		var est int64
+		for _, w := range a.w {
+			est += int64(w.Size)
+		}
+		require.Equal(t, a.Writes.Records, pc.Writes.Records, "%v: records written", args)
+		// an estimate: the numbers in a message id are marshalled
+		// in as few bytes as they need
+		if est == 0 {
+			require.Zero(t, pc.Writes.Bytes, "%v: record bytes", args)
+		} else {
+			require.InEpsilon(t, pc.Writes.Bytes, est, 0.01, "%v: the estimated record bytes", args)
+		}
+		checked++
+	}
+	if doc.Combined != nil {
+		pc := runPlanCheck(t, storeDir, maxLen, all)
+		require.Equal(t, afterwards(base, doc.Combined.Frees, doc.Combined.Keeps), nonNil(pc.Deleted), "all together %v", all)
+	}
+	return checked
 }
 
 func contains(xs []int, x int) bool {
@@ -332,4 +342,47 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestPlanBrokerAgreesDataDir checks the plan of the KahaDB store of a
+// broker data directory (kahadb/ beside a job scheduler's scheduler/,
+// kept by the differential test's layout seeds) as TestPlanBrokerAgrees
+// does a store's: the layout's plan of its kahadb/ store, every action
+// done by the broker's classes on a copy of that store.
+func TestPlanBrokerAgreesDataDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: not running the real broker")
+	}
+	brokertest.Require(t)
+	kept, err := filepath.Glob(filepath.Join(brokertest.RepoRoot(), "internal", "difftest", "testdata", "kept", "layout-scheduler-*", "layout-workload"))
+	require.NoError(t, err)
+	require.NotEmpty(t, kept, "no kept data directory layouts")
+	for _, dir := range kept {
+		t.Run(filepath.Base(filepath.Dir(dir)), func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(dir, "workload.json"))
+			require.NoError(t, err)
+			var w struct {
+				Config struct {
+					MaxFileLength int `json:"journalMaxFileLength"`
+				} `json:"config"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &w))
+			l, err := store.Locate(filepath.Join(dir, "data"))
+			require.NoError(t, err)
+			require.True(t, l.Multi())
+			an, err := store.Analyse(l, store.Options{MaxFileLength: int64(w.Config.MaxFileLength)})
+			require.NoError(t, err)
+			p, err := Of(an)
+			require.NoError(t, err)
+			checked := 0
+			for i, sd := range p.(LayoutDoc).Stores {
+				if sd.Doc == nil {
+					continue
+				}
+				checked += checkStorePlan(t, an.Children[i].Layout.Dir(), w.Config.MaxFileLength, *sd.Doc)
+			}
+			require.NotZero(t, checked, "no action checked")
+			t.Logf("%d actions and the combination agree with the broker", checked)
+		})
+	}
 }
