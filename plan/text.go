@@ -45,6 +45,9 @@ func (doc Doc) Text() []string {
 		lines = append(lines, fmt.Sprintf("all of %s together (every purge and subscription deletion, each prepared transaction decided the way that frees more alone): frees %s%s; writes ~%s first (%d records, estimate)",
 			strings.Join(nums, ", "), filesText(c.Frees), kept, holders.SizeText(c.Writes.Bytes), c.Writes.Records))
 	}
+	for _, l := range doc.IfIndexDeleted {
+		lines = append(lines, "warning: "+l.Text())
+	}
 	return lines
 }
 

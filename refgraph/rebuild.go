@@ -53,19 +53,20 @@ type RebuildLoss struct {
 	Pending   int64 `json:"pending"`
 	Lost      int64 `json:"lost"`
 	Undecided int64 `json:"undecided,omitempty"`
-	// FirstCommand: the first command adding the subscription that the
-	// journal has (nil: none, the rebuild loses the subscription).
-	FirstCommand *codec.Location `json:"firstCommand,omitempty"`
+	// FirstCommand: where the first command adding the subscription that
+	// the journal has is ("3:10772"; empty: none, the rebuild loses the
+	// subscription).
+	FirstCommand string `json:"firstCommand,omitempty"`
 }
 
 // Text is the warning about l, one line.
 func (l RebuildLoss) Text() string {
 	s := fmt.Sprintf("do not delete db.data: durable subscription %s:%s on %s has %d message(s) pending that a broker rebuilding its index from the journal does not recover (of %d)",
 		l.ClientID, l.SubscriptionName, l.Destination, l.Lost, l.Pending)
-	if l.FirstCommand == nil {
+	if l.FirstCommand == "" {
 		s += ": the journal no longer has a command adding the subscription, so the rebuild loses the subscription too"
 	} else {
-		s += fmt.Sprintf(": they were stored before %s, the oldest command adding the subscription the journal still has (the cleanup deleted the file of the one before)", *l.FirstCommand)
+		s += fmt.Sprintf(": they were stored before %s, the oldest command adding the subscription that the journal still has (the file of the one before is gone)", l.FirstCommand)
 	}
 	if l.Undecided > 0 {
 		s += fmt.Sprintf("; %d more may be lost (kahafs cannot tell)", l.Undecided)
@@ -116,8 +117,7 @@ func rebuildLosses(g *Graph) []RebuildLoss {
 			}
 			l := RebuildLoss{Destination: d.String(), ClientID: s.ClientID, SubscriptionName: s.SubscriptionName}
 			if s.hasFirst {
-				f := s.first
-				l.FirstCommand = &f
+				l.FirstCommand = s.first.String()
 			}
 			count := func(m *Message) {
 				l.Pending++
