@@ -87,7 +87,7 @@ func (b *Builder) Build() (*Graph, error) {
 	g.warnings = b.warnings
 	g.diffs = b.diffs
 	if b.adoptedIndex {
-		g.rebuildLoss = rebuildLosses(g)
+		g.rebuildLoss = rebuildLosses(g, b.spannedTx)
 	}
 	return g, nil
 }

@@ -958,6 +958,7 @@ func (b *Builder) commitCmd(loc codec.Location, c *codec.Command) {
 		op := &t.ops[i]
 		if d, ok := b.destByName(op.typ, op.name, op.loc); ok {
 			if op.add {
+				b.noteCommitSpan(d, op.loc)
 				b.applyAdd(d, nil, op.id, true, op.loc, op.prio, op.supported, op.size)
 			} else {
 				var s *sub

@@ -33,12 +33,17 @@ import (
 // every subscription command anyway (the records before the index's
 // recovery position are replayed too, adopt.go), so the first one is
 // recorded as it goes (sub.first) and carried over when the index is
-// adopted: no second replay. What it cannot tell is left undecided, not
-// guessed: a message added in a transaction (stored at its commit, whose
-// location the model does not keep) or whose record is an update or
-// unreadable, before the first command; and every message of a
-// retroactive subscription (a rebuild gives it the other subscriptions'
-// sets).
+// adopted: no second replay. A message added in a transaction is stored
+// at its commit, whose location the model does not keep: it is lost when
+// its add comes before the first command and its commit does too, which
+// the replay records the other way round (spannedTx: the rare
+// transactional adds committed after the first command of a subscription
+// of their destination that came after the add). What it cannot tell is
+// left undecided, not guessed: a record that is an update or unreadable
+// before the first command, a transactional add that spanned the first
+// command of some subscription of its destination; and every message of
+// a retroactive subscription is skipped (a rebuild gives it the other
+// subscriptions' sets).
 
 // RebuildLoss is what a journal-only rebuild of the index (deleting
 // db.data) loses of one durable subscription's pending messages.
@@ -48,8 +53,8 @@ type RebuildLoss struct {
 	SubscriptionName string `json:"subscriptionName"`
 	// Pending: the messages the index holds for it (delivered and in
 	// doubt); Lost: those a rebuild does not recover; Undecided: those
-	// kahafs cannot tell (transactional, updated or unreadable records
-	// before the first command).
+	// kahafs cannot tell (updated or unreadable records, transactional
+	// adds committed after another subscription's first command).
 	Pending   int64 `json:"pending"`
 	Lost      int64 `json:"lost"`
 	Undecided int64 `json:"undecided,omitempty"`
@@ -101,6 +106,32 @@ func (s *sub) carryFirst(old *dest) {
 	}
 }
 
+// noteCommitSpan records add, the location of a transactional add to d
+// committed now, when a subscription of d was first added after it (its
+// first command lies between the add and the commit: a rebuild stores
+// the message for that subscription).
+func (b *Builder) noteCommitSpan(d *dest, add codec.Location) {
+	if !d.topic {
+		return
+	}
+	for _, s := range d.subs {
+		if s.hasFirst && before(add, s.first) {
+			b.spannedTx = append(b.spannedTx, add.File, add.Offset)
+			return
+		}
+	}
+}
+
+// spanned reports whether spannedTx holds loc.
+func spanned(spannedTx []int32, loc codec.Location) bool {
+	for i := 0; i+1 < len(spannedTx); i += 2 {
+		if spannedTx[i] == loc.File && spannedTx[i+1] == loc.Offset {
+			return true
+		}
+	}
+	return false
+}
+
 // before reports whether a comes before b in the journal.
 func before(a, b codec.Location) bool {
 	return a.File < b.File || a.File == b.File && a.Offset < b.Offset
@@ -108,7 +139,7 @@ func before(a, b codec.Location) bool {
 
 // rebuildLosses works out the RebuildLoss of every durable subscription
 // of g that loses something.
-func rebuildLosses(g *Graph) []RebuildLoss {
+func rebuildLosses(g *Graph, spannedTx []int32) []RebuildLoss {
 	var out []RebuildLoss
 	for _, d := range g.dests {
 		for _, s := range d.Subscriptions {
@@ -123,9 +154,9 @@ func rebuildLosses(g *Graph) []RebuildLoss {
 				l.Pending++
 				switch {
 				case s.hasFirst && !before(m.Loc, s.first) && !m.Updated:
-				case m.inTx || m.Updated || m.Unreadable:
-					// stored at a commit, or first added elsewhere: its
-					// place in the journal is not the record's
+				case m.Updated || m.Unreadable || m.inTx && spanned(spannedTx, m.Loc):
+					// first added elsewhere, or unread; or committed
+					// after some subscription's first command
 					l.Undecided++
 				default:
 					l.Lost++
