@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -50,6 +51,17 @@ func TestIndexDeletedWarning(t *testing.T) {
 	out, _, code = runCLI(t, "cat", "--no-cache", dir, "summary.json")
 	require.Zero(t, code)
 	check("summary.json", out)
+	// from the analysis cache (its saved replay state) as from the journal
+	cache := t.TempDir()
+	aged := brokertest.AgedCopy(t, dir)
+	for i := range 2 {
+		out, errOut, code := runCLI(t, "holders", "--cache-dir", cache, "--json", aged)
+		require.Zero(t, code)
+		check("holders --json, run "+fmt.Sprint(i+1), out)
+		if i == 1 {
+			require.Contains(t, errOut, "cache: hit")
+		}
+	}
 	// --no-index: the broker's own rebuild; nothing adopted, nothing to say
 	out, _, code = runCLI(t, "holders", "--no-cache", "--no-index", dir)
 	require.Zero(t, code)
