@@ -252,6 +252,19 @@ func TestPlanBrokerAgreesLayouts(t *testing.T) {
 				}
 			}
 			require.NotEmpty(t, docs)
+			// every decision of a transaction spanning stores, with its part
+			// in each (checked below store by store)
+			for _, tx := range ld.Transactions {
+				require.GreaterOrEqual(t, len(tx.Stores), 2, "%s %s", tx.Action, tx.Transaction)
+				var sum int64
+				for _, s := range tx.Stores {
+					sum += s.Frees.Bytes
+				}
+				require.Equal(t, sum, tx.Bytes)
+			}
+			if fx.name == "layout-mkahadb-1-prepared-agrees" {
+				require.Len(t, ld.Transactions, 6, "three XA transactions, each across two stores: commit and rollback")
+			}
 			// what the plan of store rel says a run of args does to it
 			expect := func(rel string, args []string) (deleted []int32, records, bytes int64) {
 				doc := docs[rel]
