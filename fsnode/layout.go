@@ -448,6 +448,9 @@ func (s *Snapshot) renderLayoutSummary() ([]byte, error) {
 		Prepared      int                        `json:"preparedTransactions"`
 		MaxFileLength *replaycache.MaxFileLength `json:"maxFileLength,omitempty"`
 		Warnings      []string                   `json:"warnings,omitempty"`
+		// IfIndexDeleted: what deleting the store's db.data loses
+		// (refgraph RebuildLoss)
+		IfIndexDeleted []refgraph.RebuildLoss `json:"ifIndexDeleted,omitempty"`
 	}
 	doc := struct {
 		Layout   string     `json:"layout"`
@@ -476,6 +479,7 @@ func (s *Snapshot) renderLayoutSummary() ([]byte, error) {
 			mfl := cs.mfl
 			ss.MaxFileLength = &mfl
 			ss.Warnings = cs.graph.Warnings()
+			ss.IfIndexDeleted = cs.graph.RebuildLosses()
 			doc.Files += ss.Files
 			doc.Messages += ss.Messages
 		}
@@ -564,6 +568,11 @@ func (s *Snapshot) renderLayoutReadme() ([]byte, error) {
 	if s.m != nil && s.m.control {
 		b = append(b, controlText...)
 		b = append(b, "Here it compacts each KahaDB store in turn (the txStore and the\nscheduler's store are skipped).\n"...)
+	}
+	for _, ls := range s.layout.stores {
+		if ls.snap != nil && ls.snap.graph != nil {
+			b = appendIndexDeleted(b, ls.snap.graph.RebuildLosses(), ls.name+"/: ")
+		}
 	}
 	return b, nil
 }

@@ -140,7 +140,23 @@ func (s *Snapshot) renderReadme() ([]byte, error) {
 	if s.m != nil && s.m.control {
 		b = append(b, controlText...)
 	}
-	return b, nil
+	return appendIndexDeleted(b, s.graph.RebuildLosses(), ""), nil
+}
+
+// appendIndexDeleted appends to a README the warning against deleting
+// db.data when a broker rebuilding its index from the journal would not
+// recover every pending message (refgraph RebuildLoss), each line led by
+// prefix (a store's directory on a layout); summary.json has the numbers
+// (ifIndexDeleted).
+func appendIndexDeleted(b []byte, losses []refgraph.RebuildLoss, prefix string) []byte {
+	if len(losses) == 0 {
+		return b
+	}
+	b = append(b, "\nWARNING: do not delete db.data (\"to rebuild the index\"): a broker that\nrebuilds its index from the journal does not recover every pending\nmessage this index holds (summary.json: ifIndexDeleted):\n"...)
+	for _, l := range losses {
+		b = fmt.Appendf(b, "  %s%s\n", prefix, l.Text())
+	}
+	return b
 }
 
 const controlText = `
@@ -364,14 +380,17 @@ func (s *Snapshot) renderSummary() ([]byte, error) {
 		// IfIndexRebuilt: where a broker that rebuilt its index from the
 		// journal would differ from this one, which keeps its index
 		IfIndexRebuilt []refgraph.IndexDiff `json:"ifIndexRebuilt"`
-		Warnings       []string             `json:"warnings"`
+		// IfIndexDeleted: what deleting db.data loses of each durable
+		// subscription's pending messages (refgraph RebuildLoss)
+		IfIndexDeleted []refgraph.RebuildLoss `json:"ifIndexDeleted,omitempty"`
+		Warnings       []string               `json:"warnings"`
 	}{
 		Store: s.Store.Dir, ReadAt: s.Read.UTC().Format(time.RFC3339Nano), Snapshot: s.Gen,
 		Files: len(s.files), Bytes: s.bytes, Allocated: allocated, Commands: s.commands, ByType: typeCounts(&byType),
 		Pinned: names(true), Free: names(false),
 		Subscriptions: gs.Subscriptions, Messages: gs.Messages, MessageBytes: gs.MessageBytes,
 		Damage: dmg, HasIndex: s.Store.HasIndex, MaxFileLength: s.mfl, Warnings: g.Warnings(),
-		IfIndexRebuilt: g.IndexDiffs(),
+		IfIndexRebuilt: g.IndexDiffs(), IfIndexDeleted: g.RebuildLosses(),
 	}
 	if doc.IfIndexRebuilt == nil {
 		doc.IfIndexRebuilt = []refgraph.IndexDiff{}

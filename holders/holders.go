@@ -70,6 +70,11 @@ type Doc struct {
 	Totals     Totals   `json:"totals"`
 	LastUpdate string   `json:"lastUpdate,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
+	// IfIndexDeleted: the durable subscriptions of which a broker whose
+	// db.data was deleted (it rebuilds its index from the journal) does
+	// not recover every pending message, and how many (refgraph
+	// RebuildLoss): "do not delete db.data".
+	IfIndexDeleted []refgraph.RebuildLoss `json:"ifIndexDeleted,omitempty"`
 }
 
 // Size is a number of files and their bytes: their length, and what they
@@ -115,7 +120,7 @@ func TotalsOf(files []File) Totals {
 // replay graph g says, assuming the journalMaxFileLength mfl.
 func Document(dir string, g *refgraph.Graph, mfl replaycache.MaxFileLength) Doc {
 	doc := Doc{Store: dir, MaxFileLength: mfl, Files: []File{}, GCCandidates: append([]int32{}, g.GCCandidates()...),
-		Warnings: g.Warnings()}
+		Warnings: g.Warnings(), IfIndexDeleted: g.RebuildLosses()}
 	if s := g.Summary(); s.HasCleanupLastUpdate {
 		doc.LastUpdate = s.CleanupLastUpdate.String()
 	}
@@ -215,6 +220,16 @@ func (doc Doc) TotalsLines() []string {
 		line("free", t.Free),
 		fmt.Sprintf("the next cleanup frees %d bytes (%s)", t.NextCleanupFrees, SizeText(t.NextCleanupFrees)),
 	}
+}
+
+// IndexDeletedLines are the warnings of IfIndexDeleted, one line each
+// ("do not delete db.data: …").
+func (doc Doc) IndexDeletedLines() []string {
+	var out []string
+	for _, l := range doc.IfIndexDeleted {
+		out = append(out, l.Text())
+	}
+	return out
 }
 
 // Text is the holders of one file a line each: "pinned" or "free: …",

@@ -110,6 +110,10 @@ type Doc struct {
 	Combined    *Combined `json:"combined,omitempty"`
 	// Pinned: the files the next cleanup keeps.
 	Pinned Frees `json:"pinned"`
+	// IfIndexDeleted: what deleting db.data (to rebuild the index, an
+	// action not to take) loses of each durable subscription's pending
+	// messages (refgraph RebuildLoss).
+	IfIndexDeleted []refgraph.RebuildLoss `json:"ifIndexDeleted,omitempty"`
 }
 
 // sizes are the disk space of each data file of a store.
@@ -205,7 +209,7 @@ func (r *Resolver) Subscription(s *refgraph.Subscription) (Resolved, error) {
 func Make(dir string, g *refgraph.Graph) (Doc, error) {
 	r := NewResolver(dir, g)
 	sz, base := r.sz, r.base
-	doc := Doc{FreedAnyway: Frees{Files: nonNil(base), Bytes: sz.of(base)}, Actions: []Action{}}
+	doc := Doc{FreedAnyway: Frees{Files: nonNil(base), Bytes: sz.of(base)}, Actions: []Action{}, IfIndexDeleted: g.RebuildLosses()}
 	var pinned []int32
 	for _, f := range g.Files() {
 		if f.Pinned {

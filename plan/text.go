@@ -45,6 +45,9 @@ func (doc Doc) Text() []string {
 		lines = append(lines, fmt.Sprintf("all of %s together (every purge and subscription deletion, each prepared transaction decided the way that frees more alone): frees %s%s; writes ~%s first (%d records, estimate)",
 			strings.Join(nums, ", "), filesText(c.Frees), kept, holders.SizeText(c.Writes.Bytes), c.Writes.Records))
 	}
+	for _, l := range doc.IfIndexDeleted {
+		lines = append(lines, "warning: "+l.Text())
+	}
 	return lines
 }
 
@@ -117,12 +120,102 @@ type StoreDoc struct {
 	Filter      string `json:"filter,omitempty"`
 	NotAnalysed string `json:"notAnalysed,omitempty"`
 	*Doc
+	title string // store.Layout.Title
 }
 
 // LayoutDoc is the plan of every store of a layout of several: a purge
 // frees files of the store that holds the destination.
 type LayoutDoc struct {
 	Stores []StoreDoc `json:"stores"`
+	// Transactions: each decision of a prepared XA transaction that spans
+	// stores, with what it frees in every store it spans (each store's
+	// plan has the action too, with its part); checked against the
+	// broker's mKahaDB adapter by TestPlanBrokerAgreesLayouts.
+	Transactions []SpanningTx `json:"transactions,omitempty"`
+}
+
+// SpanningTx is committing or rolling back (Action) a prepared XA
+// transaction that spans stores: what it frees and writes in each store,
+// and the bytes it frees in all.
+type SpanningTx struct {
+	Action      string       `json:"action"`
+	Transaction string       `json:"transaction"`
+	Stores      []StoreFrees `json:"stores"`
+	Bytes       int64        `json:"bytes"`
+}
+
+// StoreFrees is an action's part in one store of a layout (Store: its
+// name as in LayoutDoc.Stores).
+type StoreFrees struct {
+	Store  string `json:"store"`
+	Frees  Frees  `json:"frees"`
+	Keeps  *Frees `json:"keeps,omitempty"`
+	Writes Writes `json:"writes"`
+	label  string // the store's title
+}
+
+// spanning lists the decisions of the prepared transactions that appear
+// in the plans of two stores or more, in the order of the stores' plans.
+func spanning(stores []StoreDoc) []SpanningTx {
+	var out []SpanningTx
+	at := map[[2]string]int{}
+	for _, sd := range stores {
+		if sd.Doc == nil {
+			continue
+		}
+		for _, a := range sd.Actions {
+			if a.Action != Commit && a.Action != Rollback {
+				continue
+			}
+			k := [2]string{a.Action, a.Target.Transaction}
+			i, ok := at[k]
+			if !ok {
+				i = len(out)
+				at[k] = i
+				out = append(out, SpanningTx{Action: a.Action, Transaction: a.Target.Transaction})
+			}
+			label := sd.title + " store"
+			if sd.title == "" {
+				label = sd.Name
+			}
+			out[i].Stores = append(out[i].Stores, StoreFrees{Store: sd.Name, Frees: a.Frees, Keeps: a.Keeps, Writes: a.Writes, label: label})
+			out[i].Bytes += a.Frees.Bytes
+		}
+	}
+	kept := out[:0]
+	for _, t := range out {
+		if len(t.Stores) > 1 {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// TransactionsText is Transactions for an admin, a line each.
+func (doc LayoutDoc) TransactionsText() []string {
+	if len(doc.Transactions) == 0 {
+		return nil
+	}
+	lines := []string{"prepared XA transactions spanning stores: what deciding each frees in every store it spans (at each store's next cleanup):"}
+	for _, t := range doc.Transactions {
+		var parts []string
+		for _, s := range t.Stores {
+			what := "nothing"
+			if len(s.Frees.Files) > 0 {
+				what = filesText(s.Frees)
+			}
+			if s.Keeps != nil {
+				what += ", but keeps " + filesText(*s.Keeps)
+			}
+			label := s.label
+			if label == "" {
+				label = s.Store
+			}
+			parts = append(parts, what+" in the "+label)
+		}
+		lines = append(lines, fmt.Sprintf("  %s %s: frees %s (%s in all)", t.Action, t.Transaction, strings.Join(parts, "; "), holders.SizeText(t.Bytes)))
+	}
+	return lines
 }
 
 // WriteJSON writes doc as indented JSON.
@@ -145,7 +238,7 @@ func Of(a *store.Analysis) (any, error) {
 	ld := LayoutDoc{Stores: []StoreDoc{}}
 	for _, s := range a.Children {
 		l := s.Layout
-		sd := StoreDoc{Name: l.Name, Kind: l.KindName(), Filter: l.Filter, NotAnalysed: s.NotAnalysed}
+		sd := StoreDoc{Name: l.Name, Kind: l.KindName(), Filter: l.Filter, NotAnalysed: s.NotAnalysed, title: l.Title()}
 		switch {
 		case l.Kind == store.KindTxStore:
 			sd.NotAnalysed = TxStoreNote
@@ -160,5 +253,6 @@ func Of(a *store.Analysis) (any, error) {
 		}
 		ld.Stores = append(ld.Stores, sd)
 	}
+	ld.Transactions = spanning(ld.Stores)
 	return ld, nil
 }

@@ -314,6 +314,7 @@ func (a *adoption) done(xd *kahaindex.Destination) {
 			if xs.HasLastAck {
 				s.lastAck = xs.LastAck
 			}
+			s.carryFirst(cur.old)
 			if xs.HasAckPositions {
 				for _, r := range xs.AckPositions {
 					s.pos.addRange(r.First, r.Last)
@@ -606,6 +607,9 @@ func detailsFrom(e *entry, c *codec.Command) error {
 	}
 	if c.Type == codec.UpdateMessageCommand {
 		e.flags |= flagUpdated
+	}
+	if c.Tx.Kind != codec.NoTx {
+		e.flags |= flagTx
 	}
 	return nil
 }

@@ -86,6 +86,9 @@ func (b *Builder) Build() (*Graph, error) {
 	s.UsedIndex = b.opts.Index != nil && b.hasRecovery
 	g.warnings = b.warnings
 	g.diffs = b.diffs
+	if b.adoptedIndex {
+		g.rebuildLoss = rebuildLosses(g, b.spannedTx)
+	}
 	return g, nil
 }
 
@@ -337,7 +340,7 @@ func (m *model) destination(d *dest, acked map[string]map[string]string, prefixe
 		}
 	}
 	for _, s := range d.subs {
-		gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck}
+		gs := &Subscription{Destination: gd, Key: s.key, Retroactive: s.retro, Loc: s.loc, LastAck: s.lastAck, first: s.first, hasFirst: s.hasFirst}
 		if info, err := openwire.ParseSubscriptionInfo(s.info); err == nil {
 			gs.ClientID, gs.SubscriptionName = info.ClientID, info.SubscriptionName
 			gs.Selector, gs.HasSelector, gs.NoLocal = info.Selector, info.HasSelector, info.NoLocal
@@ -384,7 +387,7 @@ func (m *model) messages(d *dest, acked map[string]map[string]string, prefixes [
 		off[uint8(e.class)]++
 		msg := Message{id: m.graphID(e.id, prefixes), Loc: e.loc, Priority: e.prio,
 			PrioritySupported: e.flags&flagPrioSupported != 0, Size: e.size, Seq: s,
-			Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0}
+			Updated: e.flags&flagUpdated != 0, Unreadable: e.flags&flagUnreadable != 0, inTx: e.flags&flagTx != 0}
 		for _, a := range ackedBySeq[msg.id.seq] {
 			if msg.id.is(a.id) && a.tx != "" {
 				if ackedTx == nil {

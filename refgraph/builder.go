@@ -88,6 +88,7 @@ const (
 	flagPrioSupported = 1 << iota
 	flagUpdated
 	flagUnreadable // an adopted index's message whose record could not be read
+	flagTx         // added in a transaction: stored at its commit (rebuild.go)
 )
 
 // entry is one message of a destination's order index.
@@ -110,6 +111,10 @@ type sub struct {
 	lastAck int64
 	pos     seqSet
 	hasPos  bool
+	// first: the first command that adds it since it was last deleted,
+	// as a journal-only rebuild meets it (rebuild.go)
+	first    codec.Location
+	hasFirst bool
 }
 
 // dest is a StoredDestination.
@@ -668,6 +673,9 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	if supported {
 		fl |= flagPrioSupported
 	}
+	if interned {
+		fl |= flagTx // a transaction's add, applied at its commit
+	}
 	d.entries.set(seq, entry{id: k, loc: loc, prio: prio, size: size, class: class(prio, supported), flags: fl})
 	d.count++
 	d.bytes += int64(loc.Size)
@@ -826,12 +834,14 @@ func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
 	s := d.sub(c.SubscriptionKey)
 	if !c.IsSubscriptionDelete() {
 		if s != nil && sameLoc(s.loc, loc) {
+			s.noteAdd(loc)
 			return
 		}
 		if s == nil {
 			s = &sub{key: b.names.get(c.SubscriptionKey)}
 			d.subs = append(d.subs, s)
 		}
+		s.noteAdd(loc)
 		s.info = append(s.info[:0], c.SubscriptionInfo...)
 		s.loc = loc
 		s.retro = c.Retroactive
@@ -948,6 +958,7 @@ func (b *Builder) commitCmd(loc codec.Location, c *codec.Command) {
 		op := &t.ops[i]
 		if d, ok := b.destByName(op.typ, op.name, op.loc); ok {
 			if op.add {
+				b.noteCommitSpan(d, op.loc)
 				b.applyAdd(d, nil, op.id, true, op.loc, op.prio, op.supported, op.size)
 			} else {
 				var s *sub

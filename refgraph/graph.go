@@ -40,6 +40,7 @@ type Graph struct {
 	// keptForAcks: the files the cleanup keeps only for their acks
 	keptForAcks []int32
 	diffs       []IndexDiff
+	rebuildLoss []RebuildLoss // rebuild.go
 	summary     Summary
 	damaged     bool
 	warnings    []string
@@ -310,6 +311,8 @@ type Message struct {
 	// be read (damage, a file cut short): the broker fails to deliver it,
 	// and a compaction cannot carry it (the warnings say why).
 	Unreadable bool
+	// inTx: added in a transaction (stored at its commit; rebuild.go)
+	inTx bool
 	// Seq is the broker's sequence id in the destination's order index.
 	Seq int64
 }
@@ -398,6 +401,10 @@ type Subscription struct {
 	// are gone; nil when the index has no entry. Count is its size less
 	// one; delivery follows it or LastAck (§5.4).
 	AckPositions []SeqRange
+	// first: the first command adding it a journal-only rebuild meets
+	// (rebuild.go)
+	first    codec.Location
+	hasFirst bool
 	// pending: indexes into Destination.Messages, in delivery order;
 	// inDoubt: messages the subscription acked inside a prepared
 	// transaction (not delivered until the outcome).

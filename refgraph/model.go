@@ -41,6 +41,11 @@ type model struct {
 	// (Builder.early: the ones still to be met)
 	earlyDone []int32
 
+	// spannedTx: the locations (file, offset pairs) of transactional adds
+	// committed after the first command adding a subscription of their
+	// destination that came after the add (rebuild.go; rare)
+	spannedTx []int32
+
 	warnings []string
 }
 
@@ -99,6 +104,7 @@ func (m *model) fields(v modelFields) {
 	v.strings(&m.indexKeys)
 	v.diffs(&m.diffs)
 	v.int32s(&m.earlyDone)
+	v.int32s(&m.spannedTx)
 	v.strings(&m.warnings)
 }
 

@@ -54,7 +54,7 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 7 // 7: an open transaction's key is its id (codec.TxID.String)
+const stateVersion = 8 // 8: a subscription's first adding command, the entries' flagTx, spannedTx (rebuild.go)
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was
@@ -352,6 +352,8 @@ func saveDest(w *binenc.Writer, d *dest) {
 		w.Bool(s.retro)
 		w.Location(s.loc)
 		w.Varint(s.lastAck)
+		w.Bool(s.hasFirst)
+		w.Location(s.first)
 		w.Bool(s.hasPos)
 		w.Uvarint(uint64(len(s.pos.r)))
 		for _, r := range s.pos.r {
@@ -845,6 +847,8 @@ func (d *stateDecoder) dest(t codec.DestType) *dest {
 		s.retro = r.Bool()
 		s.loc = r.Location()
 		s.lastAck = r.Varint()
+		s.hasFirst = r.Bool()
+		s.first = r.Location()
 		s.hasPos = r.Bool()
 		m := r.Count(2)
 		if m > 0 {

@@ -361,7 +361,7 @@ var stateFields = map[reflect.Type]map[string]string{
 	},
 	reflect.TypeOf(entry{}): {"id": "saved", "loc": "saved", "prio": "saved", "size": "saved", "class": "saved", "flags": "saved"},
 	reflect.TypeOf(sub{}): {"key": "saved", "info": "saved", "retro": "saved", "loc": "saved", "lastAck": "saved",
-		"pos": "saved", "hasPos": "saved"},
+		"pos": "saved", "hasPos": "saved", "first": "saved", "hasFirst": "saved"},
 	reflect.TypeOf(destEvent{}): {"key": "saved", "create": "saved", "loc": "saved"},
 	reflect.TypeOf(txOp{}): {"add": "saved", "typ": "saved", "name": "saved", "id": "saved", "loc": "saved",
 		"prio": "saved", "supported": "saved", "size": "saved", "subKey": "saved", "hasSub": "saved", "ackEmpty": "saved"},

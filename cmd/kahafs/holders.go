@@ -332,4 +332,7 @@ func writeHoldersText(w io.Writer, doc holders.Doc) {
 	for _, line := range doc.TotalsLines() {
 		io.WriteString(w, safe(line)+"\n")
 	}
+	for _, line := range doc.IndexDeletedLines() {
+		io.WriteString(w, "warning: "+safe(line)+"\n")
+	}
 }

@@ -130,5 +130,11 @@ func writeLayoutPlan(w io.Writer, a *store.Analysis, doc plan.LayoutDoc) error {
 			return err
 		}
 	}
+	if lines := doc.TransactionsText(); len(lines) > 0 {
+		fmt.Fprintln(w)
+		for _, l := range lines {
+			fmt.Fprintln(w, safe(l))
+		}
+	}
 	return nil
 }
