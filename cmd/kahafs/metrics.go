@@ -85,16 +85,37 @@ func runMetrics(cmd *cobra.Command, dir string, f metricsFlags) error {
 	if err != nil {
 		return err
 	}
-	a, err := analyse(l, cmd.ErrOrStderr(), f.analysis)
+	w := cmd.ErrOrStderr()
+	bar := newProgressBar(w)
+	aopts := f.analysis.options(bar)
+	aopts.Progress = bar.reading
+	var runs []metrics.StoreRun
+	snap, err := metrics.Load(l, aopts, func(r metrics.StoreRun) { runs = append(runs, r) })
+	bar.finish()
 	if err != nil {
 		return err
 	}
+	for _, r := range runs {
+		if r.Analysis != nil && r.Analysis.Graph == nil {
+			continue
+		}
+		pw := w
+		if l.Multi() {
+			pw = &prefixWriter{w: w, prefix: safe(r.Layout.Rel) + ": "}
+		}
+		if r.Cached {
+			fmt.Fprintln(pw, "cache: hit (no journal bytes read; the metrics kept with the analysis)")
+		} else if line := cacheLine(r.Analysis); line != "" {
+			fmt.Fprintln(pw, line)
+		}
+		warnMaxFileLength(pw, r.MaxFileLength)
+	}
 	opts := metrics.Options{Labels: labels}
 	if f.output != "" {
-		return metrics.WriteFile(f.output, a, opts)
+		return snap.WriteFile(f.output, opts)
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
-	if err := metrics.Write(out, a, opts); err != nil {
+	if err := snap.Write(out, opts); err != nil {
 		return err
 	}
 	return out.Flush()

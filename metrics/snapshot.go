@@ -1,0 +1,327 @@
+package metrics
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+
+	"github.com/kahafs/kahafs/internal/binenc"
+	"github.com/kahafs/kahafs/replaycache"
+	"github.com/kahafs/kahafs/store"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// SideKind names the analysis cache's side file (replaycache.SaveSide)
+// that keeps a store's Snapshot: bump its version whenever what a
+// snapshot holds or how a metric is computed changes, so that no side
+// file of an older kahafs is rendered.
+const SideKind = "metrics-v1"
+
+// Snapshot is the metrics of a store, or of each store of a layout, as
+// numbers before rendering: what an analysis gives, without the constant
+// labels of Options (given at each run) and with the disk space of data
+// files left to render time (stat'ed then, as holders does). It is what
+// the analysis cache's side file keeps (Load), so that a run on an
+// unchanged store renders without analysing anything.
+type Snapshot struct {
+	multi  bool
+	stores []*storeSnap
+}
+
+// storeSnap is the metrics of one store.
+type storeSnap struct {
+	// rel is the store_dir label (the store's directory relative to the
+	// layout's root) in a layout of several.
+	rel string
+	// dir is the store's directory: where its data files are stat'ed
+	// (not kept in a side file: the layout's).
+	dir     string
+	files   []snapFile
+	samples []sample
+}
+
+// snapFile is a data file: what its allocated bytes are stat'ed by.
+type snapFile struct {
+	name   string
+	size   int64
+	pinned bool
+}
+
+// allocKind: a sample whose value is the disk space of some of the
+// store's data files, stat'ed when rendered.
+type allocKind uint8
+
+const (
+	allocNone allocKind = iota
+	allocAll
+	allocPinned
+	allocFree
+	allocKinds
+)
+
+type sample struct {
+	name string
+	// labels are name, value pairs sorted by name (values as they are:
+	// LabelValue is applied when rendered).
+	labels []string
+	value  float64
+	alloc  allocKind
+}
+
+func (c *storeSnap) gauge(name string, labels prometheus.Labels, v float64) {
+	if _, ok := help[name]; !ok {
+		panic("metrics: no help for " + name)
+	}
+	names := make([]string, 0, len(labels))
+	for k := range labels {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	lv := make([]string, 0, 2*len(names))
+	for _, k := range names {
+		lv = append(lv, k, labels[k])
+	}
+	c.samples = append(c.samples, sample{name: name, labels: lv, value: v})
+}
+
+func (c *storeSnap) allocGauge(name string, k allocKind) {
+	c.gauge(name, nil, 0)
+	c.samples[len(c.samples)-1].alloc = k
+}
+
+// allocated is the disk space of the data files of kind k, stat'ed now.
+func (c *storeSnap) allocated(k allocKind) int64 {
+	var n int64
+	for _, f := range c.files {
+		if k == allocAll || (k == allocPinned) == f.pinned {
+			n += allocated(filepath.Join(c.dir, f.name), f.size)
+		}
+	}
+	return n
+}
+
+// Take is the snapshot of the analysed store a (each store of a layout
+// of several).
+func Take(a *store.Analysis) (*Snapshot, error) {
+	s := &Snapshot{multi: a.Layout.Multi()}
+	for _, c := range storesOf(a) {
+		cs, err := takeStore(c)
+		if err != nil {
+			return nil, err
+		}
+		s.stores = append(s.stores, cs)
+	}
+	return s, nil
+}
+
+func takeStore(a *store.Analysis) (*storeSnap, error) {
+	c := &storeSnap{rel: a.Layout.Rel, dir: a.Layout.Dir()}
+	if err := c.add(a); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// storesOf are the stores of a: a itself, or its children.
+func storesOf(a *store.Analysis) []*store.Analysis {
+	if a.Layout.Multi() {
+		return a.Children
+	}
+	return []*store.Analysis{a}
+}
+
+// Gather is the snapshot's metrics with opts' constant labels, the
+// allocated bytes stat'ed now: a fresh registry of the client library's
+// GaugeVecs.
+func (s *Snapshot) Gather(opts Options) ([]*dto.MetricFamily, error) {
+	for k := range opts.Labels {
+		if err := CheckLabel(k); err != nil {
+			return nil, err
+		}
+	}
+	set := &set{reg: prometheus.NewPedanticRegistry(), vecs: map[string]*prometheus.GaugeVec{}, cl: opts.Labels, multi: s.multi}
+	for _, c := range s.stores {
+		set.dir = c.rel
+		var alloc [allocKinds]int64
+		var have [allocKinds]bool
+		for _, m := range c.samples {
+			v := m.value
+			if m.alloc != allocNone {
+				if !have[m.alloc] {
+					alloc[m.alloc], have[m.alloc] = c.allocated(m.alloc), true
+				}
+				v = float64(alloc[m.alloc])
+			}
+			var labels prometheus.Labels
+			if len(m.labels) > 0 {
+				labels = make(prometheus.Labels, len(m.labels)/2)
+				for i := 0; i+1 < len(m.labels); i += 2 {
+					labels[m.labels[i]] = m.labels[i+1]
+				}
+			}
+			set.gauge(m.name, labels, v)
+		}
+	}
+	return set.reg.Gather()
+}
+
+// Write writes the snapshot's metrics in the Prometheus text format.
+func (s *Snapshot) Write(w io.Writer, opts Options) error {
+	mfs, err := s.Gather(opts)
+	if err != nil {
+		return err
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile writes the snapshot's metrics to path atomically (as
+// WriteFile does).
+func (s *Snapshot) WriteFile(path string, opts Options) error {
+	var b bytes.Buffer
+	if err := s.Write(&b, opts); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b.Bytes())
+}
+
+// encode is one store's snapshot as its side file keeps it.
+func (c *storeSnap) encode() []byte {
+	var w binenc.Writer
+	w.Uvarint(uint64(len(c.files)))
+	for _, f := range c.files {
+		w.String(f.name)
+		w.Varint(f.size)
+		w.Bool(f.pinned)
+	}
+	w.Uvarint(uint64(len(c.samples)))
+	for _, m := range c.samples {
+		w.String(m.name)
+		w.Uvarint(uint64(len(m.labels)))
+		for _, l := range m.labels {
+			w.String(l)
+		}
+		w.Uvarint(math.Float64bits(m.value))
+		w.Byte(byte(m.alloc))
+	}
+	return w.B
+}
+
+// decodeStore decodes a side file's snapshot of one store.
+func decodeStore(b []byte) (*storeSnap, error) {
+	r := binenc.NewReader(b)
+	c := &storeSnap{}
+	n := r.Count(3)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		c.files = append(c.files, snapFile{name: r.String(), size: r.Varint(), pinned: r.Bool()})
+	}
+	n = r.Count(4)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		m := sample{name: r.String()}
+		nl := r.Count(1)
+		if nl%2 != 0 {
+			r.Fail("odd number of label strings")
+		}
+		for j := 0; j < nl && r.Err() == nil; j++ {
+			m.labels = append(m.labels, r.String())
+		}
+		m.value = math.Float64frombits(r.Uvarint())
+		m.alloc = allocKind(r.Byte())
+		if r.Err() == nil {
+			if _, ok := help[m.name]; !ok {
+				r.Fail("unknown metric %q", m.name)
+			} else if m.alloc >= allocKinds {
+				r.Fail("unknown allocation kind %d", m.alloc)
+			}
+		}
+		c.samples = append(c.samples, m)
+	}
+	if r.Err() == nil && r.Len() != 0 {
+		r.Fail("%d bytes after the snapshot", r.Len())
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("metrics: side file: %w", err)
+	}
+	return c, nil
+}
+
+// StoreRun says how the metrics of one store were had (Load).
+type StoreRun struct {
+	Layout *store.Layout
+	// Analysis is the store's analysis; nil when the metrics came from
+	// the side file of its analysis cache (Cached).
+	Analysis *store.Analysis
+	// Cached: the snapshot came from the analysis cache's side file
+	// (the cache would have been hit: nothing analysed).
+	Cached bool
+	// MaxFileLength is the journalMaxFileLength the analysis assumed
+	// (with Cached, the one it assumed when the side file was saved).
+	MaxFileLength replaycache.MaxFileLength
+	// SideSaved: the side file was (re)written.
+	SideSaved bool
+	// SideReason says why the side file was not used (empty when it was).
+	SideReason string
+}
+
+// Load is the snapshot of the store of l (of each store of a layout of
+// several). A store whose analysis cache would be hit (nothing changed
+// since; store.LoadSide) is answered from the side file kept with it,
+// without analysing it; any other (a tail, a miss, the cache off) is
+// analysed with opts (store.Analyse) and, with the cache on, its side file
+// saved. done, when set, is told how each store was had, in order.
+func Load(l *store.Layout, opts store.Options, done func(StoreRun)) (*Snapshot, error) {
+	s := &Snapshot{multi: l.Multi()}
+	stores := []*store.Layout{l}
+	if l.Multi() {
+		stores = l.Children
+	}
+	for _, c := range stores {
+		cs, run, err := loadStore(c, opts)
+		if err != nil {
+			return nil, err
+		}
+		s.stores = append(s.stores, cs)
+		if done != nil {
+			done(run)
+		}
+	}
+	return s, nil
+}
+
+func loadStore(l *store.Layout, opts store.Options) (*storeSnap, StoreRun, error) {
+	run := StoreRun{Layout: l}
+	data, mfl, why, ok := store.LoadSide(l, opts, SideKind)
+	if ok {
+		c, err := decodeStore(data)
+		if err == nil {
+			c.rel, c.dir = l.Rel, l.Dir()
+			run.Cached, run.MaxFileLength = true, mfl
+			return c, run, nil
+		}
+		why = err.Error()
+	}
+	run.SideReason = why
+	a, err := store.Analyse(l, opts)
+	if err != nil {
+		return nil, run, err
+	}
+	c, err := takeStore(a)
+	if err != nil {
+		return nil, run, err
+	}
+	run.Analysis, run.MaxFileLength = a, a.MaxFileLength
+	if a.Graph != nil {
+		run.SideSaved = store.SaveSide(a, SideKind, c.encode())
+	}
+	return c, run, nil
+}
