@@ -123,6 +123,10 @@ type Result struct {
 	// side: what a side file of this result is valid for (SaveSide);
 	// nil when there is no cache file to go with it.
 	side *sideKey
+	// guessed: the side key of the first analysis of LoadMaxFileLength,
+	// with the length guessed from the file system, when it settled
+	// another (SaveSide keeps a redirection there).
+	guessed *sideKey
 }
 
 // Load analyses st: it replays the store with refgraph (options ropts,

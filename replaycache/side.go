@@ -105,7 +105,10 @@ func checkKind(kind string) error {
 
 // SaveSide keeps data, a small answer derived from the analysis res (of
 // the journalMaxFileLength m, as LoadMaxFileLength settled it), as the
-// side file kind of res's cache file, for LoadSide. It does nothing and
+// side file kind of res's cache file, for LoadSide. When LoadMaxFileLength
+// analysed the store twice (the length guessed from the file system was
+// not the one the reading settled), the cache file of the guess gets a
+// side file too, that says which length was settled. It does nothing and
 // reports false when res has no cache file to go with (cache off, a
 // transient problem, a racy data file); a file that cannot be written is
 // logged (Options.Logf) and reported false: never an error of the caller.
@@ -113,7 +116,18 @@ func SaveSide(res *Result, m MaxFileLength, kind string, data []byte) bool {
 	if res == nil || res.side == nil || checkKind(kind) != nil {
 		return false
 	}
-	k := res.side
+	if !writeSide(res.side, m, kind, false, data) {
+		return false
+	}
+	if g := res.guessed; g != nil {
+		return writeSide(g, m, kind, true, nil)
+	}
+	return true
+}
+
+// writeSide writes the side file kind of the cache file of k: data, or
+// with redirect none, only the length settled.
+func writeSide(k *sideKey, m MaxFileLength, kind string, redirect bool, data []byte) bool {
 	var w binenc.Writer
 	w.B = make([]byte, headerSize, headerSize+len(data)+64*len(k.files)+512)
 	w.String(kind)
@@ -133,6 +147,7 @@ func SaveSide(res *Result, m MaxFileLength, kind string, data []byte) bool {
 	w.Bool(m.Exact)
 	w.String(m.Text)
 	w.String(m.Warning)
+	w.Bool(redirect)
 	w.Bytes(data)
 	b := w.B
 	payload := b[headerSize:]
@@ -161,79 +176,109 @@ func readIdentity(r *binenc.Reader) identity {
 
 // LoadSide is the data of the side file kind that SaveSide kept with the
 // analysis LoadMaxFileLength(st, ropts, given, read, copts) would answer
-// from its cache file unchanged (a hit), and the journalMaxFileLength
-// that analysis settled. Otherwise it reports false and why: the caller
+// from its cache unchanged (a hit), and the journalMaxFileLength that
+// analysis settled. Otherwise it reports false and why: the caller
 // analyses the store (a tail, a miss) and saves the side file again.
 //
 // A side file is used only under the conditions of a hit (see the top of
-// this file). With given 0 the side file of the cache file of the length
-// guessed from the file system is looked at: one saved by an analysis
-// that settled another length (which LoadMaxFileLength reads twice) has
-// another name, and is not used.
+// this file). With given 0, LoadMaxFileLength analyses the store with the
+// length guessed from the file system, and again when the reading
+// settles another: so the side file of the guess's cache file is checked,
+// and when it says another length was settled, the side file of that
+// length's cache file too: both analyses would have been hits.
 func LoadSide(st *codec.Store, ropts refgraph.Options, given int64, read codec.ReadOptions, copts Options, kind string) ([]byte, MaxFileLength, string, bool) {
 	if err := checkKind(kind); err != nil {
 		return nil, MaxFileLength{}, err.Error(), false
 	}
 	if given > 0 {
-		ropts.MaxFileLength = given
-	} else if ropts.MaxFileLength = codec.GuessMaxFileLength(st.Files); ropts.MaxFileLength <= 0 {
-		ropts.MaxFileLength = codec.DefaultMaxFileLength
+		data, m, redirect, why, ok := loadSide(st, ropts, given, read, copts, kind)
+		if ok && (redirect || m.Value != given) {
+			return nil, MaxFileLength{}, "side file of another journalMaxFileLength", false
+		}
+		return data, m, why, ok
 	}
+	guess := codec.GuessMaxFileLength(st.Files)
+	if guess <= 0 {
+		guess = codec.DefaultMaxFileLength
+	}
+	data, m, redirect, why, ok := loadSide(st, ropts, guess, read, copts, kind)
+	switch {
+	case !ok:
+		return nil, MaxFileLength{}, why, false
+	case !redirect && m.Value == guess:
+		return data, m, "", true
+	case !redirect || m.Value == guess:
+		return nil, MaxFileLength{}, "side file of another journalMaxFileLength", false
+	}
+	settled := m
+	data, m, redirect, why, ok = loadSide(st, ropts, settled.Value, read, copts, kind)
+	switch {
+	case !ok:
+		return nil, MaxFileLength{}, why, false
+	case redirect || m != settled:
+		return nil, MaxFileLength{}, "side file of another journalMaxFileLength", false
+	}
+	return data, m, "", true
+}
+
+// loadSide reads and checks the side file of the cache file of the
+// analysis of st with the length mfl; redirect says it holds only the
+// length settled (m), not data.
+func loadSide(st *codec.Store, ropts refgraph.Options, mfl int64, read codec.ReadOptions, copts Options, kind string) (data []byte, m MaxFileLength, redirect bool, why string, ok bool) {
+	ropts.MaxFileLength = mfl
 	ropts.Files = st.Files
 	l := &loader{st: st, ropts: ropts, read: read, copts: copts}
 	if why, ok := l.prepare(); !ok {
-		return nil, MaxFileLength{}, why, false
+		return nil, m, false, why, false
 	}
 	path := sidePath(l.file, kind)
 	b, err := readSide(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, MaxFileLength{}, "no side file", false
+			return nil, m, false, "no side file", false
 		}
 		copts.logf("cache: ignoring %s: %v", path, err)
-		return nil, MaxFileLength{}, "side file unreadable", false
+		return nil, m, false, "side file unreadable", false
 	}
 	r, err := sidePayload(b)
 	if err != nil {
 		copts.logf("cache: ignoring %s: %v", path, err)
-		return nil, MaxFileLength{}, "side file not usable", false
+		return nil, m, false, "side file not usable", false
 	}
 	if r.String() != kind || r.Uvarint() != cacheVersion || r.Uvarint() != codec.NumEntryTypes {
-		return nil, MaxFileLength{}, "side file of another kind or version", false
+		return nil, m, false, "side file of another kind or version", false
 	}
 	if r.String() != l.store || string(r.Bytes()) != string(l.variant) {
-		return nil, MaxFileLength{}, "side file of another store or other options", false
+		return nil, m, false, "side file of another store or other options", false
 	}
 	if string(r.Bytes()) != string(l.ropts.StateKey()) {
-		return nil, MaxFileLength{}, "index positions or options changed", false
+		return nil, m, false, "index positions or options changed", false
 	}
 	cid := readIdentity(r)
 	if cur, err := statIdentity(l.file); err != nil || cur != cid || r.Err() != nil {
-		return nil, MaxFileLength{}, "cache file changed", false
+		return nil, m, false, "cache file changed", false
 	}
 	n := r.Count(6)
 	if r.Err() == nil && n != len(st.Files) {
-		return nil, MaxFileLength{}, "data files added or deleted", false
+		return nil, m, false, "data files added or deleted", false
 	}
 	for i := 0; i < n && r.Err() == nil; i++ {
 		id, fid := r.Int32(), readIdentity(r)
 		if r.Err() == nil && (id != st.Files[i].ID || fid != l.ids[i]) {
-			return nil, MaxFileLength{}, st.Files[i].Name + " changed", false
+			return nil, m, false, st.Files[i].Name + " changed", false
 		}
 	}
-	m := MaxFileLength{Value: r.Varint(), Source: r.String(), Exact: r.Bool(), Text: r.String(), Warning: r.String()}
-	data := r.Bytes()
+	m = MaxFileLength{Value: r.Varint(), Source: r.String(), Exact: r.Bool(), Text: r.String(), Warning: r.String()}
+	redirect = r.Bool()
+	data = r.Bytes()
 	if r.Err() == nil && r.Len() != 0 {
 		r.Fail("%d bytes after the payload", r.Len())
 	}
 	if err := r.Err(); err != nil {
 		copts.logf("cache: ignoring %s: %v", path, err)
-		return nil, MaxFileLength{}, "side file not usable", false
+		return nil, MaxFileLength{}, false, "side file not usable", false
 	}
-	if m.Value != ropts.MaxFileLength {
-		return nil, MaxFileLength{}, "side file of another journalMaxFileLength", false
-	}
-	return data, m, "", true
+	return data, m, redirect, "", true
 }
 
 // readSide reads a side file, refusing one larger than maxSideFile.
