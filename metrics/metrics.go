@@ -95,6 +95,7 @@ var help = map[string]string{
 	"kahafs_prepared_transactions":                                "Prepared (XA) transactions in the store, waiting for their outcome",
 	"kahafs_damaged_files":                                        "Data files in which reading found damage (a torn tail, an unfinished last write the broker ignores, is not damage)",
 	"kahafs_damage_found":                                         "1 if reading the store found damage, else 0",
+	"kahafs_compaction_reclaimable_bytes":                         "Length of the data files an offline compaction (kahafs compact) would give back: their length now minus that of the compacted journal, laid out as the compaction writes it (kahafs compact --dry-run's journals before and after; negative where the compacted journal, preallocated whole files, is longer); absent where a compaction refuses the store (damage, an mKahaDB's txStore)",
 	"kahafs_scheduled_jobs":                                       "Jobs a job scheduler store holds (scheduled messages, delayed, repeating or cron)",
 }
 

@@ -58,14 +58,19 @@ func agedTree(t *testing.T, src string) string {
 }
 
 // render is what `kahafs metrics` writes of the store at dir through Load
-// (with the cache in cacheDir), and how each store was had.
-func render(t *testing.T, dir, cacheDir string, given int64) (string, []StoreRun) {
+// (with the cache in cacheDir, and the compaction's figure or not), and
+// how each store was had.
+func render(t *testing.T, dir, cacheDir string, given int64, compaction ...bool) (string, []StoreRun) {
 	t.Helper()
 	l, err := store.Locate(dir)
 	require.NoError(t, err)
 	var runs []StoreRun
-	snap, err := Load(l, store.Options{MaxFileLength: given, Cache: &replaycache.Options{Dir: cacheDir, Logf: t.Logf}},
-		func(r StoreRun) { runs = append(runs, r) })
+	o := LoadOptions{Analysis: store.Options{MaxFileLength: given}, Compaction: len(compaction) > 0 && compaction[0],
+		Done: func(r StoreRun) { runs = append(runs, r) }}
+	if cacheDir != "" {
+		o.Analysis.Cache = &replaycache.Options{Dir: cacheDir, Logf: t.Logf}
+	}
+	snap, err := Load(l, o)
 	require.NoError(t, err, dir)
 	var b bytes.Buffer
 	require.NoError(t, snap.Write(&b, Options{Labels: map[string]string{"store": "b-1"}}))
@@ -73,9 +78,13 @@ func render(t *testing.T, dir, cacheDir string, given int64) (string, []StoreRun
 }
 
 // fresh is the output of the analysis without the cache (Write, as before
-// side files).
-func fresh(t *testing.T, dir string, given int64) string {
+// side files; with the compaction's figure, Load without the cache).
+func fresh(t *testing.T, dir string, given int64, compaction ...bool) string {
 	t.Helper()
+	if len(compaction) > 0 && compaction[0] {
+		out, _ := render(t, dir, "", given, true)
+		return out
+	}
 	a, err := store.Open(dir, store.Options{MaxFileLength: given})
 	require.NoError(t, err, dir)
 	var b bytes.Buffer
@@ -103,6 +112,7 @@ func TestSideFileSameOutput(t *testing.T) {
 					}
 				}
 				want := fresh(t, dir, given)
+				wantC := fresh(t, dir, given, true)
 				cacheDir := t.TempDir()
 				first, runs1 := render(t, dir, cacheDir, given)
 				assert.Equal(t, want, first, "analysed, given %d", given)
@@ -115,6 +125,22 @@ func TestSideFileSameOutput(t *testing.T) {
 						assert.True(t, runs2[i].Cached, "%s: saved, then not used: %s (given %d, %+v)", r.Layout.Rel, runs2[i].SideReason, given, r.MaxFileLength)
 						assert.Equal(t, r.MaxFileLength, runs2[i].MaxFileLength)
 						cached++
+					}
+				}
+				// the compaction's figure asked for: analysed again (the
+				// side file has none), then from the side file, and the
+				// side file with it answers a run without it too
+				third, runs3 := render(t, dir, cacheDir, given, true)
+				assert.Equal(t, wantC, third, "analysed with the compaction, given %d", given)
+				fourth, runs4 := render(t, dir, cacheDir, given, true)
+				assert.Equal(t, wantC, fourth, "from the side file with the compaction, given %d", given)
+				fifth, runs5 := render(t, dir, cacheDir, given)
+				assert.Equal(t, want, fifth, "from the side file with the compaction, without it, given %d", given)
+				for i, r := range runs1 {
+					if r.SideSaved {
+						assert.False(t, runs3[i].Cached, r.Layout.Rel)
+						assert.True(t, runs4[i].Cached, r.Layout.Rel)
+						assert.True(t, runs5[i].Cached, r.Layout.Rel)
 					}
 				}
 			}
@@ -240,10 +266,10 @@ func TestSideFileCacheRewritten(t *testing.T) {
 	// without the cache: no side file read or written
 	l, err := store.Locate(dir)
 	require.NoError(t, err)
-	_, err = Load(l, store.Options{}, func(r StoreRun) {
+	_, err = Load(l, LoadOptions{Done: func(r StoreRun) {
 		assert.False(t, r.Cached)
 		assert.False(t, r.SideSaved)
-	})
+	}})
 	require.NoError(t, err)
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/kahafs/kahafs/compact"
 	"github.com/kahafs/kahafs/internal/binenc"
 	"github.com/kahafs/kahafs/replaycache"
 	"github.com/kahafs/kahafs/store"
@@ -43,6 +44,42 @@ type storeSnap struct {
 	dir     string
 	files   []snapFile
 	samples []sample
+	// compaction: whether the compaction's figure was worked out
+	// (compact.Reclaimable; its sample is absent where a compaction
+	// refuses the store).
+	compaction bool
+}
+
+// nameCompaction is the metric of what an offline compaction frees.
+const nameCompaction = "kahafs_compaction_reclaimable_bytes"
+
+// addCompaction works out what an offline compaction of the analysed
+// store a frees (compact.Reclaimable: a dry run's layout of the
+// compacted journal, reading the records it copies), when a was analysed
+// as the compaction analyses (opts the defaults: the index used, the
+// restarted broker's view, checksums verified).
+func (c *storeSnap) addCompaction(a *store.Analysis, opts store.Options) error {
+	c.compaction = true
+	if opts.Running || opts.NoIndex || opts.SkipChecksums || opts.KeepCompleted != 0 {
+		return nil
+	}
+	before, after, ok, err := compact.Reclaimable(a)
+	if err != nil || !ok {
+		return err
+	}
+	c.gauge(nameCompaction, nil, float64(before.Bytes-after.Bytes))
+	return nil
+}
+
+// withoutCompaction drops the compaction's sample.
+func (c *storeSnap) withoutCompaction() {
+	out := c.samples[:0]
+	for _, m := range c.samples {
+		if m.name != nameCompaction {
+			out = append(out, m)
+		}
+	}
+	c.samples, c.compaction = out, false
 }
 
 // snapFile is a data file: what its allocated bytes are stat'ed by.
@@ -198,6 +235,7 @@ func (s *Snapshot) WriteFile(path string, opts Options) error {
 // encode is one store's snapshot as its side file keeps it.
 func (c *storeSnap) encode() []byte {
 	var w binenc.Writer
+	w.Bool(c.compaction)
 	w.Uvarint(uint64(len(c.files)))
 	for _, f := range c.files {
 		w.String(f.name)
@@ -220,7 +258,7 @@ func (c *storeSnap) encode() []byte {
 // decodeStore decodes a side file's snapshot of one store.
 func decodeStore(b []byte) (*storeSnap, error) {
 	r := binenc.NewReader(b)
-	c := &storeSnap{}
+	c := &storeSnap{compaction: r.Bool()}
 	n := r.Count(3)
 	for i := 0; i < n && r.Err() == nil; i++ {
 		c.files = append(c.files, snapFile{name: r.String(), size: r.Varint(), pinned: r.Bool()})
@@ -273,51 +311,79 @@ type StoreRun struct {
 	SideReason string
 }
 
+// LoadOptions say how Load analyses a store it cannot answer from a side
+// file.
+type LoadOptions struct {
+	// Analysis are the analysis options (store.Analyse); with Cache nil
+	// every store is analysed and no side file read or written.
+	Analysis store.Options
+	// Compaction adds kahafs_compaction_reclaimable_bytes: what an
+	// offline compaction frees, worked out exactly as a dry run does
+	// (compact.Reclaimable: it reads the records the compaction copies,
+	// about half the cost of an analysis that reads the whole journal).
+	// Only with the analysis options a compaction uses (the defaults).
+	Compaction bool
+	// Done, when set, is told how each store was had, in order.
+	Done func(StoreRun)
+}
+
 // Load is the snapshot of the store of l (of each store of a layout of
 // several). A store whose analysis cache would be hit (nothing changed
 // since; store.LoadSide) is answered from the side file kept with it,
-// without analysing it; any other (a tail, a miss, the cache off) is
-// analysed with opts (store.Analyse) and, with the cache on, its side file
-// saved. done, when set, is told how each store was had, in order.
-func Load(l *store.Layout, opts store.Options, done func(StoreRun)) (*Snapshot, error) {
+// without analysing it; any other (a tail, a miss, the cache off, a side
+// file without the compaction's figure asked for) is analysed
+// (store.Analyse) and, with the cache on, its side file saved.
+func Load(l *store.Layout, o LoadOptions) (*Snapshot, error) {
 	s := &Snapshot{multi: l.Multi()}
 	stores := []*store.Layout{l}
 	if l.Multi() {
 		stores = l.Children
 	}
 	for _, c := range stores {
-		cs, run, err := loadStore(c, opts)
+		cs, run, err := loadStore(c, o)
 		if err != nil {
 			return nil, err
 		}
 		s.stores = append(s.stores, cs)
-		if done != nil {
-			done(run)
+		if o.Done != nil {
+			o.Done(run)
 		}
 	}
 	return s, nil
 }
 
-func loadStore(l *store.Layout, opts store.Options) (*storeSnap, StoreRun, error) {
+func loadStore(l *store.Layout, o LoadOptions) (*storeSnap, StoreRun, error) {
 	run := StoreRun{Layout: l}
-	data, mfl, why, ok := store.LoadSide(l, opts, SideKind)
+	data, mfl, why, ok := store.LoadSide(l, o.Analysis, SideKind)
 	if ok {
 		c, err := decodeStore(data)
-		if err == nil {
+		switch {
+		case err != nil:
+			why = err.Error()
+		case o.Compaction && !c.compaction:
+			why = "side file without the compaction's figure"
+		default:
+			if !o.Compaction {
+				c.withoutCompaction()
+			}
 			c.rel, c.dir = l.Rel, l.Dir()
 			run.Cached, run.MaxFileLength = true, mfl
 			return c, run, nil
 		}
-		why = err.Error()
 	}
 	run.SideReason = why
-	a, err := store.Analyse(l, opts)
+	a, err := store.Analyse(l, o.Analysis)
 	if err != nil {
 		return nil, run, err
 	}
 	c, err := takeStore(a)
 	if err != nil {
 		return nil, run, err
+	}
+	if o.Compaction && a.Graph != nil {
+		if err := c.addCompaction(a, o.Analysis); err != nil {
+			return nil, run, err
+		}
 	}
 	run.Analysis, run.MaxFileLength = a, a.MaxFileLength
 	if a.Graph != nil {
