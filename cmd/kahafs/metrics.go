@@ -13,9 +13,9 @@ import (
 type metricsFlags struct {
 	output     string
 	compaction bool
-	labels   []string
-	analysis analysisFlags
-	profile  profileFlags
+	labels     []string
+	analysis   analysisFlags
+	profile    profileFlags
 }
 
 func newMetricsCmd() *cobra.Command {
