@@ -44,7 +44,7 @@ With --json:
    "actions":[{"action":"purge","target":{"destination":"queue://ActiveMQ.DLQ"},
                "frees":{"files":[2,3],"bytes":32768},
                "writes":{"bytes":4555,"records":20,"estimate":true},…},…],
-   "combined":{"method":"all","actions":[0,1,…],"frees":{…},"writes":{…}},
+   "combined":{"method":"greedy","actions":[0,1,…],"frees":{…},"writes":{…}},
    "pinned":{"files":[…],"bytes":…}}
 sorted by bytes freed. Targets: purge {"destination"}, delete-subscription
 {"destination","clientId","subscriptionName"}, commit and rollback
