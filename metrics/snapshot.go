@@ -264,6 +264,7 @@ func decodeStore(b []byte) (*storeSnap, error) {
 		c.files = append(c.files, snapFile{name: r.String(), size: r.Varint(), pinned: r.Bool()})
 	}
 	n = r.Count(4)
+	names := map[string]string{} // label names by metric: the same for each of its samples
 	for i := 0; i < n && r.Err() == nil; i++ {
 		m := sample{name: r.String()}
 		nl := r.Count(1)
@@ -280,6 +281,8 @@ func decodeStore(b []byte) (*storeSnap, error) {
 				r.Fail("unknown metric %q", m.name)
 			} else if m.alloc >= allocKinds {
 				r.Fail("unknown allocation kind %d", m.alloc)
+			} else if err := checkLabels(m, names); err != nil {
+				r.Fail("%v", err)
 			}
 		}
 		c.samples = append(c.samples, m)
@@ -390,4 +393,26 @@ func loadStore(l *store.Layout, o LoadOptions) (*storeSnap, StoreRun, error) {
 		run.SideSaved = store.SaveSide(a, SideKind, c.encode())
 	}
 	return c, run, nil
+}
+
+// checkLabels checks that a decoded sample's label names are the metrics'
+// own, sorted, and those of the other samples of its metric (names): the
+// client library panics on anything else.
+func checkLabels(m sample, names map[string]string) error {
+	var key string
+	for i := 0; i+1 < len(m.labels); i += 2 {
+		k := m.labels[i]
+		switch {
+		case k != labelKind && k != labelDestination && k != labelSubscription:
+			return fmt.Errorf("metric %s: label %q", m.name, k)
+		case i > 0 && m.labels[i-2] >= k:
+			return fmt.Errorf("metric %s: labels out of order", m.name)
+		}
+		key += k + ","
+	}
+	if prev, ok := names[m.name]; ok && prev != key {
+		return fmt.Errorf("metric %s: labels %q and %q", m.name, prev, key)
+	}
+	names[m.name] = key
+	return nil
 }
