@@ -4,10 +4,17 @@
 // format, for node_exporter's textfile collector. The numbers are those of
 // package holders and the replay graph; the metrics are the Prometheus
 // client library's own (a fresh registry of GaugeVecs, encoded by expfmt).
+//
+// An analysis is first taken into a Snapshot (snapshot.go): every
+// sample's name, labels and value, with what changes from run to run left
+// out (the --label values, the data files' disk space, stat'ed when
+// rendered). Load keeps a store's snapshot next to its analysis cache file
+// (replaycache.SaveSide) and, on a store whose cache would be hit, renders
+// it without analysing anything: what makes `kahafs metrics` cheap enough
+// for every minute on a store with a million pending messages.
 package metrics
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +33,6 @@ import (
 	"github.com/kahafs/kahafs/store"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 )
 
 // Label names the metrics use themselves: an admin's Options.Labels may
@@ -97,6 +103,7 @@ var help = map[string]string{
 	"kahafs_prepared_transactions":                                "Prepared (XA) transactions in the store, waiting for their outcome",
 	"kahafs_damaged_files":                                        "Data files in which reading found damage (a torn tail, an unfinished last write the broker ignores, is not damage)",
 	"kahafs_damage_found":                                         "1 if reading the store found damage, else 0",
+	"kahafs_compaction_reclaimable_bytes":                         "Length of the data files an offline compaction (kahafs compact) would give back: their length now minus that of the compacted journal, laid out as the compaction writes it (kahafs compact --dry-run's journals before and after; negative where the compacted journal, preallocated whole files, is longer); absent where a compaction refuses the store (damage, an mKahaDB's txStore)",
 	"kahafs_scheduled_jobs":                                       "Jobs a job scheduler store holds (scheduled messages, delayed, repeating or cron)",
 }
 
@@ -154,37 +161,20 @@ func LabelValue(v string) string {
 // Gather is the metrics of the analysed store a (each store of a layout
 // of several, labelled store_dir).
 func Gather(a *store.Analysis, opts Options) ([]*dto.MetricFamily, error) {
-	for k := range opts.Labels {
-		if err := CheckLabel(k); err != nil {
-			return nil, err
-		}
-	}
-	s := &set{reg: prometheus.NewPedanticRegistry(), vecs: map[string]*prometheus.GaugeVec{}, cl: opts.Labels, multi: a.Layout.Multi()}
-	if err := s.addAll(a); err != nil {
+	snap, err := Take(a)
+	if err != nil {
 		return nil, err
 	}
-	return s.reg.Gather()
-}
-
-func (s *set) addAll(a *store.Analysis) error {
-	if a.Layout.Multi() {
-		for _, c := range a.Children {
-			if err := s.addAll(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	s.dir = a.Layout.Rel
-	return s.add(a)
+	return snap.Gather(opts)
 }
 
 // addScheduler adds the metrics of a job scheduler store (its own model:
 // package scheduler): its files, pinned and free, and its jobs.
-func (s *set) addScheduler(r *scheduler.Report) {
-	s.gauge("kahafs_store_analysed", nil, 1)
+func (c *storeSnap) addScheduler(r *scheduler.Report) {
+	c.dir = r.Store.Dir
+	c.gauge("kahafs_store_analysed", nil, 1)
 	var all, pinned, free int
-	var allB, pinnedB, freeB int64
+	var allB, pinnedB int64
 	for _, f := range r.Prediction.Files {
 		all++
 		allB += f.Size
@@ -193,20 +183,20 @@ func (s *set) addScheduler(r *scheduler.Report) {
 			pinnedB += f.Size
 		} else {
 			free++
-			freeB += allocated(filepath.Join(r.Store.Dir, f.Name), f.Size)
 		}
+		c.files = append(c.files, snapFile{name: f.Name, size: f.Size, pinned: f.Pinned})
 	}
-	s.gauge("kahafs_journal_files", nil, float64(all))
-	s.gauge("kahafs_journal_bytes", nil, float64(allB))
-	s.gauge("kahafs_pinned_files", nil, float64(pinned))
-	s.gauge("kahafs_pinned_bytes", nil, float64(pinnedB))
-	s.gauge("kahafs_next_cleanup_free_files", nil, float64(free))
-	s.gauge("kahafs_next_cleanup_free_bytes", nil, float64(freeB))
-	s.gauge("kahafs_scheduled_jobs", nil, float64(len(r.Model.Jobs())))
+	c.gauge("kahafs_journal_files", nil, float64(all))
+	c.gauge("kahafs_journal_bytes", nil, float64(allB))
+	c.gauge("kahafs_pinned_files", nil, float64(pinned))
+	c.gauge("kahafs_pinned_bytes", nil, float64(pinnedB))
+	c.gauge("kahafs_next_cleanup_free_files", nil, float64(free))
+	c.allocGauge("kahafs_next_cleanup_free_bytes", allocFree)
+	c.gauge("kahafs_scheduled_jobs", nil, float64(len(r.Model.Jobs())))
 }
 
 // allocated is the disk space of the file at p (size when it cannot be
-// stat'ed).
+// stat'ed), as package holders takes it.
 func allocated(p string, size int64) int64 {
 	var st syscall.Stat_t
 	if err := syscall.Stat(p, &st); err != nil {
@@ -216,27 +206,33 @@ func allocated(p string, size int64) int64 {
 }
 
 // add adds the metrics of one store.
-func (s *set) add(a *store.Analysis) error {
+func (c *storeSnap) add(a *store.Analysis) error {
 	g := a.Graph
 	if r := a.Scheduler; r != nil {
-		s.addScheduler(r)
+		c.addScheduler(r)
 		return nil
 	}
 	if g == nil {
-		s.gauge("kahafs_store_analysed", nil, 0)
+		c.gauge("kahafs_store_analysed", nil, 0)
 		return nil
 	}
-	s.gauge("kahafs_store_analysed", nil, 1)
+	c.gauge("kahafs_store_analysed", nil, 1)
+	c.dir = a.Layout.Dir()
+	// holders.Document's totals, the allocated bytes left to render time
+	// (a file's disk space is stat'ed then, as Document does)
 	doc := holders.Document(a.Layout.Dir(), g, a.MaxFileLength)
 	t := doc.Totals
-	s.gauge("kahafs_journal_files", nil, float64(t.All.Files))
-	s.gauge("kahafs_journal_bytes", nil, float64(t.All.Bytes))
-	s.gauge("kahafs_journal_allocated_bytes", nil, float64(t.All.Allocated))
-	s.gauge("kahafs_pinned_files", nil, float64(t.Pinned.Files))
-	s.gauge("kahafs_pinned_bytes", nil, float64(t.Pinned.Bytes))
-	s.gauge("kahafs_pinned_allocated_bytes", nil, float64(t.Pinned.Allocated))
-	s.gauge("kahafs_next_cleanup_free_files", nil, float64(t.Free.Files))
-	s.gauge("kahafs_next_cleanup_free_bytes", nil, float64(t.NextCleanupFrees))
+	for _, f := range doc.Files {
+		c.files = append(c.files, snapFile{name: f.Name, size: f.Bytes, pinned: f.Pinned})
+	}
+	c.gauge("kahafs_journal_files", nil, float64(t.All.Files))
+	c.gauge("kahafs_journal_bytes", nil, float64(t.All.Bytes))
+	c.allocGauge("kahafs_journal_allocated_bytes", allocAll)
+	c.gauge("kahafs_pinned_files", nil, float64(t.Pinned.Files))
+	c.gauge("kahafs_pinned_bytes", nil, float64(t.Pinned.Bytes))
+	c.allocGauge("kahafs_pinned_allocated_bytes", allocPinned)
+	c.gauge("kahafs_next_cleanup_free_files", nil, float64(t.Free.Files))
+	c.allocGauge("kahafs_next_cleanup_free_bytes", allocFree)
 
 	type holder struct{ kind, dest string }
 	type size struct {
@@ -279,13 +275,13 @@ func (s *set) add(a *store.Analysis) error {
 	}
 	for h, sz := range byHolder {
 		l := prometheus.Labels{labelKind: h.kind, labelDestination: h.dest}
-		s.gauge("kahafs_holder_pinned_files", l, float64(sz.files))
-		s.gauge("kahafs_holder_pinned_bytes", l, float64(sz.bytes))
+		c.gauge("kahafs_holder_pinned_files", l, float64(sz.files))
+		c.gauge("kahafs_holder_pinned_bytes", l, float64(sz.bytes))
 	}
 	for d, sz := range byDest {
 		l := prometheus.Labels{labelDestination: d}
-		s.gauge("kahafs_destination_pinned_files", l, float64(sz.files))
-		s.gauge("kahafs_destination_pinned_bytes", l, float64(sz.bytes))
+		c.gauge("kahafs_destination_pinned_files", l, float64(sz.files))
+		c.gauge("kahafs_destination_pinned_bytes", l, float64(sz.bytes))
 	}
 
 	j := a.Journal()
@@ -304,21 +300,21 @@ func (s *set) add(a *store.Analysis) error {
 				first = d.PendingAt(0)
 			}
 		}
-		s.gauge("kahafs_destination_pending_messages", l, float64(n))
+		c.gauge("kahafs_destination_pending_messages", l, float64(n))
 		if ts, ok := timestamp(j, first); ok {
-			s.gauge("kahafs_destination_first_pending_message_timestamp_seconds", l, ts)
+			c.gauge("kahafs_destination_first_pending_message_timestamp_seconds", l, ts)
 		}
 		for _, sub := range d.Subscriptions {
 			sl := prometheus.Labels{labelDestination: d.String(), labelSubscription: sub.Key}
-			s.gauge("kahafs_subscription_pending_messages", sl, float64(sub.NumPending()))
+			c.gauge("kahafs_subscription_pending_messages", sl, float64(sub.NumPending()))
 			if sub.NumPending() > 0 {
 				if ts, ok := timestamp(j, sub.PendingAt(0)); ok {
-					s.gauge("kahafs_subscription_first_pending_message_timestamp_seconds", sl, ts)
+					c.gauge("kahafs_subscription_first_pending_message_timestamp_seconds", sl, ts)
 				}
 			}
 		}
 	}
-	s.gauge("kahafs_prepared_transactions", nil, float64(len(g.PreparedTransactions())))
+	c.gauge("kahafs_prepared_transactions", nil, float64(len(g.PreparedTransactions())))
 	damaged := 0
 	for _, f := range g.Files() {
 		for _, d := range f.Damage {
@@ -328,12 +324,12 @@ func (s *set) add(a *store.Analysis) error {
 			}
 		}
 	}
-	s.gauge("kahafs_damaged_files", nil, float64(damaged))
+	c.gauge("kahafs_damaged_files", nil, float64(damaged))
 	found := 0.0
 	if damaged > 0 || g.Damaged() {
 		found = 1
 	}
-	s.gauge("kahafs_damage_found", nil, found)
+	c.gauge("kahafs_damage_found", nil, found)
 	return nil
 }
 
@@ -360,27 +356,26 @@ func timestamp(j *codec.Store, m *refgraph.Message) (float64, bool) {
 
 // Write writes the metrics of a in the Prometheus text format.
 func Write(w io.Writer, a *store.Analysis, opts Options) error {
-	mfs, err := Gather(a, opts)
+	snap, err := Take(a)
 	if err != nil {
 		return err
 	}
-	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			return err
-		}
-	}
-	return nil
+	return snap.Write(w, opts)
 }
 
 // WriteFile writes the metrics of a to path atomically: a temporary file
 // in the same directory, synced, renamed over path (the textfile
 // collector never reads half a file), the directory synced.
 func WriteFile(path string, a *store.Analysis, opts Options) error {
-	var b bytes.Buffer
-	if err := Write(&b, a, opts); err != nil {
+	snap, err := Take(a)
+	if err != nil {
 		return err
 	}
+	return snap.WriteFile(path, opts)
+}
+
+// writeFileAtomic writes b to path atomically (WriteFile).
+func writeFileAtomic(path string, b []byte) error {
 	dir := filepath.Dir(path)
 	// node_exporter's textfile collector reads *.prom only: the
 	// temporary name ends otherwise.
@@ -389,7 +384,7 @@ func WriteFile(path string, a *store.Analysis, opts Options) error {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b.Bytes()); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		return fmt.Errorf("metrics: writing %s: %w", tmp.Name(), err)
 	}

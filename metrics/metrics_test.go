@@ -41,8 +41,11 @@ func TestFixtures(t *testing.T) {
 	for _, fx := range brokertest.Fixtures(t) {
 		a, err := store.Open(fx.StoreDir, store.Options{})
 		require.NoError(t, err, fx.StoreDir)
+		snap, err := Take(a)
+		require.NoError(t, err)
+		require.NoError(t, snap.stores[0].addCompaction(a, store.Options{}))
 		var b bytes.Buffer
-		require.NoError(t, Write(&b, a, Options{Labels: map[string]string{"store": "x"}}))
+		require.NoError(t, snap.Write(&b, Options{Labels: map[string]string{"store": "x"}}))
 		mfs := parse(t, b.Bytes())
 		for name, mf := range mfs {
 			seen[name] = true

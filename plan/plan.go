@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -81,9 +82,13 @@ type Action struct {
 	w   []refgraph.Write
 }
 
-// Combined is what several actions free together: Method "all" (every
-// purge and subscription deletion, and each prepared transaction decided
-// the way that frees more alone, rolled back on a tie).
+// Combined is what several actions free together: Method "greedy", the
+// combination that frees the most with the least written, found greedily
+// (combine): from every purge and subscription deletion and each prepared
+// transaction decided the way that frees more alone (rolled back on a
+// tie), the actions are left out, the one that writes most first, while
+// the others free as much without it, each step the cleanup emulation run
+// again.
 type Combined struct {
 	Method  string `json:"method"`
 	Actions []int  `json:"actions"` // indexes in Doc.Actions
@@ -230,40 +235,19 @@ func Make(dir string, g *refgraph.Graph) (Doc, error) {
 			a.HeldBy = heldBy(g, a)
 		}
 	}
-	// the combination: every action, each transaction decided once
-	best := map[string]int{}
-	var all []int
-	for i, a := range acts {
-		if a.ref.Kind != refgraph.ActCommit && a.ref.Kind != refgraph.ActRollback {
-			all = append(all, i)
-			continue
-		}
-		j, ok := best[a.Target.Transaction]
-		if !ok || a.Frees.Bytes > acts[j].Frees.Bytes || a.Frees.Bytes == acts[j].Frees.Bytes && a.ref.Kind == refgraph.ActRollback {
-			best[a.Target.Transaction] = i
-		}
-	}
-	for _, i := range best {
-		all = append(all, i)
-	}
-	sort.Ints(all)
-	var refs []refgraph.Action
-	var ws []refgraph.Write
-	comb := &Combined{Method: "all"}
-	for _, i := range all {
-		refs = append(refs, acts[i].ref)
-		ws = append(ws, acts[i].w...)
-		comb.Writes.Bytes += acts[i].Writes.Bytes
-		comb.Writes.Records += acts[i].Writes.Records
-	}
-	comb.Writes.Estimate = true
-	extra := []Action{}
-	if len(refs) > 0 {
+	// the combination that frees the most with the least written (none
+	// when no action frees anything)
+	var comb *Combined
+	if all := everyAction(acts); len(all) > 0 {
 		var err error
-		if comb.Frees, comb.Keeps, err = r.frees(refs, ws); err != nil {
+		if comb, err = r.combine(acts, all); err != nil {
 			return Doc{}, err
 		}
+		if len(comb.Actions) == 0 {
+			comb = nil
+		}
 	}
+	extra := []Action{}
 	if kept := g.KeptForAcks(); len(kept) > 0 {
 		extra = append(extra, Action{Action: WaitAckCompaction, Frees: Frees{Files: kept, Bytes: sz.of(kept)},
 			Writes: Writes{Estimate: true},
@@ -286,15 +270,115 @@ func Make(dir string, g *refgraph.Graph) (Doc, error) {
 		pos[i] = k
 	}
 	doc.Actions = sorted
-	if len(refs) > 0 {
-		for k, i := range all {
-			all[k] = pos[i]
+	if comb != nil {
+		for k, i := range comb.Actions {
+			comb.Actions[k] = pos[i]
 		}
-		sort.Ints(all)
-		comb.Actions = all
+		sort.Ints(comb.Actions)
 		doc.Combined = comb
 	}
 	return doc, nil
+}
+
+// everyAction is every action of acts once: every purge and subscription
+// deletion, each prepared transaction decided the way that frees more
+// alone (rolled back on a tie). Indexes in acts, ascending.
+func everyAction(acts []Action) []int {
+	best := map[string]int{}
+	var all []int
+	for i, a := range acts {
+		if a.ref.Kind != refgraph.ActCommit && a.ref.Kind != refgraph.ActRollback {
+			all = append(all, i)
+			continue
+		}
+		j, ok := best[a.Target.Transaction]
+		if !ok || a.Frees.Bytes > acts[j].Frees.Bytes || a.Frees.Bytes == acts[j].Frees.Bytes && a.ref.Kind == refgraph.ActRollback {
+			best[a.Target.Transaction] = i
+		}
+	}
+	for _, i := range best {
+		all = append(all, i)
+	}
+	sort.Ints(all)
+	return all
+}
+
+// refsOf are the refgraph actions of acts[i] for i in set, and the
+// records they write.
+func refsOf(acts []Action, set []int) ([]refgraph.Action, []refgraph.Write) {
+	var refs []refgraph.Action
+	var ws []refgraph.Write
+	for _, i := range set {
+		refs = append(refs, acts[i].ref)
+		ws = append(ws, acts[i].w...)
+	}
+	return refs, ws
+}
+
+// net is what a combination gives back: the disk space of the files it
+// frees less that of the files the cleanup deletes anyway that it keeps.
+func net(f Frees, k *Frees) int64 {
+	if k == nil {
+		return f.Bytes
+	}
+	return f.Bytes - k.Bytes
+}
+
+// combine is the combination of the actions all (indexes in acts) that
+// frees the most with the least written, greedily: every one of them
+// together first, then each left out in turn, the one that writes most
+// first (then the one that frees least alone, then by index), when the
+// others give back as much without it (net: freed less kept), each trial
+// a run of the cleanup emulation. Its Actions are indexes in acts.
+func (r *Resolver) combine(acts []Action, all []int) (*Combined, error) {
+	in := append([]int(nil), all...)
+	refs, ws := refsOf(acts, in)
+	f, k, err := r.frees(refs, ws)
+	if err != nil {
+		return nil, err
+	}
+	cur := net(f, k)
+	order := append([]int(nil), all...)
+	sort.SliceStable(order, func(x, y int) bool {
+		a, b := &acts[order[x]], &acts[order[y]]
+		if a.Writes.Bytes != b.Writes.Bytes {
+			return a.Writes.Bytes > b.Writes.Bytes
+		}
+		return a.Frees.Bytes < b.Frees.Bytes
+	})
+	// until a whole pass leaves none out: then leaving out any one of
+	// them gives back less
+	tried := map[int]bool{} // kept in the last pass that left one out
+	for changed := true; changed; {
+		changed = false
+		for _, drop := range order {
+			if !slices.Contains(in, drop) || tried[drop] {
+				continue
+			}
+			rest := slices.DeleteFunc(slices.Clone(in), func(i int) bool { return i == drop })
+			rf := Frees{Files: []int32{}}
+			var rk *Frees
+			if len(rest) > 0 {
+				refs, ws := refsOf(acts, rest)
+				if rf, rk, err = r.frees(refs, ws); err != nil {
+					return nil, err
+				}
+			}
+			if n := net(rf, rk); n >= cur {
+				in, f, k, cur = rest, rf, rk, n
+				changed = true
+				clear(tried)
+			} else {
+				tried[drop] = true
+			}
+		}
+	}
+	c := &Combined{Method: "greedy", Actions: in, Frees: f, Keeps: k, Writes: Writes{Estimate: true}}
+	for _, i := range in {
+		c.Writes.Bytes += acts[i].Writes.Bytes
+		c.Writes.Records += acts[i].Writes.Records
+	}
+	return c, nil
 }
 
 // candidates are the actions on the holders of g, with the records each

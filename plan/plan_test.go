@@ -163,7 +163,7 @@ func TestPlanText(t *testing.T) {
 		}
 	}
 	require.Equal(t, len(doc.Actions), n)
-	require.True(t, strings.HasPrefix(lines[len(lines)-1], "all of "), lines[len(lines)-1])
+	require.True(t, strings.HasPrefix(lines[len(lines)-1], "combined: "), lines[len(lines)-1])
 }
 
 // TestRecordSizes: the sizes measured on the broker (brokerkit PlanCheck).
@@ -172,4 +172,80 @@ func TestRecordSizes(t *testing.T) {
 	assert.Equal(t, int32(237), AckRecordSize("Q.REDELIVER", "ID:vm-36207-1795990403525-2:1:1:6:2"))
 	assert.Equal(t, int32(36), SubscriptionRemoveSize("T.NEWS", "c-early:s-early"))
 	assert.Equal(t, int32(36), OutcomeRecordSize("XID:[4660,globalId=67747269642d7072657061726564,branchId=62712d34]"))
+}
+
+// TestCombinedGreedy: on every fixture, the combination gives back (freed
+// less kept) at least what every action together does, what it says is
+// what the emulation of its actions says, and leaving out any one of its
+// actions gives back less: nothing in it is written for nothing.
+func TestCombinedGreedy(t *testing.T) {
+	combos := 0
+	for _, fx := range brokertest.Fixtures(t) {
+		doc, g, dir := fixturePlan(t, fx.Name)
+		r := NewResolver(dir, g)
+		var every []int
+		seenTx := map[string]bool{}
+		for i, a := range doc.Actions {
+			switch a.Action {
+			case Purge, DeleteSubscription:
+				every = append(every, i)
+			case Commit, Rollback:
+				// the decision every action together takes: the one
+				// that frees more alone, rollback on a tie
+				other := Rollback
+				if a.Action == Rollback {
+					other = Commit
+				}
+				var o *Action
+				for j := range doc.Actions {
+					if doc.Actions[j].Action == other && doc.Actions[j].Target.Transaction == a.Target.Transaction {
+						o = &doc.Actions[j]
+					}
+				}
+				require.NotNil(t, o)
+				if !seenTx[a.Target.Transaction] && (a.Frees.Bytes > o.Frees.Bytes || a.Frees.Bytes == o.Frees.Bytes && a.Action == Rollback) {
+					seenTx[a.Target.Transaction] = true
+					every = append(every, i)
+				}
+			}
+		}
+		c := doc.Combined
+		if c == nil {
+			if len(every) > 0 {
+				refs, ws := refsOf(doc.Actions, every)
+				f, k, err := r.frees(refs, ws)
+				require.NoError(t, err)
+				assert.LessOrEqual(t, net(f, k), int64(0), "%s: no combination, yet every action gives back something", fx.Name)
+			}
+			continue
+		}
+		combos++
+		require.Equal(t, "greedy", c.Method)
+		refs, ws := refsOf(doc.Actions, c.Actions)
+		f, k, err := r.frees(refs, ws)
+		require.NoError(t, err)
+		assert.Equal(t, f, c.Frees, fx.Name)
+		assert.Equal(t, k, c.Keeps, fx.Name)
+		refs, ws = refsOf(doc.Actions, every)
+		ef, ek, err := r.frees(refs, ws)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, net(c.Frees, c.Keeps), net(ef, ek), "%s: less than every action together", fx.Name)
+		t.Logf("%s: %d of %d actions, giving back %d bytes (every action: %d)", fx.Name, len(c.Actions), len(every), net(c.Frees, c.Keeps), net(ef, ek))
+		for _, drop := range c.Actions {
+			rest := []int{}
+			for _, i := range c.Actions {
+				if i != drop {
+					rest = append(rest, i)
+				}
+			}
+			rf, rk := Frees{}, (*Frees)(nil)
+			if len(rest) > 0 {
+				refs, ws := refsOf(doc.Actions, rest)
+				rf, rk, err = r.frees(refs, ws)
+				require.NoError(t, err)
+			}
+			assert.Less(t, net(rf, rk), net(c.Frees, c.Keeps), "%s: %s %+v adds nothing", fx.Name, doc.Actions[drop].Action, doc.Actions[drop].Target)
+		}
+	}
+	assert.Positive(t, combos)
 }

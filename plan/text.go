@@ -42,7 +42,7 @@ func (doc Doc) Text() []string {
 		if c.Keeps != nil {
 			kept = ", but keeps " + filesText(*c.Keeps) + ", which it deletes otherwise"
 		}
-		lines = append(lines, fmt.Sprintf("all of %s together (every purge and subscription deletion, each prepared transaction decided the way that frees more alone): frees %s%s; writes ~%s first (%d records, estimate)",
+		lines = append(lines, fmt.Sprintf("combined: %s together (of every purge, subscription deletion and transaction decision, those without which the others free less: the most freed with the least written): frees %s%s; writes ~%s first (%d records, estimate)",
 			strings.Join(nums, ", "), filesText(c.Frees), kept, holders.SizeText(c.Writes.Bytes), c.Writes.Records))
 	}
 	for _, l := range doc.IfIndexDeleted {

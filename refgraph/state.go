@@ -74,6 +74,17 @@ var errIndexAhead = errors.New("refgraph: the index refers to records that could
 // ErrStateCorrupt: a saved state does not decode.
 var ErrStateCorrupt = errors.New("refgraph: saved replay state is corrupt")
 
+// StateKey is what ResumeBuilderBytes checks a saved state against
+// besides its content: the state encoding's version and replayKey. A
+// result derived from a state (replaycache's side files) is valid where
+// this key and the files are the same.
+func (o Options) StateKey() []byte {
+	var w binenc.Writer
+	w.Uvarint(stateVersion)
+	w.Bytes(o.replayKey())
+	return w.B
+}
+
 // replayKey encodes the options a replay depends on besides the files:
 // the index positions the Builder uses, journalMaxFileLength, the mode,
 // the restart trace size and the bound on finished transactions.

@@ -119,6 +119,14 @@ type Result struct {
 	CacheFile string
 	// Saved: the cache file was (re)written.
 	Saved bool
+
+	// side: what a side file of this result is valid for (SaveSide);
+	// nil when there is no cache file to go with it.
+	side *sideKey
+	// guessed: the side key of the first analysis of LoadMaxFileLength,
+	// with the length guessed from the file system, when it settled
+	// another (SaveSide keeps a redirection there).
+	guessed *sideKey
 }
 
 // Load analyses st: it replays the store with refgraph (options ropts,
@@ -441,6 +449,7 @@ func (l *loader) hit(c *cacheData) (*Result, string, error) {
 	if res.Graph, err = b.Build(); err != nil {
 		return nil, "", err
 	}
+	res.side = l.sideKeyOf(func(int) bool { return false }) // a hit: none racy
 	return res, "", nil
 }
 
@@ -506,6 +515,7 @@ func (l *loader) save(res *Result, v *visitor, crc uint32, from int64) {
 		return
 	}
 	res.Saved = true
+	res.side = l.sideKeyOf(func(i int) bool { return c.Files[i].Racy })
 	prune(filepath.Dir(l.file), storePrefix(l.store), l.file)
 }
 
@@ -610,6 +620,7 @@ func prune(dir, prefix, keep string) {
 			os.Remove(e.path)
 		}
 	}
+	pruneSides(dir)
 }
 
 // visitor counts commands per file, passes

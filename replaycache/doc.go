@@ -49,6 +49,15 @@
 // miss). The identities are taken before the files are read, so a file
 // that changes while it is read is seen as changed the next time.
 //
+// Side files (side.go): a small answer derived from an analysis (package
+// metrics' snapshot) can be kept next to the cache file, NAME.KIND.kside
+// beside NAME.kcache (SaveSide), and is handed back (LoadSide) only under
+// the conditions of a hit of that cache file, checked without decoding
+// it: the same store and options, every data file's identity, none racy,
+// the same index positions and index files (refgraph.Options.StateKey),
+// the cache file itself unchanged. prune removes those whose cache file
+// is gone.
+//
 // Writes are atomic (a temporary file in the cache directory, fsync,
 // rename, fsync of the directory); a cache that cannot be written is
 // logged and the result returned all the same. A state is not saved when

@@ -68,11 +68,13 @@ func LoadMaxFileLength(st *codec.Store, ropts refgraph.Options, given int64, rea
 	m := inferredMaxFileLength(Inferred(res))
 	if m.Value != ropts.MaxFileLength {
 		first := res.BytesRead
+		guessed := res.side
 		ropts.MaxFileLength = m.Value
 		if res, err = Load(st, ropts, read, copts); err != nil {
 			return nil, MaxFileLength{}, err
 		}
 		res.BytesRead += first
+		res.guessed = guessed
 	}
 	return res, m, nil
 }

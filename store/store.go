@@ -231,6 +231,10 @@ type Analysis struct {
 	// NotAnalysed says why a store was not analysed (Layout.Unmodelled):
 	// Graph is nil.
 	NotAnalysed string
+
+	// cached is the replaycache result the analysis came from (its side
+	// files: SaveSide).
+	cached *replaycache.Result
 }
 
 // Journal is the store's directory and data files.
@@ -306,7 +310,7 @@ func Analyse(l *Layout, opts Options) (*Analysis, error) {
 		return nil, err
 	}
 	a := &Analysis{Layout: l, Graph: res.Graph, Files: res.Files, MaxFileLength: mfl,
-		Cache: res.Outcome, CacheReason: res.Reason, CacheSaved: res.Saved, BytesRead: res.BytesRead}
+		Cache: res.Outcome, CacheReason: res.Reason, CacheSaved: res.Saved, BytesRead: res.BytesRead, cached: res}
 	if opts.Cache == nil {
 		a.CacheReason = ""
 	}
@@ -321,4 +325,38 @@ func Analyse(l *Layout, opts Options) (*Analysis, error) {
 		a.OpenWireVersion = kahaindex.StoreOpenWireVersion(l.Dir()) // NoIndex: the version is still the index's
 	}
 	return a, nil
+}
+
+// LoadSide is the side file kind (replaycache.SaveSide: an answer derived
+// from an analysis, kept next to its cache file) of the store of l, a
+// single store (KindKahaDB, KindTxStore), when Analyse(l, opts) would
+// answer from the analysis cache unchanged: a hit (replaycache.LoadSide);
+// and the journalMaxFileLength that analysis settled. Otherwise false and
+// why: analyse the store, and SaveSide.
+func LoadSide(l *Layout, opts Options, kind string) ([]byte, replaycache.MaxFileLength, string, bool) {
+	switch {
+	case opts.Cache == nil:
+		return nil, replaycache.MaxFileLength{}, "cache off", false
+	case l.Journal == nil || l.Multi() || l.Unmodelled != "" || (l.Kind != KindKahaDB && l.Kind != KindTxStore):
+		return nil, replaycache.MaxFileLength{}, "not a KahaDB store", false
+	}
+	// an index that cannot be used is reported once: here when the side
+	// file answers, else by the analysis that follows
+	var problems []error
+	o := opts
+	o.IndexProblem = func(err error) { problems = append(problems, err) }
+	ro := ReplayOptions(l, o)
+	data, m, why, ok := replaycache.LoadSide(l.Journal, ro, opts.MaxFileLength, opts.readOptions(), opts.cacheOptions(), kind)
+	if ok && opts.IndexProblem != nil {
+		for _, err := range problems {
+			opts.IndexProblem(err)
+		}
+	}
+	return data, m, why, ok
+}
+
+// SaveSide keeps data, derived from the analysis a, as its side file kind
+// (replaycache.SaveSide): false when a has no cache file to go with it.
+func SaveSide(a *Analysis, kind string, data []byte) bool {
+	return replaycache.SaveSide(a.cached, a.MaxFileLength, kind, data)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kahafs/kahafs/internal/brokertest"
 	"github.com/kahafs/kahafs/internal/need"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -127,6 +128,45 @@ func TestMetricsOutputFile(t *testing.T) {
 
 	_, _, code = runCLI(t, "metrics", "--no-cache", "--output", filepath.Join(dir, "missing", "x.prom"), metricsStore)
 	assert.Equal(t, exitError, code)
+}
+
+// TestMetricsWarm: a second run on an unchanged store answers from the
+// side file kept with the analysis cache (stderr says so) and writes the
+// same file, per store of a layout too; with --compaction the figure is
+// worked out once, then kept.
+func TestMetricsWarm(t *testing.T) {
+	layout := brokertest.CopyTree(t, "../../testdata/stores/mkahadb/data")
+	require.NoError(t, filepath.WalkDir(layout, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, brokertest.Past, brokertest.Past) // old enough for the cache to trust
+	}))
+	for _, src := range []string{brokertest.AgedCopy(t, metricsStore), layout} {
+		cache, dir := t.TempDir(), t.TempDir()
+		want, _, code := runCLI(t, "metrics", "--no-cache", "--label", "store=b1", src)
+		require.Equal(t, exitOK, code)
+		for i, flags := range [][]string{nil, nil, {"--compaction"}, {"--compaction"}} {
+			p := filepath.Join(dir, "kahafs.prom")
+			args := append([]string{"metrics", "--cache-dir", cache, "--label", "store=b1", "--output", p}, flags...)
+			_, errOut, code := runCLI(t, append(args, src)...)
+			require.Equal(t, exitOK, code, errOut)
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			if len(flags) == 0 {
+				assert.Equal(t, want, string(b), "run %d", i)
+			} else {
+				assert.Contains(t, string(b), "kahafs_compaction_reclaimable_bytes", "run %d", i)
+			}
+			kept := strings.Count(errOut, "cache: hit (no journal bytes read; the metrics kept with the analysis)")
+			if i == 1 || i == 3 {
+				assert.Positive(t, kept, "run %d: %s", i, errOut)
+				assert.NotContains(t, errOut, "miss", "run %d", i)
+			} else {
+				assert.Zero(t, kept, "run %d: %s", i, errOut)
+			}
+		}
+	}
 }
 
 func TestMetricsLabels(t *testing.T) {

@@ -34,7 +34,9 @@ resolved and the records the action writes first (a purge of N messages
 appends N acks) appended before it. Only the sizes of those records are
 estimates, from the records a 5.17.2 broker writes. An action that frees
 nothing says what else keeps the files its holder keeps. The last line is
-what all of them free together. A topic has no purge: the broker keeps a
+the combination that frees the most with the least written: from all of
+them together, each left out (the one writing most first) when the others
+give back as much without it, the emulation run again each time. A topic has no purge: the broker keeps a
 topic's messages only for its durable subscriptions (it stores none for a
 topic without one, and deleting the last one removes the topic's messages),
 so deleting its subscriptions is what frees it.
@@ -44,7 +46,7 @@ With --json:
    "actions":[{"action":"purge","target":{"destination":"queue://ActiveMQ.DLQ"},
                "frees":{"files":[2,3],"bytes":32768},
                "writes":{"bytes":4555,"records":20,"estimate":true},…},…],
-   "combined":{"method":"all","actions":[0,1,…],"frees":{…},"writes":{…}},
+   "combined":{"method":"greedy","actions":[0,1,…],"frees":{…},"writes":{…}},
    "pinned":{"files":[…],"bytes":…}}
 sorted by bytes freed. Targets: purge {"destination"}, delete-subscription
 {"destination","clientId","subscriptionName"}, commit and rollback
