@@ -137,19 +137,23 @@ func (r *reader) byteSeq(what string) ([]byte, int) {
 	return b, r.base + off
 }
 
+// plainUTF8 reports whether the modified UTF-8 b reads as it is: no NUL
+// (C0 80) and no surrogate (ED ..).
+func plainUTF8(b []byte) bool {
+	for _, c := range b {
+		if c == 0xC0 || c == 0xED {
+			return false
+		}
+	}
+	return true
+}
+
 // ModifiedUTF8 converts Java's modified UTF-8 (DataOutput.writeUTF, and
 // the text of a TextMessage) to a Go string: NUL is written as C0 80 and a
 // supplementary character as two 3-byte surrogates. Invalid bytes and
 // lone surrogates become U+FFFD.
 func ModifiedUTF8(b []byte) string {
-	plain := true
-	for _, c := range b {
-		if c == 0xC0 || c == 0xED {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if plainUTF8(b) {
 		return string(b)
 	}
 	units := make([]uint16, 0, len(b))
