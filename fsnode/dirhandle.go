@@ -51,19 +51,19 @@ type dirHandle struct {
 	s      *Snapshot
 	stream fs.DirStream // made at the first call
 
-	req       context.Context // the call the pending pushes were looked up in
-	push      []pushItem      // looked up in the call req
-	linked    int             // entries looked up by this listing (since the last batch: see linking)
-	walked    bool            // LOOKUPs followed a call of this listing (see linking)
-	first     twoRounds       // the call req links only what a walk reads first (see linking); nil: all
-	entries   bool            // the call req has listed entries
-	looked    bool            // the call req has looked entries up (READDIRPLUS)
-	link      bool            // the call req links its entries (see linking)
-	seen      int64           // the directory's LOOKUP count at the last call that looked up
-	de        fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
-	pushing   chan []pushItem // the pushes under way, given back when done; nil: none
-	la        *linkAhead      // renders ahead of the lookups (linkahead.go); nil: none yet
-	names     []byte          // scratch for a name (named)
+	req     context.Context // the call the pending pushes were looked up in
+	push    []pushItem      // looked up in the call req
+	linked  int             // entries looked up by this listing (since the last batch: see linking)
+	walked  bool            // LOOKUPs followed a call of this listing (see linking)
+	first   twoRounds       // the call req links only what a walk reads first (see linking); nil: all
+	entries bool            // the call req has listed entries
+	looked  bool            // the call req has looked entries up (READDIRPLUS)
+	link    bool            // the call req links its entries (see linking)
+	seen    int64           // the directory's LOOKUP count at the last call that looked up
+	de      fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
+	pushing chan []pushItem // the pushes under way, given back when done; nil: none
+	la      *linkAhead      // renders ahead of the lookups (linkahead.go); nil: none yet
+	names   []byte          // scratch for a name (named)
 
 	// listing: the kernelCache counts this listing as under way (from
 	// its first call to the call that lists nothing, or the release, or
