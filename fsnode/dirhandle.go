@@ -64,6 +64,7 @@ type dirHandle struct {
 	pushing chan []pushItem // the pushes under way, given back when done; nil: none
 	la      *linkAhead      // renders ahead of the lookups (linkahead.go); nil: none yet
 	names   []byte          // scratch for a name (named)
+	pinned  bool            // the call req looked an entry up: go-fuse keeps its name (see listStream)
 
 	// listing: the kernelCache counts this listing as under way (from
 	// its first call to the call that lists nothing, or the release, or
@@ -120,7 +121,10 @@ func (h *dirHandle) call(ctx context.Context) {
 		return
 	}
 	h.flush()
-	h.req, h.entries, h.looked = ctx, false, false
+	if ls, ok := h.stream.(*listStream); ok && h.req != nil {
+		ls.nextCall(h.pinned)
+	}
+	h.req, h.entries, h.looked, h.pinned = ctx, false, false, false
 	if h.listing.Load() == nil && h.s.m != nil {
 		if c := h.s.m.cache.Load(); c != nil {
 			// Counted before it is set: a LOOKUP that pauses the
@@ -259,12 +263,14 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	}
 	if child := h.relisted(name, out); child != nil {
 		h.linked++
+		h.pinned = true
 		return child, 0
 	}
 	var lookup func(context.Context, string, *fuse.EntryOut) (*fs.Inode, syscall.Errno)
 	if td, ok := h.dir.(*tableDir); ok {
 		if child := h.lookupLinked(ctx, td, name, out); child != nil {
 			h.linked++
+			h.pinned = true
 			return child, 0
 		}
 		lookup = td.lookup // not rendered ahead as for a LOOKUP (lookAhead)
@@ -278,6 +284,7 @@ func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 		return nil, errno
 	}
 	h.linked++
+	h.pinned = true
 	if p, ok := child.Operations().(pusher); ok {
 		if data := p.pushData(); len(data) > 0 {
 			h.push = append(h.push, pushItem{node: child, data: data})
