@@ -21,8 +21,11 @@ import (
 // listing arrives), on a goroutine of its own while that call is
 // answered; the last call of the listing waits until everything is
 // pushed. A walk then opens and reads those files without asking the
-// server anything. The first lookup of a call starts rendering the next
-// entries ahead, on the other core.
+// server anything: grep -r over a pending/ of 216,546 files costs 1,436
+// READDIRPLUS calls and a push a file, nothing else. The lookups of a
+// call are rendered ahead of them on a goroutine of their own (the other
+// core), a message's two files from one decoding, into slabs reused once
+// pushed (linkahead.go).
 //
 // A bigger directory (a DLQ's pending/ of a million entries) is listed by
 // name only: `ls` then costs the names (listStream makes them without
