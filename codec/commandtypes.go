@@ -391,7 +391,7 @@ func addJSON(o *jsonw.Writer, c *Command, opts JSONOptions) {
 	o.Bool("prioritySupported", c.PrioritySupported)
 	o.Int("messageSize", int64(len(c.Message)))
 	if opts.OpenWire && len(c.Message) > 0 {
-		m, err := openwire.Decoder{Version: opts.OpenWireVersion}.Decode(c.Message)
+		m, err := openwire.Decoder{Version: opts.OpenWireVersion, ShareText: opts.ShareText}.Decode(c.Message)
 		o.Open("openwire")
 		appendSummary(o, m, err)
 		o.Close()

@@ -27,6 +27,11 @@ type JSONOptions struct {
 	// caller that renders the message's body too decodes it once
 	// (kahafs grep). m is the caller's until the call returns.
 	Message func(m *openwire.Message)
+	// ShareText decodes a message's text without copying it
+	// (openwire.Decoder.ShareText): the caller keeps the record's bytes
+	// unchanged until the call returns, and keeps nothing of the
+	// message the Message function gets.
+	ShareText bool
 }
 
 // AppendCommandJSON appends one JSON object describing the command c

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/kahafs/kahafs/codec"
@@ -193,6 +194,58 @@ func TestListingAllocations(t *testing.T) {
 		require.Equal(t, want.name, names[i], "entry %d", i)
 		require.Equal(t, want.ino, inos[i], "entry %d", i)
 	}
+}
+
+// TestListingReusesSlabs: a listing by name only (ls of a big directory)
+// puts its names in a few slabs used again, whatever the directory's
+// size, while the names go-fuse may still hold stay intact: those of the
+// calls that looked entries up (the nodes' names), and those of the last
+// calls (a replayed call, an entry that did not fit).
+func TestListingReusesSlabs(t *testing.T) {
+	const n, perCall = 20000, 300
+	list := bigList(n)
+	l := tableStream(&Snapshot{}, list)
+	type named struct {
+		name string
+		i    int
+	}
+	var kept []named // names of the calls that pinned
+	var last [][]named
+	slabs := map[*byte]bool{}
+	for call := 0; l.HasNext(); call++ {
+		pinned := call%17 == 5
+		if call > 0 {
+			l.nextCall(call%17 == 6) // the call before pinned
+		}
+		var this []named
+		for k := 0; k < perCall && l.HasNext(); k++ {
+			i := l.pos
+			e, errno := l.Next()
+			require.Zero(t, errno)
+			slabs[unsafe.SliceData(l.names)] = true
+			this = append(this, named{e.Name, i})
+		}
+		if pinned {
+			kept = append(kept, this...)
+		}
+		last = append(last, this)
+		if len(last) > 3 {
+			last = last[1:]
+		}
+	}
+	for _, c := range last {
+		kept = append(kept, c...)
+	}
+	for _, k := range kept {
+		require.Equal(t, list.at(k.i).name, k.name, "entry %d", k.i)
+	}
+	bytes := 0
+	for i := 0; i < 2*n; i++ {
+		bytes += len(list.at(i).name)
+	}
+	fresh := bytes / nameSlab // slabs without reuse, at the least
+	t.Logf("%d calls of %d names, %d slabs (%d without reuse)", (2*n+perCall-1)/perCall, perCall, len(slabs), fresh)
+	assert.Less(t, len(slabs), fresh/2, "slabs used again")
 }
 
 // TestAppendNames: the allocation-free spellings of names are the plain

@@ -63,8 +63,9 @@
 //     The generation is the snapshot's.
 //   - Sizes are exact: a node's content is rendered when it is looked up,
 //     and kept only until it is read to the end or pushed to the kernel
-//     (a command file's in a small per-snapshot cache of recent renders, a
-//     small file's in its node); a later read renders it again. Content
+//     (a command file's in a small per-snapshot cache of recent renders or
+//     a listing's slabs, a small file's in its node); a later read renders
+//     it again. Content
 //     never changes within a snapshot: the kernel's page cache keeps it.
 //   - Walks cost few round trips (dirhandle.go): every listing is
 //     READDIRPLUS, and the listing of a directory that fits in the link
@@ -73,7 +74,9 @@
 //     kernel has their inodes. A read-only mount answers the first OPEN
 //     with ENOSYS, after which the kernel opens and closes files without
 //     asking (no OPEN, RELEASE or FLUSH): grep -r reads a listed file
-//     without a single request.
+//     without a single request. The lookups of a listing are rendered
+//     ahead on a goroutine of their own (linkahead.go), a message's .json
+//     and .body from one decoding, into slabs reused once pushed.
 //   - A big directory lists fast: one bigger than the link limit (a
 //     DLQ's pending/) is listed by name only (a data file's directory
 //     but for its first entries), names made without an allocation per
@@ -95,7 +98,9 @@
 // parts (record indexes, descriptors, name indexes) are each behind a
 // sync.Once; the content a small file keeps is an atomic pointer, a data
 // file's read-ahead bytes and the recent renders are behind their own
-// mutexes. go-fuse serializes the calls on one directory handle. FS.mu
+// mutexes. go-fuse serializes the calls on one directory handle; a
+// listing's renders ahead hand their chunks over through a channel each
+// (linkAhead), its slabs are counted references. FS.mu
 // serializes Refresh, Mount and Unmount; the current snapshot is an
 // atomic pointer read without a lock. The kernelCache's locks are
 // described next to its fields; no request ever waits for an entry

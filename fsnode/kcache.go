@@ -48,8 +48,13 @@ type kernelCache struct {
 	done  chan struct{}
 	wg    sync.WaitGroup
 
-	mu       sync.Mutex // guards the fields below
+	mu sync.Mutex // guards the fields below
+	// queue holds the nodes from position head on, oldest first: a
+	// batch is taken from the front by moving head, and the slice is
+	// moved down once head passes half of it (a copy of the whole queue
+	// per batch cost a walk past a big kernel cache microseconds a file).
 	queue    []cached
+	head     int
 	listings int                    // directory listings under way
 	inval    []cached               // file names the goroutine is to invalidate
 	parent   weak.Pointer[fs.Inode] // of the last add: lookups come a directory at a time
@@ -153,9 +158,12 @@ func (c *kernelCache) listingPaused() {
 	}
 }
 
+// queued is how many nodes are queued. c.mu held.
+func (c *kernelCache) queuedLocked() int { return len(c.queue) - c.head }
+
 // dueLocked reports whether a batch is to be dropped now. c.mu held.
 func (c *kernelCache) dueLocked() bool {
-	n := len(c.queue)
+	n := c.queuedLocked()
 	return n >= c.limit+pruneBatch && (c.listings == 0 || n >= 2*c.limit)
 }
 
@@ -211,10 +219,14 @@ func (c *kernelCache) trim() (inval []cached) {
 			return inval
 		}
 		batch := make([]cached, pruneBatch)
-		copy(batch, c.queue)
-		n := copy(c.queue, c.queue[pruneBatch:])
-		clear(c.queue[n:])
-		c.queue = c.queue[:n]
+		copy(batch, c.queue[c.head:])
+		clear(c.queue[c.head : c.head+pruneBatch])
+		c.head += pruneBatch
+		if c.head >= len(c.queue)/2 {
+			n := copy(c.queue, c.queue[c.head:])
+			clear(c.queue[n:])
+			c.queue, c.head = c.queue[:n], 0
+		}
 		c.mu.Unlock()
 		inval = c.prune(batch, inval)
 	}

@@ -383,18 +383,42 @@ func (n *commandFile) Read(_ context.Context, _ fs.FileHandle, dest []byte, off 
 //
 // A table that is a dirLister is listed without an allocation per entry:
 // the names are appended to a slab of nameSlab bytes, and each is a string
-// over its bytes there (unsafe.String), never overwritten: a slab is
-// replaced, not reused, when full, and lives as long as a name in it (go-fuse
-// keeps the names of the entries a READDIRPLUS looks up, and the last reply's
-// entries to replay an interrupted call).
+// over its bytes there (unsafe.String), never overwritten while go-fuse
+// may hold it: it keeps the names of the entries a READDIRPLUS looks up
+// (the node's name), the last reply's entries to replay an interrupted
+// call, and an entry that did not fit for the next call. So a slab is
+// used again (nextCall) only once three calls have ended after the last
+// name went to it (a call replays the one before it, which may hold an
+// entry of the one before that; a replay makes no name), and only if
+// no entry was looked up (pinned) from the call it was started in on:
+// a big directory listed by name (ls) then takes a few dozen slabs
+// whatever its size, instead of fresh memory for every name, which cost
+// page faults and collections.
 type listStream struct {
 	n      int
 	pos    int
 	t      dirTable
 	lister dirLister // t, if it lists without allocating
 	s      *Snapshot // whose inode numbers t's are (Snapshot.ino)
-	names  []byte    // the slab the next names go to
+	names  []byte    // the slab the next names go to (the last of slabs)
+
+	// calls counts the calls (see nextCall); pinned is the last call
+	// that looked an entry up (-1: none).
+	calls, pinned int
+	// slabs are the slabs that took names, oldest first, the one names
+	// is last; spare are slabs to use again.
+	slabs []nameSlabUse
+	spare [][]byte
 }
+
+// nameSlabUse is a slab of names, and the calls that put names in it.
+type nameSlabUse struct {
+	b           []byte
+	first, last int
+}
+
+// maxSpareSlabs bounds the slabs kept for use again.
+const maxSpareSlabs = 64
 
 // nameSlab is the size of a slab of names: a page of a listing (a reply of
 // the kernel's size) takes one or two.
@@ -410,8 +434,9 @@ func (l *listStream) Next() (fuse.DirEntry, syscall.Errno) {
 	var dir, link bool
 	if l.lister != nil {
 		if cap(l.names)-len(l.names) < MaxNameLen {
-			l.names = make([]byte, 0, nameSlab)
+			l.newSlab()
 		}
+		l.slabs[len(l.slabs)-1].last = l.calls
 		start := len(l.names)
 		l.names, e.Ino, dir = l.lister.listAt(l.names, l.pos)
 		e.Name = unsafe.String(unsafe.SliceData(l.names[start:]), len(l.names)-start)
@@ -430,6 +455,44 @@ func (l *listStream) Next() (fuse.DirEntry, syscall.Errno) {
 	l.pos++
 	e.Off = uint64(l.pos)
 	return e, 0
+}
+
+// newSlab starts a slab for the next names, a spare one if there is one.
+func (l *listStream) newSlab() {
+	if k := len(l.spare); k > 0 {
+		l.names, l.spare[k-1] = l.spare[k-1][:0], nil
+		l.spare = l.spare[:k-1]
+	} else {
+		l.names = make([]byte, 0, nameSlab)
+	}
+	l.slabs = append(l.slabs, nameSlabUse{b: l.names, first: l.calls, last: l.calls})
+}
+
+// nextCall notes that a call of the listing ended and another began;
+// pinned: an entry was looked up in the call that ended (go-fuse keeps
+// its name). The slabs that can no longer be held but by a node are
+// kept for use again, unless a call pinned names since they were
+// started.
+func (l *listStream) nextCall(pinned bool) {
+	if pinned {
+		// A call that replays an interrupted one looks up names of
+		// calls before it: a spare slab may hold one of them.
+		l.pinned = l.calls
+		clear(l.spare)
+		l.spare = l.spare[:0]
+	}
+	l.calls++
+	k := 0
+	for ; k < len(l.slabs)-1 && l.slabs[k].last <= l.calls-3; k++ {
+		if u := l.slabs[k]; l.pinned < u.first && len(l.spare) < maxSpareSlabs {
+			l.spare = append(l.spare, u.b)
+		}
+	}
+	if k > 0 {
+		n := copy(l.slabs, l.slabs[k:])
+		clear(l.slabs[n:])
+		l.slabs = l.slabs[:n]
+	}
 }
 
 func (l *listStream) Seekdir(_ context.Context, off uint64) syscall.Errno {

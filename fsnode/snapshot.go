@@ -144,8 +144,9 @@ type renderKey struct {
 	body bool
 }
 
-// recentSize holds what a listing renders ahead (renderAhead) and more.
-const recentSize = 4 * aheadWindow
+// recentSize holds what a walk's lookups render ahead (lookAhead) and
+// more.
+const recentSize = 1024
 
 // recentBytes bounds the content kept, large bodies being what it is
 // kept for.
@@ -417,9 +418,24 @@ func (f *dataFile) renderBody(e recEntry) ([]byte, error) {
 func (f *dataFile) renderAs(e recEntry, body bool) ([]byte, error) {
 	bufs := renderBufs.Get().(*renderBuf)
 	defer renderBufs.Put(bufs)
-	fd, err := f.open()
+	j, b, err := f.renderTo(bufs, e, !body, body)
 	if err != nil {
 		return nil, err
+	}
+	if body {
+		return bytes.Clone(b), nil
+	}
+	return bytes.Clone(j), nil
+}
+
+// renderTo renders the command at e into bufs: with json its JSON line
+// (what render returns), with body its message's body (what renderBody
+// returns), decoding the record once for both. The slices are bufs's,
+// valid until its next use.
+func (f *dataFile) renderTo(bufs *renderBuf, e recEntry, json, body bool) (jsonOut, bodyOut []byte, err error) {
+	fd, err := f.open()
+	if err != nil {
+		return nil, nil, err
 	}
 	if cap(bufs.rec) < int(e.size) {
 		bufs.rec = make([]byte, e.size)
@@ -428,29 +444,52 @@ func (f *dataFile) renderAs(e recEntry, body bool) ([]byte, error) {
 	loc := e.loc(f.info.ID)
 	data, err := codec.RecordIn(f.info, loc, bufs.rec[:n], int64(e.off), rerr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rec := codec.Record{Loc: loc, Batch: e.batch, Data: data}
 	c := &bufs.cmd
 	*c = codec.Command{}
+	defer func() {
+		*c = codec.Command{} // no references into data beyond this call
+		// Buffers grown past maxPooledRecord (a huge message) are not
+		// kept; what this call returns stays valid.
+		if cap(bufs.rec) > maxPooledRecord {
+			bufs.rec = nil
+		}
+		if cap(bufs.out) > maxPooledRecord {
+			bufs.out = nil
+		}
+		if cap(bufs.body) > maxPooledRecord {
+			bufs.body = nil
+		}
+	}()
 	if err := codec.DecodeRecord(f.info.Path, rec, c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if c.Type != e.typ {
-		return nil, &codec.CorruptionError{File: f.info.Path, FileID: f.info.ID, Offset: int64(e.off), End: int64(e.off) + int64(e.size),
+		return nil, nil, &codec.CorruptionError{File: f.info.Path, FileID: f.info.ID, Offset: int64(e.off), End: int64(e.off) + int64(e.size),
 			Err: errChanged, Detail: fmt.Sprintf("the command there is now a %s, not a %s", c.Type, e.typ)}
 	}
-	if body {
-		bufs.out = f.snap.appendBody(bufs.out[:0], c)
-	} else {
-		bufs.out = codec.AppendCommandJSON(bufs.out[:0], rec, c, codec.JSONOptions{OpenWire: true, OpenWireVersion: f.snap.wireVersion})
+	bufs.bodyDone = false
+	if json {
+		// The message is done with before bufs.rec is used again.
+		opts := codec.JSONOptions{OpenWire: true, OpenWireVersion: f.snap.wireVersion, ShareText: true}
+		if body {
+			// The body from the message the JSON decodes (as
+			// appendBody renders it from its own decoding).
+			opts.Message = bufs.takeBody
+		}
+		bufs.out = codec.AppendCommandJSON(bufs.out[:0], rec, c, opts)
 		bufs.out = append(bufs.out, '\n')
+		jsonOut = bufs.out
 	}
-	*c = codec.Command{} // no references into data beyond this call
-	if cap(bufs.rec) > maxPooledRecord {
-		bufs.rec = nil
+	if body {
+		if !bufs.bodyDone {
+			bufs.body = f.snap.appendBody(bufs.body[:0], c)
+		}
+		bodyOut = bufs.body
 	}
-	return bytes.Clone(bufs.out), nil
+	return jsonOut, bodyOut, nil
 }
 
 // appendBody appends the body of the message c holds; a blob that is not
@@ -459,7 +498,8 @@ func (s *Snapshot) appendBody(dst []byte, c *codec.Command) []byte {
 	if !hasBody(c.Type) {
 		return dst
 	}
-	m, _ := openwire.Decoder{Version: s.wireVersion}.Decode(c.Message)
+	// Nothing of m is kept: its text may share c.Message's bytes.
+	m, _ := openwire.Decoder{Version: s.wireVersion, ShareText: true}.Decode(c.Message)
 	if m == nil {
 		return dst
 	}
@@ -468,15 +508,31 @@ func (s *Snapshot) appendBody(dst []byte, c *codec.Command) []byte {
 
 // renderBuf is the scratch space of one render.
 type renderBuf struct {
-	rec []byte // the record read from the data file
-	cmd codec.Command
-	out []byte // the JSON line
+	rec  []byte // the record read from the data file
+	cmd  codec.Command
+	out  []byte // the JSON line
+	body []byte // the message's body
+	// takeBody renders body from the message the JSON decodes;
+	// bodyDone: it did.
+	takeBody func(*openwire.Message)
+	bodyDone bool
 }
 
-var renderBufs = sync.Pool{New: func() any { return new(renderBuf) }}
+func newRenderBuf() *renderBuf {
+	r := new(renderBuf)
+	r.takeBody = func(m *openwire.Message) {
+		r.body, r.bodyDone = r.body[:0], true
+		if m != nil {
+			r.body = m.AppendRawBody(r.body)
+		}
+	}
+	return r
+}
 
-// maxPooledRecord: a record buffer grown past this (a huge message) is
-// not kept in the pool.
+var renderBufs = sync.Pool{New: func() any { return newRenderBuf() }}
+
+// maxPooledRecord: a buffer grown past this (a huge message) is not
+// kept in the pool.
 const maxPooledRecord = 1 << 20
 
 // file returns the data file with the given id.

@@ -295,24 +295,6 @@ func (t *dataFileTable) find(name string) (int, bool) {
 	return len(t.members) + len(idx) + k, true
 }
 
-var _ aheadRenderer = (*dataFileTable)(nil)
-
-// renderAhead renders the commands listed at positions from to to-1 into
-// the snapshot's recent renders (see dirHandle).
-func (t *dataFileTable) renderAhead(from, to int) {
-	s, idx, m := t.f.snap, t.idx, len(t.members)
-	from, to = min(max(from-m, 0), len(idx)), min(max(to-m, 0), len(idx))
-	for _, e := range idx[from:max(from, to)] {
-		k := renderKey{loc: e.loc(t.f.info.ID)}
-		if _, ok := s.recent.get(k); ok {
-			continue
-		}
-		if b, err := s.renderCommand(t.f, e, false); err == nil {
-			s.recent.put(k, b)
-		}
-	}
-}
-
 // messageList is a pending/ or in-doubt/ directory: two files per message
 // in delivery order, named by its position (from 1, 10 digits) and its
 // escaped message id: N-ID.json is the message's command (ADD or latest

@@ -235,7 +235,7 @@ func (d *tableDir) lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 
 // tableStream lists t.
 func tableStream(s *Snapshot, t dirTable) *listStream {
-	l := &listStream{n: t.len(), t: t, s: s}
+	l := &listStream{n: t.len(), t: t, s: s, pinned: -1}
 	l.lister, _ = t.(dirLister)
 	return l
 }

@@ -230,7 +230,8 @@ func (r *RecordRenderer) Render(loc codec.Location, rec []byte, json, body bool)
 	}
 	bodyDone := false
 	if json {
-		opts := codec.JSONOptions{OpenWire: true, OpenWireVersion: r.s.wireVersion}
+		// Nothing of the message is kept past this call.
+		opts := codec.JSONOptions{OpenWire: true, OpenWireVersion: r.s.wireVersion, ShareText: true}
 		if body {
 			// The body from the message the JSON decodes (as appendBody
 			// renders it from its own decoding).

@@ -225,7 +225,7 @@ func TestKernelCacheBound(t *testing.T) {
 			t.Logf("%d files read, %d nodes live after the walk (bound %d)", len(tree), live, bound)
 			assert.LessOrEqual(t, live, bound)
 			c.mu.Lock()
-			queued := len(c.queue)
+			queued := c.queuedLocked()
 			c.mu.Unlock()
 			assert.LessOrEqual(t, queued, bound, "queue")
 		})

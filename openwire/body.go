@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"strconv"
+	"unsafe"
 )
 
 // BodyKind says what a decoded body holds.
@@ -109,7 +110,7 @@ func (d Decoder) decodeBody(m *Message) Body {
 		if r.err != nil {
 			return fail(r.err)
 		}
-		b.Kind, b.Text = BodyText, ModifiedUTF8(text)
+		b.Kind, b.Text = BodyText, d.text(text)
 	case KindBytesMessage:
 		b.Kind, b.Bytes = BodyBytes, content
 	case KindMapMessage:
@@ -139,6 +140,14 @@ func (d Decoder) decodeBody(m *Message) Body {
 		b.Kind, b.Bytes = BodyUnknown, content
 	}
 	return b
+}
+
+// text is a TextMessage's text (see ShareText).
+func (d Decoder) text(b []byte) string {
+	if d.ShareText && plainUTF8(b) {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return ModifiedUTF8(b)
 }
 
 // bodyKindOf is the body kind a message kind has.

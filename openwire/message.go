@@ -145,6 +145,12 @@ type Decoder struct {
 	// MaxBodySize bounds a body once inflated (a compressed body may
 	// claim or inflate to anything); 0 means DefaultMaxBodySize.
 	MaxBodySize int
+	// ShareText lets a TextMessage's Body.Text share the memory of the
+	// blob (or of the inflated body) instead of a copy, when its
+	// modified UTF-8 is plain UTF-8: for a caller done with the message
+	// before the blob's bytes change (a renderer that reuses its record
+	// buffer; the text is most of what decoding would allocate).
+	ShareText bool
 }
 
 // DefaultMaxBodySize is Decoder.MaxBodySize's default.

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kahafs/kahafs/internal/jsonw"
 	"github.com/kahafs/kahafs/openwire"
@@ -554,4 +555,38 @@ func TestAppendRawBody(t *testing.T) {
 	m, err = openwire.DecodeMessage(build(func(m *msg) { m.content = textContent("a\xc0\x80") }, nil))
 	require.NoError(t, err)
 	assert.Equal(t, []byte("a\x00"), m.AppendRawBody(nil), "text as UTF-8")
+}
+
+// TestShareText: with Decoder.ShareText a TextMessage's plain text is the
+// blob's own bytes, not a copy; a text that modified UTF-8 spells
+// otherwise (a NUL, a supplementary character) is converted as without
+// it. Both read the same.
+func TestShareText(t *testing.T) {
+	for _, c := range []struct{ stored, want string }{
+		{"hello, plain text", "hello, plain text"},
+		{"nul\xC0\x80inside", "nul\x00inside"},
+		{"emoji \xED\xA0\xBD\xED\xB8\x80", "emoji \U0001F600"},
+		{"", ""},
+	} {
+		m0 := fullMsg()
+		m0.content = textContent(c.stored)
+		b := m0.build()
+		plain, err := openwire.Decoder{}.Decode(b)
+		require.NoError(t, err)
+		shared, err := openwire.Decoder{ShareText: true}.Decode(b)
+		require.NoError(t, err)
+		require.Equal(t, openwire.BodyText, shared.Body.Kind, "%q", c.stored)
+		assert.Equal(t, c.want, plain.Body.Text)
+		assert.Equal(t, c.want, shared.Body.Text)
+		inBlob := func(s string) bool {
+			if s == "" {
+				return false
+			}
+			p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+			start := uintptr(unsafe.Pointer(&b[0]))
+			return p >= start && p < start+uintptr(len(b))
+		}
+		assert.False(t, inBlob(plain.Body.Text), "%q: a copy without ShareText", c.stored)
+		assert.Equal(t, c.stored == c.want && c.want != "", inBlob(shared.Body.Text), "%q: the blob's bytes with ShareText when plain", c.stored)
+	}
 }

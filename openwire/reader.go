@@ -138,15 +138,20 @@ func (r *reader) byteSeq(what string) ([]byte, int) {
 	return b, r.base + off
 }
 
+// plainUTF8 reports whether the modified UTF-8 b reads as it is: no NUL
+// (C0 80) and no surrogate (ED ..)
+// (looked for with IndexByte: much faster on a long text than a loop
+// over the bytes)
+func plainUTF8(b []byte) bool {
+	return bytes.IndexByte(b, 0xC0) < 0 && bytes.IndexByte(b, 0xED) < 0
+}
+
 // ModifiedUTF8 converts Java's modified UTF-8 (DataOutput.writeUTF, and
 // the text of a TextMessage) to a Go string: NUL is written as C0 80 and a
 // supplementary character as two 3-byte surrogates. Invalid bytes and
 // lone surrogates become U+FFFD.
 func ModifiedUTF8(b []byte) string {
-	// no C0 (of an encoded NUL) and no ED (of a surrogate): the bytes are
-	// the string's (looked for with IndexByte, much faster on a long
-	// text than a loop over the bytes)
-	if bytes.IndexByte(b, 0xC0) < 0 && bytes.IndexByte(b, 0xED) < 0 {
+	if plainUTF8(b) {
 		return string(b)
 	}
 	units := make([]uint16, 0, len(b))
