@@ -51,7 +51,14 @@ func (b *Builder) adoptIndex() error {
 	}
 	b.adopted = true
 	a := b.newAdoption()
-	ix, err := b.opts.LoadIndex(a.sink())
+	var ix *kahaindex.Index
+	var err error
+	if f := b.feed; f != nil {
+		b.feed = nil
+		ix, err = f.replay(a.sink())
+	} else {
+		ix, err = b.opts.LoadIndex(a.sink())
+	}
 	var ce *kahaindex.CorruptionError
 	switch {
 	case errors.As(err, &ce) && ce.AtLoad:
