@@ -25,8 +25,8 @@ import (
 // with 48-byte ids), whatever the index's size.
 
 const (
-	feedBatchEvents = 8192
-	feedBatches     = 12
+	feedBatchEvents = 4096
+	feedBatches     = 8
 )
 
 // feedKind is the kind of a feedEvent: the sink call it stands for.
