@@ -304,11 +304,14 @@ func (a *adoption) addPending(p pendingDetail) {
 // by file, each in journal order (and adoption order at one location).
 func (a *adoption) sortPending() {
 	files := make([]int32, 0, len(a.pendBy))
-	for f := range a.pendBy {
+	most := 0
+	for f, l := range a.pendBy {
 		files = append(files, f)
+		most = max(most, l.n)
 	}
 	slices.Sort(files)
 	a.pend = make([][]pendingDetail, 0, len(files))
+	var tmp []pendingDetail
 	for _, f := range files {
 		l := a.pendBy[f]
 		flat := make([]pendingDetail, 0, l.n)
@@ -316,15 +319,87 @@ func (a *adoption) sortPending() {
 			flat = append(flat, c...)
 		}
 		l.chunks = nil
-		slices.SortFunc(flat, func(x, y pendingDetail) int {
-			if x.loc.Offset != y.loc.Offset {
-				return cmp.Compare(x.loc.Offset, y.loc.Offset)
-			}
-			return cmp.Compare(x.ord, y.ord)
-		})
+		if tmp == nil {
+			tmp = make([]pendingDetail, most)
+		}
+		sortFile(flat, tmp)
 		a.pend = append(a.pend, flat)
 	}
 	a.pendBy, a.pendAt = nil, nil
+}
+
+// pendingBefore orders a file's pending details: by offset, then by
+// adoption (a total order: ord is unique).
+func pendingBefore(x, y *pendingDetail) bool {
+	return x.loc.Offset < y.loc.Offset || x.loc.Offset == y.loc.Offset && x.ord < y.ord
+}
+
+// maxRuns: sortFile merges at most this many ascending runs, and sorts
+// anything more broken up.
+const maxRuns = 64
+
+// sortFile sorts one file's pending details (pendingBefore) using tmp
+// (at least as long). They come as a few ascending runs, one for each
+// destination and priority class with messages in the file (a
+// destination numbers its messages in journal order): those are merged,
+// two at a time, as a natural merge sort does, instead of sorted.
+func sortFile(p, tmp []pendingDetail) {
+	if len(p) < 2 {
+		return
+	}
+	var bounds [maxRuns + 1]int
+	n := 0
+	for i := 1; i < len(p); i++ {
+		if pendingBefore(&p[i], &p[i-1]) {
+			if n++; n == maxRuns {
+				slices.SortFunc(p, func(x, y pendingDetail) int {
+					if pendingBefore(&x, &y) {
+						return -1
+					}
+					return 1 // never equal: ord is unique
+				})
+				return
+			}
+			bounds[n] = i
+		}
+	}
+	runs := append(bounds[:n+1:n+1], len(p))
+	src, dst := p, tmp[:len(p)]
+	for len(runs) > 2 {
+		out := runs[:1]
+		for i := 0; i+1 < len(runs); i += 2 {
+			if i+2 >= len(runs) { // an odd run out: copied as it is
+				copy(dst[runs[i]:runs[i+1]], src[runs[i]:runs[i+1]])
+				out = append(out, runs[i+1])
+				continue
+			}
+			mergeRuns(dst[runs[i]:runs[i+2]], src[runs[i]:runs[i+1]], src[runs[i+1]:runs[i+2]])
+			out = append(out, runs[i+2])
+		}
+		runs = out
+		src, dst = dst, src
+	}
+	if &src[0] != &p[0] {
+		copy(p, src)
+	}
+}
+
+// mergeRuns merges the ascending runs x and y into out (len(x)+len(y)),
+// x's first at equal keys (there are none).
+func mergeRuns(out, x, y []pendingDetail) {
+	i, j, k := 0, 0, 0
+	for i < len(x) && j < len(y) {
+		if pendingBefore(&y[j], &x[i]) {
+			out[k] = y[j]
+			j++
+		} else {
+			out[k] = x[i]
+			i++
+		}
+		k++
+	}
+	k += copy(out[k:], x[i:])
+	copy(out[k:], y[j:])
 }
 
 // knownAt is what the replay knew of the message at loc, found by

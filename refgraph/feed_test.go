@@ -1,9 +1,12 @@
 package refgraph
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math/rand"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +54,9 @@ func recordSink(out *[]string) kahaindex.Sink {
 		Message: func(d *kahaindex.Destination, m *kahaindex.StreamMessage) {
 			*out = append(*out, fmt.Sprintf("msg %s %d %s %v %v", d.Key, m.Seq, m.ID, m.Loc, m.Class))
 		},
-		Done: func(d *kahaindex.Destination) { *out = append(*out, fmt.Sprintf("done %s %d", d.Key, len(d.Subscriptions))) },
+		Done: func(d *kahaindex.Destination) {
+			*out = append(*out, fmt.Sprintf("done %s %d", d.Key, len(d.Subscriptions)))
+		},
 	}
 }
 
@@ -137,6 +142,38 @@ func TestFeedHalt(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the feed of a dropped Builder did not end")
+		}
+	}
+}
+
+// TestSortFile: a file's pending details are put in the order a sort
+// puts them, whether they come as one run, a few (merged) or many.
+func TestSortFile(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, runs := range []int{0, 1, 2, 3, 7, maxRuns - 1, maxRuns, maxRuns + 5, 1000} {
+		for _, n := range []int{0, 1, 2, 5, 100, 3000} {
+			var p []pendingDetail
+			ord := uint32(0)
+			for r := 0; r < max(runs, 1); r++ {
+				off := int32(rng.Intn(50))
+				for range n / max(runs, 1) {
+					off += int32(rng.Intn(3)) // equal offsets too: ord decides
+					p = append(p, pendingDetail{loc: codec.Location{File: 1, Offset: off}, ord: ord})
+					ord++
+				}
+			}
+			if runs == 0 {
+				rng.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
+			}
+			want := slices.Clone(p)
+			slices.SortFunc(want, func(x, y pendingDetail) int {
+				if c := cmp.Compare(x.loc.Offset, y.loc.Offset); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.ord, y.ord)
+			})
+			sortFile(p, make([]pendingDetail, len(p)))
+			require.Equal(t, want, p, "runs %d n %d", runs, n)
 		}
 	}
 }
