@@ -41,11 +41,12 @@ func WithoutIndex(o Options) Options {
 
 // adoptIndex replaces the replayed state by the index's, if there is one
 // to adopt and it has not been adopted yet. The index is streamed
-// (kahaindex.Stream): each destination is adopted as its pages are read,
-// next to the replayed state, which is dropped only once the whole index
-// has been read (a read that fails leaves it as it was). The details of
-// the messages the replay did not keep are read from their records
-// afterwards, in journal order.
+// (kahaindex.Stream), read ahead since the replay started (feed.go):
+// each destination is adopted as its pages are read, next to the
+// replayed state, which is dropped only once the whole index has been
+// read (a read that fails leaves it as it was). The details of the
+// messages the replay did not keep are taken from their records as the
+// replay meets them, and the others' read afterwards, in journal order.
 func (b *Builder) adoptIndex() error {
 	if b.adopted || b.opts.LoadIndex == nil || !b.hasRecovery {
 		return nil
