@@ -29,6 +29,9 @@ type btree[K, V any] struct {
 	// startNode, when set, is called before a node is decoded (a value
 	// decoder that keeps its bytes in a buffer per node resets it)
 	startNode func()
+	// spare: a node nothing refers to any more (recycle); the next
+	// decode fills its arrays instead of making new ones
+	spare *node[K, V]
 }
 
 type node[K, V any] struct {
@@ -84,13 +87,23 @@ func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
 	if t.startNode != nil {
 		t.startNode()
 	}
-	n := &node[K, V]{page: id, next: -1}
 	count, err := readI16(s)
 	if err != nil {
 		return nil, err
 	}
 	if count < 0 {
 		return nil, s.fail(ErrNegative, fmt.Sprintf("B-tree node key count %d", count), false)
+	}
+	n, kids := t.spare, []int64(nil)
+	if n != nil {
+		t.spare = nil
+		kids = n.children
+		*n = node[K, V]{page: id, next: -1, keys: n.keys[:0], values: n.values[:0]}
+	} else {
+		// room for the keys a page can hold (a node that spans pages
+		// grows as it is read)
+		c := min(int(count), maxNodeHint)
+		n = &node[K, V]{page: id, next: -1, keys: make([]K, 0, c)}
 	}
 	for i := 0; i < int(count); i++ {
 		k, err := t.key(s)
@@ -105,7 +118,11 @@ func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
 	}
 	if isBranch {
 		t.pf.shape.add(&t.pf.shape.branches, t.what)
-		n.children = make([]int64, 0, 1)
+		if kids != nil {
+			n.children = kids[:0]
+		} else {
+			n.children = make([]int64, 0, min(int(count), maxNodeHint)+1)
+		}
 		for i := 0; i <= int(count); i++ {
 			c, err := readI64(s)
 			if err != nil {
@@ -114,6 +131,9 @@ func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
 			n.children = append(n.children, c)
 		}
 		return n, nil
+	}
+	if n.values == nil {
+		n.values = make([]V, 0, min(int(count), maxNodeHint))
 	}
 	for i := 0; i < int(count); i++ {
 		v, err := t.value(s)
@@ -127,6 +147,14 @@ func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
 	}
 	return n, nil
 }
+
+// maxNodeHint bounds the room a node's arrays are made with before its
+// entries are read (the count is the file's word).
+const maxNodeHint = 512
+
+// recycle hands back a node nothing refers to any more: the next decode
+// reuses its arrays. Its keys and values must have been copied out.
+func (t *btree[K, V]) recycle(n *node[K, V]) { t.spare = n }
 
 // descent guards a walk down the tree against cycles.
 type descent map[int64]struct{}
@@ -168,6 +196,7 @@ func (t *btree[K, V]) last() (k K, ok bool, err error) {
 		if err := seen.visit(t, id); err != nil {
 			return k, false, err
 		}
+		t.recycle(n)
 		if n, err = t.loadNode(id); err != nil {
 			return k, false, err
 		}
@@ -213,6 +242,7 @@ func (t *btree[K, V]) leafFor(key K) (*node[K, V], error) {
 		if err := seen.visit(t, id); err != nil {
 			return nil, err
 		}
+		t.recycle(n)
 		if n, err = t.loadNode(id); err != nil {
 			return nil, err
 		}
@@ -251,6 +281,7 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 			if err := seen.visit(t, id); err != nil {
 				return nil, err
 			}
+			t.recycle(n)
 			if n, err = t.loadNode(id); err != nil {
 				return nil, err
 			}
@@ -284,6 +315,7 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 				return nil, t.pf.pageErr(next.page, t.pf.toOffset(next.page), t.what, ErrInconsistent,
 					fmt.Sprintf("leaf %d links to branch node %d", n.page, next.page), false)
 			}
+			t.recycle(n)
 			n, idx = next, 0
 			continue
 		}

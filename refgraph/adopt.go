@@ -1,6 +1,7 @@
 package refgraph
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,18 +41,26 @@ func WithoutIndex(o Options) Options {
 
 // adoptIndex replaces the replayed state by the index's, if there is one
 // to adopt and it has not been adopted yet. The index is streamed
-// (kahaindex.Stream): each destination is adopted as its pages are read,
-// next to the replayed state, which is dropped only once the whole index
-// has been read (a read that fails leaves it as it was). The details of
-// the messages the replay did not keep are read from their records
-// afterwards, in journal order.
+// (kahaindex.Stream), read ahead since the replay started (feed.go):
+// each destination is adopted as its pages are read, next to the
+// replayed state, which is dropped only once the whole index has been
+// read (a read that fails leaves it as it was). The details of the
+// messages the replay did not keep are taken from their records as the
+// replay meets them, and the others' read afterwards, in journal order.
 func (b *Builder) adoptIndex() error {
 	if b.adopted || b.opts.LoadIndex == nil || !b.hasRecovery {
 		return nil
 	}
 	b.adopted = true
 	a := b.newAdoption()
-	ix, err := b.opts.LoadIndex(a.sink())
+	var ix *kahaindex.Index
+	var err error
+	if f := b.feed; f != nil {
+		b.feed = nil
+		ix, err = f.replay(a.sink())
+	} else {
+		ix, err = b.opts.LoadIndex(a.sink())
+	}
 	var ce *kahaindex.CorruptionError
 	switch {
 	case errors.As(err, &ce) && ce.AtLoad:
@@ -88,14 +97,20 @@ type adoption struct {
 	perKey   map[string][]IndexDiff // diffs of the index destinations the replay has too
 	idxOnly  []IndexDiff            // index-only destinations, in index order
 	seen     map[string]bool
-	// messages whose details are read from their records (finish), and
-	// the ids of those a later entry of the same sequence replaced
-	pend     []pendingDetail
+	// messages whose details are read from their records: by data file
+	// as they are adopted (pendBy, pendAt: the last file's), then, from
+	// finish on, in journal order, one list a file (pend); and the ids
+	// of those a later entry of the same sequence replaced
+	pendBy   map[int32]*pendList
+	pendAt   *pendList
+	pendFile int32
+	pend     [][]pendingDetail
 	replaced map[pendingDetail]msgKey
 	nmsg     uint32 // messages adopted so far
 	warns    []adoptWarning
 	warnAt   int // where the adoption's warnings go in Builder.warnings
-	next     int // meet's place in pend
+	nextFile int // meet's place in pend: pend[nextFile][next]
+	next     int
 	c        codec.Command
 }
 
@@ -171,9 +186,6 @@ func (a *adoption) destination(xd *kahaindex.Destination) {
 	hint := 0
 	if xd.Stats != nil && xd.Stats.Count > 0 {
 		hint = int(min(xd.Stats.Count, 1<<20))
-		// room for its messages at once, not by doubling (the arrays
-		// left behind would be garbage as big as the list)
-		a.pend = slices.Grow(a.pend, hint)
 	}
 	cur.d = &dest{typ: xd.Type, name: b.names.get([]byte(xd.Name)), key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
 		nextSeq: xd.NextSeq, entries: newOrderIndex(hint), ids: newIDIndex(hint)}
@@ -189,20 +201,30 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 	}
 	d := cur.d
 	k := b.ids.intern(m.ID)
-	if cur.old != nil && !holds(cur.old, k) {
-		a.indexOnly(m.ID)
+	// the replay's entry of the id in the destination of the same key
+	var oe entry
+	var byID bool
+	if o := cur.old; o != nil {
+		if seq, ok := o.ids.get(k); ok {
+			oe, byID = o.entries.get(seq)
+		}
+		if !byID || oe.id != k {
+			a.indexOnly(m.ID)
+		}
 	}
-	if _, dup := d.ids.get(k); dup {
+	if _, dup := d.ids.add(k, m.Seq); dup {
 		b.ids.release(k)
 		return
 	}
 	e := entry{id: k, loc: m.Loc, class: int8(m.Class)}
-	if o, ok := a.known(k, m.Loc); ok {
+	if byID && sameLoc(oe.loc, m.Loc) {
+		e.prio, e.size, e.flags = oe.prio, oe.size, oe.flags
+	} else if o, ok := a.knownAt(m.Loc); ok {
 		e.prio, e.size, e.flags = o.prio, o.size, o.flags
 	} else {
-		a.pend = append(a.pend, pendingDetail{loc: m.Loc, seq: m.Seq, ord: a.nmsg, di: uint32(cur.di)})
+		a.addPending(pendingDetail{loc: m.Loc, seq: m.Seq, ord: a.nmsg, di: uint32(cur.di)})
 	}
-	if old, ok := d.entries.get(m.Seq); ok {
+	if old, ok := d.entries.swap(m.Seq, e); ok {
 		// another class holds the sequence too: this one replaces it
 		if a.replaced == nil {
 			a.replaced = map[pendingDetail]msgKey{}
@@ -210,20 +232,8 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 		a.replaced[pendingDetail{loc: old.loc, seq: m.Seq, di: uint32(cur.di)}] = old.id
 	}
 	a.nmsg++
-	d.entries.set(m.Seq, e)
-	d.ids.set(k, m.Seq)
 	d.count++
 	d.bytes += int64(m.Loc.Size)
-}
-
-// holds reports whether d has a message of id k.
-func holds(d *dest, k msgKey) bool {
-	seq, ok := d.ids.get(k)
-	if !ok {
-		return false
-	}
-	e, ok := d.entries.get(seq)
-	return ok && e.id == k
 }
 
 // holdsID reports whether an adopted destination has taken id k (its
@@ -253,37 +263,182 @@ func (a *adoption) indexOnly(id []byte) {
 	cur.only[i] = string(id)
 }
 
-// known is what the replay knew of the message k at loc: found by its
-// id in the replayed destination of the same key, else by location.
-func (a *adoption) known(k msgKey, loc codec.Location) (entry, bool) {
-	if o := a.cur.old; o != nil {
-		if seq, ok := o.ids.get(k); ok {
-			if e, ok := o.entries.get(seq); ok && sameLoc(e.loc, loc) {
-				return e, true
+// pendList is a data file's messages whose details are read from their
+// records, as they come: in chunks, so that none is copied as the list
+// grows.
+type pendList struct {
+	chunks [][]pendingDetail
+	n      int
+}
+
+// pendChunk is the length of a pendList's chunks.
+const pendChunk = 1024
+
+// addPending adds p to the messages whose details are read from their
+// records. They are kept by data file (a destination's messages come by
+// sequence, which is nearly journal order, several destinations and
+// priority classes one after the other) in chunks: no array as big as
+// all of them is made or copied while they come in, and sortPending
+// sorts each file's apart.
+func (a *adoption) addPending(p pendingDetail) {
+	if a.pendAt == nil || a.pendFile != p.loc.File {
+		if a.pendBy == nil {
+			a.pendBy = map[int32]*pendList{}
+		}
+		l := a.pendBy[p.loc.File]
+		if l == nil {
+			l = &pendList{}
+			a.pendBy[p.loc.File] = l
+		}
+		a.pendAt, a.pendFile = l, p.loc.File
+	}
+	l := a.pendAt
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == pendChunk {
+		l.chunks = append(l.chunks, make([]pendingDetail, 0, pendChunk))
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, p)
+	l.n++
+}
+
+// sortPending puts the messages addPending kept in pend: a list a file,
+// by file, each in journal order (and adoption order at one location).
+func (a *adoption) sortPending() {
+	files := make([]int32, 0, len(a.pendBy))
+	most := 0
+	for f, l := range a.pendBy {
+		files = append(files, f)
+		most = max(most, l.n)
+	}
+	slices.Sort(files)
+	a.pend = make([][]pendingDetail, 0, len(files))
+	var tmp []pendingDetail
+	for _, f := range files {
+		l := a.pendBy[f]
+		flat := make([]pendingDetail, 0, l.n)
+		for _, c := range l.chunks {
+			flat = append(flat, c...)
+		}
+		l.chunks = nil
+		if tmp == nil {
+			tmp = make([]pendingDetail, most)
+		}
+		sortFile(flat, tmp)
+		a.pend = append(a.pend, flat)
+	}
+	a.pendBy, a.pendAt = nil, nil
+}
+
+// pendingBefore orders a file's pending details: by offset, then by
+// adoption (a total order: ord is unique).
+func pendingBefore(x, y *pendingDetail) bool {
+	return x.loc.Offset < y.loc.Offset || x.loc.Offset == y.loc.Offset && x.ord < y.ord
+}
+
+// maxRuns: sortFile merges at most this many ascending runs, and sorts
+// anything more broken up.
+const maxRuns = 64
+
+// sortFile sorts one file's pending details (pendingBefore) using tmp
+// (at least as long). They come as a few ascending runs, one for each
+// destination and priority class with messages in the file (a
+// destination numbers its messages in journal order): those are merged,
+// two at a time, as a natural merge sort does, instead of sorted.
+func sortFile(p, tmp []pendingDetail) {
+	if len(p) < 2 {
+		return
+	}
+	var bounds [maxRuns + 1]int
+	n := 0
+	for i := 1; i < len(p); i++ {
+		if pendingBefore(&p[i], &p[i-1]) {
+			if n++; n == maxRuns {
+				slices.SortFunc(p, func(x, y pendingDetail) int {
+					if pendingBefore(&x, &y) {
+						return -1
+					}
+					return 1 // never equal: ord is unique
+				})
+				return
 			}
+			bounds[n] = i
 		}
 	}
+	runs := append(bounds[:n+1:n+1], len(p))
+	src, dst := p, tmp[:len(p)]
+	for len(runs) > 2 {
+		out := runs[:1]
+		for i := 0; i+1 < len(runs); i += 2 {
+			if i+2 >= len(runs) { // an odd run out: copied as it is
+				copy(dst[runs[i]:runs[i+1]], src[runs[i]:runs[i+1]])
+				out = append(out, runs[i+1])
+				continue
+			}
+			mergeRuns(dst[runs[i]:runs[i+2]], src[runs[i]:runs[i+1]], src[runs[i+1]:runs[i+2]])
+			out = append(out, runs[i+2])
+		}
+		runs = out
+		src, dst = dst, src
+	}
+	if &src[0] != &p[0] {
+		copy(p, src)
+	}
+}
+
+// mergeRuns merges the ascending runs x and y into out (len(x)+len(y)),
+// x's first at equal keys (there are none).
+func mergeRuns(out, x, y []pendingDetail) {
+	i, j, k := 0, 0, 0
+	for i < len(x) && j < len(y) {
+		if pendingBefore(&y[j], &x[i]) {
+			out[k] = y[j]
+			j++
+		} else {
+			out[k] = x[i]
+			i++
+		}
+		k++
+	}
+	k += copy(out[k:], x[i:])
+	copy(out[k:], y[j:])
+}
+
+// knownAt is what the replay knew of the message at loc, found by
+// location in any of its destinations (message found none by id).
+func (a *adoption) knownAt(loc codec.Location) (knownRecord, bool) {
 	if !a.madeOld {
 		a.madeOld = true
+		n := 0
+		for _, d := range a.old {
+			n += d.entries.len()
+		}
+		a.oldKnown = make([]knownRecord, 0, n)
 		for _, d := range a.old {
 			d.entries.each(func(_ int64, e entry) {
 				a.oldKnown = append(a.oldKnown, knownRecord{e.loc.File, e.loc.Offset, e.size, e.prio, e.flags})
 			})
 		}
-		sort.Slice(a.oldKnown, func(i, j int) bool {
-			x, y := &a.oldKnown[i], &a.oldKnown[j]
-			return x.file < y.file || x.file == y.file && x.offset < y.offset
+		slices.SortFunc(a.oldKnown, func(x, y knownRecord) int {
+			if x.file != y.file {
+				return cmp.Compare(x.file, y.file)
+			}
+			return cmp.Compare(x.offset, y.offset)
 		})
 	}
-	i := sort.Search(len(a.oldKnown), func(i int) bool {
-		x := &a.oldKnown[i]
+	ks := a.oldKnown
+	// past the last one (the messages of the records after the
+	// recovery position): not there
+	if n := len(ks); n == 0 || ks[n-1].file < loc.File || ks[n-1].file == loc.File && ks[n-1].offset < loc.Offset {
+		return knownRecord{}, false
+	}
+	i := sort.Search(len(ks), func(i int) bool {
+		x := &ks[i]
 		return x.file > loc.File || x.file == loc.File && x.offset >= loc.Offset
 	})
-	if i < len(a.oldKnown) && a.oldKnown[i].file == loc.File && a.oldKnown[i].offset == loc.Offset {
-		o := a.oldKnown[i]
-		return entry{prio: o.prio, size: o.size, flags: o.flags}, true
+	if i < len(ks) && ks[i].file == loc.File && ks[i].offset == loc.Offset {
+		return ks[i], true
 	}
-	return entry{}, false
+	return knownRecord{}, false
 }
 
 // done ends the index's destination xd: its subscriptions, and how it
@@ -385,7 +540,7 @@ func (a *adoption) discard() {
 // of one destination after the other makes them.
 func (a *adoption) finish(ix *kahaindex.Index) {
 	b := a.b
-	sortPending(a.pend)
+	a.sortPending()
 	// diffs, in the replay's key order, then the index-only destinations
 	var oldKeys []string
 	for k := range a.old {
@@ -422,33 +577,27 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 	_ = ix
 }
 
-// sortPending sorts pend in journal order (and adoption order at one
-// location).
-func sortPending(pend []pendingDetail) {
-	sort.Slice(pend, func(i, j int) bool {
-		x, y := pend[i].loc, pend[j].loc
-		if x.File != y.File {
-			return x.File < y.File
-		}
-		if x.Offset != y.Offset {
-			return x.Offset < y.Offset
-		}
-		return pend[i].ord < pend[j].ord
-	})
-}
-
 // meet takes the details of adopted messages from the record the replay
 // is at (loc, c), when it is theirs: the record readDetails would read.
 // A record that is not a message's is left to readDetails (its error is
 // a warning).
 func (a *adoption) meet(loc codec.Location, c *codec.Command) {
-	pend := a.pend
-	for a.next < len(pend) && (pend[a.next].loc.File < loc.File || pend[a.next].loc.File == loc.File && pend[a.next].loc.Offset < loc.Offset) {
-		a.next++
+	for a.nextFile < len(a.pend) {
+		l := a.pend[a.nextFile]
+		if a.next == len(l) {
+			a.nextFile, a.next = a.nextFile+1, 0
+			continue
+		}
+		if p := l[a.next].loc; p.File < loc.File || p.File == loc.File && p.Offset < loc.Offset {
+			a.next++
+			continue
+		}
+		break
 	}
-	if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand {
+	if c.Type != codec.AddMessageCommand && c.Type != codec.UpdateMessageCommand || a.nextFile == len(a.pend) {
 		return
 	}
+	pend := a.pend[a.nextFile]
 	for i := a.next; i < len(pend) && pend[i].loc.File == loc.File && pend[i].loc.Offset == loc.Offset; i++ {
 		p := &pend[i]
 		if p.done || p.loc.Size != loc.Size {
@@ -502,9 +651,11 @@ func (a *adoption) readDetails() {
 		return
 	}
 	var pend []pendingDetail
-	for _, p := range a.pend {
-		if !p.done {
-			pend = append(pend, p)
+	for _, l := range a.pend {
+		for _, p := range l {
+			if !p.done {
+				pend = append(pend, p)
+			}
 		}
 	}
 	a.pend = nil

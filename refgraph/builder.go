@@ -217,6 +217,8 @@ type Builder struct {
 	// adopting: an adopted index whose messages' details are still
 	// taken from the records the replay meets (adopt.go)
 	adopting *adoption
+	// feed: the index read ahead of the adoption (feed.go)
+	feed *indexFeed
 
 	// ack-compaction files whose source is gone, by source id, still to
 	// be met (model.earlyDone: the ones met so far)
@@ -447,6 +449,9 @@ func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
 }
 
 func (b *Builder) startFile(id int32) {
+	if b.feed == nil && !b.adopted {
+		b.startFeed()
+	}
 	f, ok := b.fileIx[id]
 	if !ok {
 		f = b.addFile(codec.FileInfo{ID: id})

@@ -142,6 +142,31 @@ func (x *orderIndex) set(seq int64, e entry) {
 	x.n++
 }
 
+// swap sets the entry of seq as set does and returns the one it
+// replaced, if any (get and set in one look at the page).
+func (x *orderIndex) swap(seq int64, e entry) (entry, bool) {
+	if x.pages == nil {
+		x.pages = map[int64]*page{}
+	}
+	k, bit := slot(seq)
+	p := x.writable(k)
+	if p == nil {
+		p = &page{}
+		x.pages[k] = p
+		x.last, x.lastKey = p, k
+	}
+	i := p.rank(bit)
+	if p.bits&bit != 0 {
+		prev := x.unpack(seq, p.es[i]) // before pack changes x.prio
+		p.es[i] = x.pack(seq, e)
+		return prev, true
+	}
+	p.bits |= bit
+	p.es = insertAt(p.es, i, x.pack(seq, e))
+	x.n++
+	return entry{}, false
+}
+
 // take removes the entry of seq and returns it.
 func (x *orderIndex) take(seq int64) (entry, bool) {
 	k, bit := slot(seq)

@@ -345,6 +345,7 @@ var stateFields = map[reflect.Type]map[string]string{
 		"keep":       "derived from opts",
 		"indexAhead": "a state with it set is not saved",
 		"adopting":   "AppendState finishes the adoption first (finishAdoption)",
+		"feed":       "the index read ahead of the adoption: a resumed Builder that has not adopted it reads it again (startFeed)",
 		"early":      "derived from Options and the files (resumeEarly)",
 		"buf":        "scratch", "rbBuf": "scratch", "rbCmd": "scratch", "spareOps": "scratch", "spareTx": "scratch", "built": "a spent builder is not saved",
 	},

@@ -1,0 +1,217 @@
+package refgraph
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
+)
+
+// Reading the index is independent of the replay: nothing in db.data
+// depends on the records. So a Builder that will adopt an index starts
+// streaming it (Options.LoadIndex) on a goroutine of its own when the
+// replay starts, and the adoption, at the recovery position, takes what
+// that goroutine read as if it were reading the index right then: the
+// sink's calls come in the same order, with the same arguments, and the
+// stream's result and error are the same. Reading db.data's pages and
+// decoding its B-trees so overlap the replay of the records before the
+// recovery position, and, at the position, the adoption of what was read
+// overlaps the reading of the rest.
+//
+// What the goroutine reads ahead waits in batches: feedBatches of them
+// at most, each of feedBatchEvents events and their message ids, so the
+// memory read ahead is bounded (about 4 MiB on the bench's big store,
+// with 48-byte ids), whatever the index's size.
+
+const (
+	feedBatchEvents = 4096
+	feedBatches     = 8
+)
+
+// feedKind is the kind of a feedEvent: the sink call it stands for.
+type feedKind uint8
+
+const (
+	feedDestination feedKind = iota + 1
+	feedMessage
+	feedDone
+)
+
+// feedEvent is one call of the sink. A message's id is in its batch's
+// arena, from the end of the previous event's id to idEnd.
+type feedEvent struct {
+	seq   int64
+	loc   codec.Location
+	idEnd uint32
+	kind  feedKind
+	class kahaindex.Class
+}
+
+// feedBatch is a run of sink calls. dests are the destinations of its
+// feedDestination and feedDone events, in order.
+type feedBatch struct {
+	ev    []feedEvent
+	arena []byte
+	dests []*kahaindex.Destination
+}
+
+func (fb *feedBatch) reset() {
+	fb.ev, fb.arena = fb.ev[:0], fb.arena[:0]
+	clear(fb.dests)
+	fb.dests = fb.dests[:0]
+}
+
+// indexFeed is the goroutine reading the index ahead of the adoption.
+type indexFeed struct {
+	full chan *feedBatch // batches read, in order; closed after the last
+	free chan *feedBatch // batches taken, for reuse
+	stop chan struct{}   // closed when nothing takes the batches any more
+	once sync.Once
+	// set before full is closed
+	ix  *kahaindex.Index
+	err error
+}
+
+// startFeed starts reading the index with load on a goroutine of its own.
+func startFeed(load func(kahaindex.Sink) (*kahaindex.Index, error)) *indexFeed {
+	f := &indexFeed{
+		full: make(chan *feedBatch, feedBatches),
+		free: make(chan *feedBatch, feedBatches+2),
+		stop: make(chan struct{}),
+	}
+	go f.run(load)
+	return f
+}
+
+// halt tells the goroutine that nothing takes its batches any more: it
+// reads on without keeping anything (a stream cannot be stopped midway)
+// and ends with the stream.
+func (f *indexFeed) halt() { f.once.Do(func() { close(f.stop) }) }
+
+func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
+	defer close(f.full)
+	halted := false
+	var cur *feedBatch
+	// next hands cur on and takes a batch to fill (nil once halted)
+	next := func() {
+		if halted {
+			return
+		}
+		if cur != nil {
+			select {
+			case f.full <- cur:
+			case <-f.stop:
+				halted, cur = true, nil
+				return
+			}
+		}
+		select {
+		case cur = <-f.free:
+			cur.reset()
+		default:
+			cur = &feedBatch{ev: make([]feedEvent, 0, feedBatchEvents)}
+		}
+	}
+	next()
+	add := func(e feedEvent) {
+		if halted {
+			return
+		}
+		cur.ev = append(cur.ev, e)
+	}
+	sink := kahaindex.Sink{
+		Destination: func(d *kahaindex.Destination) {
+			if halted {
+				return
+			}
+			cur.dests = append(cur.dests, d)
+			add(feedEvent{kind: feedDestination, idEnd: uint32(len(cur.arena))})
+		},
+		Message: func(_ *kahaindex.Destination, m *kahaindex.StreamMessage) {
+			if halted {
+				return
+			}
+			if len(cur.ev) >= feedBatchEvents {
+				next()
+				if halted {
+					return
+				}
+			}
+			cur.arena = append(cur.arena, m.ID...)
+			add(feedEvent{kind: feedMessage, seq: m.Seq, loc: m.Loc, class: m.Class, idEnd: uint32(len(cur.arena))})
+		},
+		Done: func(d *kahaindex.Destination) {
+			if halted {
+				return
+			}
+			cur.dests = append(cur.dests, d)
+			add(feedEvent{kind: feedDone, idEnd: uint32(len(cur.arena))})
+		},
+	}
+	ix, err := load(sink)
+	f.ix, f.err = ix, err
+	if !halted && cur != nil && len(cur.ev) > 0 {
+		select {
+		case f.full <- cur:
+		case <-f.stop:
+		}
+	}
+}
+
+// replay makes the sink calls the stream made, in order, and returns
+// its result. The feed is spent afterwards.
+func (f *indexFeed) replay(sink kahaindex.Sink) (*kahaindex.Index, error) {
+	defer f.halt()
+	var msg kahaindex.StreamMessage
+	var d *kahaindex.Destination
+	for fb := range f.full {
+		from, di := uint32(0), 0
+		for i := range fb.ev {
+			e := &fb.ev[i]
+			switch e.kind {
+			case feedDestination:
+				d = fb.dests[di]
+				di++
+				if sink.Destination != nil {
+					sink.Destination(d)
+				}
+			case feedMessage:
+				if sink.Message != nil {
+					msg.Seq, msg.ID, msg.Loc, msg.Class = e.seq, fb.arena[from:e.idEnd:e.idEnd], e.loc, e.class
+					sink.Message(d, &msg)
+				}
+			case feedDone:
+				d = fb.dests[di]
+				di++
+				if sink.Done != nil {
+					sink.Done(d)
+				}
+			}
+			from = e.idEnd
+		}
+		fb.reset()
+		select {
+		case f.free <- fb:
+		default:
+		}
+	}
+	// the batches are garbage now (the cleanup of the Builder keeps f)
+	for len(f.free) > 0 {
+		<-f.free
+	}
+	ix, err := f.ix, f.err
+	f.ix, f.err = nil, nil
+	return ix, err
+}
+
+// startFeed starts reading the index ahead, when the replay is going to
+// adopt it; the feed is halted when the Builder is dropped without
+// adopting (a replay that failed).
+func (b *Builder) startFeed() {
+	if b.feed != nil || b.adopted || b.opts.LoadIndex == nil || !b.hasRecovery || b.built {
+		return
+	}
+	b.feed = startFeed(b.opts.LoadIndex)
+	runtime.AddCleanup(b, (*indexFeed).halt, b.feed)
+}

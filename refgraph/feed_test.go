@@ -1,0 +1,179 @@
+package refgraph
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/kahaindex"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// synthStream is a LoadIndex that streams dests destinations of perDest
+// messages each (ids of varying lengths, reusing one message as Stream
+// does) and then fails with err, if any.
+func synthStream(dests, perDest int, err error) func(kahaindex.Sink) (*kahaindex.Index, error) {
+	return func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+		ix := &kahaindex.Index{}
+		var m kahaindex.StreamMessage
+		for i := range dests {
+			d := &kahaindex.Destination{Key: fmt.Sprintf("0:Q%d", i), Type: codec.Queue, Name: fmt.Sprintf("Q%d", i), NextSeq: int64(perDest)}
+			if sink.Destination != nil {
+				sink.Destination(d)
+			}
+			for j := range perDest {
+				m.Seq, m.Class = int64(j), kahaindex.Class(j%3)
+				m.Loc = codec.Location{File: int32(i), Offset: int32(j), Size: int32(100 + j%7)}
+				m.ID = fmt.Appendf(m.ID[:0], "ID:%s:%d", strings.Repeat("p", j%50), j)
+				if sink.Message != nil {
+					sink.Message(d, &m)
+				}
+			}
+			d.Subscriptions = []kahaindex.Subscription{{Key: "c:s"}} // set while reading, as Stream does
+			if sink.Done != nil {
+				sink.Done(d)
+			}
+			ix.Destinations = append(ix.Destinations, d)
+		}
+		return ix, err
+	}
+}
+
+// recordSink records the calls of a sink as text.
+func recordSink(out *[]string) kahaindex.Sink {
+	return kahaindex.Sink{
+		Destination: func(d *kahaindex.Destination) { *out = append(*out, "dest "+d.Key) },
+		Message: func(d *kahaindex.Destination, m *kahaindex.StreamMessage) {
+			*out = append(*out, fmt.Sprintf("msg %s %d %s %v %v", d.Key, m.Seq, m.ID, m.Loc, m.Class))
+		},
+		Done: func(d *kahaindex.Destination) {
+			*out = append(*out, fmt.Sprintf("done %s %d", d.Key, len(d.Subscriptions)))
+		},
+	}
+}
+
+// TestFeedReplaysStream: the sink gets from a feed exactly the calls the
+// stream made, in order, over many batches, and the stream's result and
+// error; a stream read ahead while the consumer is not there yet is held
+// in at most feedBatches batches.
+func TestFeedReplaysStream(t *testing.T) {
+	boom := errors.New("boom")
+	for _, c := range []struct {
+		dests, per int
+		err        error
+	}{{0, 0, nil}, {1, 0, nil}, {3, 10, nil}, {5, 3*feedBatchEvents + 17, nil}, {2, feedBatchEvents, boom}} {
+		var want, got []string
+		wix, werr := synthStream(c.dests, c.per, c.err)(recordSink(&want))
+		ended := make(chan struct{})
+		load := synthStream(c.dests, c.per, c.err)
+		f := startFeed(func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+			defer close(ended)
+			return load(sink)
+		})
+		if c.dests*c.per > (feedBatches+2)*feedBatchEvents {
+			// the reader is held back until the batches are taken
+			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-ended:
+				t.Errorf("%+v: the stream was read whole before anything took it", c)
+			default:
+			}
+		}
+		gix, gerr := f.replay(recordSink(&got))
+		require.Equal(t, len(want), len(got), "%+v", c)
+		assert.Equal(t, want, got, "%+v", c)
+		assert.Equal(t, werr, gerr, "%+v", c)
+		assert.Equal(t, len(wix.Destinations), len(gix.Destinations), "%+v", c)
+	}
+}
+
+// TestFeedHalt: a feed whose batches nobody takes ends its stream once
+// halted, and so does the feed of a Builder dropped before it adopted
+// the index (a replay that failed).
+func TestFeedHalt(t *testing.T) {
+	ended := make(chan struct{})
+	load := synthStream(4, 4*feedBatchEvents, nil)
+	f := startFeed(func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+		defer close(ended)
+		return load(sink)
+	})
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-ended:
+		t.Fatal("the stream ran on with nobody taking its batches")
+	default:
+	}
+	f.halt()
+	f.halt() // twice is harmless
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a halted feed did not end")
+	}
+
+	ended2 := make(chan struct{})
+	first := codec.Location{File: 2}
+	func() {
+		b := NewBuilder(Options{
+			Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &first}},
+			LoadIndex: func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+				defer close(ended2)
+				return load(sink)
+			},
+		})
+		c := codec.Command{Type: codec.TraceCommand}
+		require.NoError(t, b.Command(codec.Record{Loc: codec.Location{File: 1, Offset: 10, Size: 50}}, &c))
+		require.NotNil(t, b.feed, "the index is read from the first record on")
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		runtime.GC()
+		select {
+		case <-ended2:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the feed of a dropped Builder did not end")
+		}
+	}
+}
+
+// TestSortFile: a file's pending details are put in the order a sort
+// puts them, whether they come as one run, a few (merged) or many.
+func TestSortFile(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, runs := range []int{0, 1, 2, 3, 7, maxRuns - 1, maxRuns, maxRuns + 5, 1000} {
+		for _, n := range []int{0, 1, 2, 5, 100, 3000} {
+			var p []pendingDetail
+			ord := uint32(0)
+			for r := 0; r < max(runs, 1); r++ {
+				off := int32(rng.Intn(50))
+				for range n / max(runs, 1) {
+					off += int32(rng.Intn(3)) // equal offsets too: ord decides
+					p = append(p, pendingDetail{loc: codec.Location{File: 1, Offset: off}, ord: ord})
+					ord++
+				}
+			}
+			if runs == 0 {
+				rng.Shuffle(len(p), func(i, j int) { p[i], p[j] = p[j], p[i] })
+			}
+			want := slices.Clone(p)
+			slices.SortFunc(want, func(x, y pendingDetail) int {
+				if c := cmp.Compare(x.loc.Offset, y.loc.Offset); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.ord, y.ord)
+			})
+			sortFile(p, make([]pendingDetail, len(p)))
+			require.Equal(t, want, p, "runs %d n %d", runs, n)
+		}
+	}
+}
