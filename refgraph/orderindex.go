@@ -121,17 +121,7 @@ func (x *orderIndex) has(seq int64) bool {
 
 // set adds or replaces the entry of seq.
 func (x *orderIndex) set(seq int64, e entry) {
-	if x.pages == nil {
-		x.pages = map[int64]*page{}
-	}
-	k, bit := slot(seq)
-	p := x.writable(k)
-	if p == nil {
-		p = &page{}
-		x.pages[k] = p
-		x.last, x.lastKey = p, k
-	}
-	i := p.rank(bit)
+	p, bit, i := x.slotFor(seq)
 	pe := x.pack(seq, e)
 	if p.bits&bit != 0 {
 		p.es[i] = pe
@@ -145,17 +135,7 @@ func (x *orderIndex) set(seq int64, e entry) {
 // swap sets the entry of seq as set does and returns the one it
 // replaced, if any (get and set in one look at the page).
 func (x *orderIndex) swap(seq int64, e entry) (entry, bool) {
-	if x.pages == nil {
-		x.pages = map[int64]*page{}
-	}
-	k, bit := slot(seq)
-	p := x.writable(k)
-	if p == nil {
-		p = &page{}
-		x.pages[k] = p
-		x.last, x.lastKey = p, k
-	}
-	i := p.rank(bit)
+	p, bit, i := x.slotFor(seq)
 	if p.bits&bit != 0 {
 		prev := x.unpack(seq, p.es[i]) // before pack changes x.prio
 		p.es[i] = x.pack(seq, e)
@@ -165,6 +145,22 @@ func (x *orderIndex) swap(seq int64, e entry) (entry, bool) {
 	p.es = insertAt(p.es, i, x.pack(seq, e))
 	x.n++
 	return entry{}, false
+}
+
+// slotFor is where seq's entry is or goes: its page (made if there is
+// none), its bit in the page and its index in the page's entries.
+func (x *orderIndex) slotFor(seq int64) (p *page, bit uint64, i int) {
+	if x.pages == nil {
+		x.pages = map[int64]*page{}
+	}
+	k, bit := slot(seq)
+	p = x.writable(k)
+	if p == nil {
+		p = &page{}
+		x.pages[k] = p
+		x.last, x.lastKey = p, k
+	}
+	return p, bit, p.rank(bit)
 }
 
 // take removes the entry of seq and returns it.

@@ -188,21 +188,11 @@ type cacheBytes struct {
 // The cache directory is the user's own (0700) and files are replaced
 // by rename, never rewritten in place, so a mapped file does not change.
 func readFile(path string) (*cacheBytes, error) {
-	f, err := os.Open(path)
+	f, st, err := openBounded(path, maxCacheFile, "a cache file")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	if st.Size() > maxCacheFile {
-		return nil, fmt.Errorf("%s: %d bytes, larger than a cache file can be", path, st.Size())
-	}
 	if st.Size() > 0 {
 		if b, ok := mapReadOnly(f, int(st.Size())); ok {
 			return &cacheBytes{b: b, mapped: true}, nil
@@ -213,6 +203,27 @@ func readFile(path string) (*cacheBytes, error) {
 		return nil, err
 	}
 	return &cacheBytes{b: b}, nil
+}
+
+// openBounded opens the regular file at path, refusing one larger than
+// max bytes (what names the kind of file in the error).
+func openBounded(path string, max int64, what string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file", path)
+	}
+	if err == nil && st.Size() > max {
+		err = fmt.Errorf("%s: %d bytes, larger than %s can be", path, st.Size(), what)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
 }
 
 // release unmaps the bytes now; nothing may refer to them any more.

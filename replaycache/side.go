@@ -283,21 +283,11 @@ func loadSide(st *codec.Store, ropts refgraph.Options, mfl int64, read codec.Rea
 
 // readSide reads a side file, refusing one larger than maxSideFile.
 func readSide(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, info, err := openBounded(path, maxSideFile, "a side file")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	if info.Size() > maxSideFile {
-		return nil, fmt.Errorf("%s: %d bytes, larger than a side file can be", path, info.Size())
-	}
 	b := make([]byte, info.Size())
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, err

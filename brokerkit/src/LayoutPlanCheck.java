@@ -207,24 +207,13 @@ public final class LayoutPlanCheck {
                 }
                 return;
             }
-            case "delete-subscription": {
-                ActiveMQDestination d = ActiveMQDestination.createDestination(x[0], ActiveMQDestination.TOPIC_TYPE);
-                TopicMessageStore ts = m.createTopicMessageStore((ActiveMQTopic) d);
-                ts.start();
-                ts.deleteSubscription(x[1], x[2]);
+            case "delete-subscription":
+                PlanCheck.deleteSubscription(m, x);
                 break;
-            }
             case "commit":
-            case "rollback": {
-                XATransactionId xid = null;
-                for (XATransactionId t : prepared) {
-                    if (t.toString().equals(x[0])) xid = t;
-                }
-                if (xid == null) throw new IllegalArgumentException("no prepared transaction " + x[0] + " in " + prepared);
-                if (action.equals("commit")) txs.commit(xid, true, null, null);
-                else txs.rollback(xid);
+            case "rollback":
+                PlanCheck.decide(txs, prepared, action, x[0]);
                 break;
-            }
             default:
                 throw new IllegalArgumentException("unknown action " + action);
         }

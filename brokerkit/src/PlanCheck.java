@@ -18,6 +18,7 @@ import org.apache.activemq.command.MessageId;
 import org.apache.activemq.command.XATransactionId;
 import org.apache.activemq.store.MessageRecoveryListener;
 import org.apache.activemq.store.MessageStore;
+import org.apache.activemq.store.PersistenceAdapter;
 import org.apache.activemq.store.TopicMessageStore;
 import org.apache.activemq.store.TransactionRecoveryListener;
 import org.apache.activemq.store.TransactionStore;
@@ -89,24 +90,13 @@ public final class PlanCheck {
                 }
                 break;
             }
-            case "delete-subscription": {
-                ActiveMQDestination d = ActiveMQDestination.createDestination(x[0], ActiveMQDestination.TOPIC_TYPE);
-                TopicMessageStore ts = a.createTopicMessageStore((ActiveMQTopic) d);
-                ts.start();
-                ts.deleteSubscription(x[1], x[2]);
+            case "delete-subscription":
+                deleteSubscription(a, x);
                 break;
-            }
             case "commit":
-            case "rollback": {
-                XATransactionId xid = null;
-                for (XATransactionId t : prepared) {
-                    if (t.toString().equals(x[0])) xid = t;
-                }
-                if (xid == null) throw new IllegalArgumentException("no prepared transaction " + x[0] + " in " + prepared);
-                if (action.equals("commit")) txs.commit(xid, true, null, null);
-                else txs.rollback(xid);
+            case "rollback":
+                decide(txs, prepared, action, x[0]);
                 break;
-            }
             default:
                 throw new IllegalArgumentException("unknown action " + action);
         }
@@ -116,6 +106,25 @@ public final class PlanCheck {
             total[0]++;
             total[1] += end.getSize();
         }
+    }
+
+    /** delete-subscription: x is destination, clientId, subscriptionName (LayoutPlanCheck too). */
+    static void deleteSubscription(PersistenceAdapter a, String[] x) throws Exception {
+        ActiveMQDestination d = ActiveMQDestination.createDestination(x[0], ActiveMQDestination.TOPIC_TYPE);
+        TopicMessageStore ts = a.createTopicMessageStore((ActiveMQTopic) d);
+        ts.start();
+        ts.deleteSubscription(x[1], x[2]);
+    }
+
+    /** commit or rollback (action) of the prepared transaction named xid (LayoutPlanCheck too). */
+    static void decide(TransactionStore txs, List<XATransactionId> prepared, String action, String xid) throws Exception {
+        XATransactionId t = null;
+        for (XATransactionId p : prepared) {
+            if (p.toString().equals(xid)) t = p;
+        }
+        if (t == null) throw new IllegalArgumentException("no prepared transaction " + xid + " in " + prepared);
+        if (action.equals("commit")) txs.commit(t, true, null, null);
+        else txs.rollback(t);
     }
 
     public static void main(String[] args) throws Exception {
