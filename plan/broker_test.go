@@ -3,8 +3,10 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -312,7 +314,7 @@ func TestPlanBrokerAgreesLayouts(t *testing.T) {
 			// the same way in every store it spans
 			var all []string
 			decided := map[string]string{}
-			for _, rel := range sortedKeys(docs) {
+			for _, rel := range slices.Sorted(maps.Keys(docs)) {
 				doc := docs[rel]
 				if doc.Combined == nil {
 					continue
@@ -346,15 +348,6 @@ func TestPlanBrokerAgreesLayouts(t *testing.T) {
 			t.Logf("%s (%s): %d actions over %d stores and the combination agree with the broker", fx.name, fx.mode, checked, len(docs))
 		})
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // TestPlanBrokerAgreesDataDir checks the plan of the KahaDB store of a

@@ -104,12 +104,32 @@ func (c *cacheData) encode() ([]byte, error) {
 	}
 	w.Bool(c.Pending)
 	w.Bytes(c.State)
-	b := w.B
+	return frame(w.B, magic, cacheVersion), nil
+}
+
+// frame fills in the header of b (headerSize bytes left free before the
+// payload: magic, version, payload length) and appends the payload's
+// checksum: the framing of cache and side files.
+func frame(b []byte, magic string, version uint32) []byte {
 	payload := b[headerSize:]
 	copy(b, magic)
-	binary.BigEndian.PutUint32(b[len(magic):], cacheVersion)
+	binary.BigEndian.PutUint32(b[len(magic):], version)
 	binary.BigEndian.PutUint64(b[len(magic)+4:], uint64(len(payload)))
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(payload, castagnoli)), nil
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(payload, castagnoli))
+}
+
+// framedPayload checks the length and checksum of a framed file whose
+// magic and version its caller has checked, and returns its payload.
+func framedPayload(b []byte) ([]byte, error) {
+	n := binary.BigEndian.Uint64(b[len(magic)+4:])
+	if n != uint64(len(b)-headerSize-trailerSize) {
+		return nil, fmt.Errorf("truncated or extended: payload of %d bytes in a file of %d", n, len(b))
+	}
+	payload := b[headerSize : len(b)-trailerSize]
+	if got, want := crc32.Checksum(payload, castagnoli), binary.BigEndian.Uint32(b[len(b)-trailerSize:]); got != want {
+		return nil, fmt.Errorf("checksum mismatch (stored %#08x, computed %#08x)", want, got)
+	}
+	return payload, nil
 }
 
 // decode parses a cache file. pathOf gives the path a data file is read
@@ -122,13 +142,9 @@ func decode(b []byte, pathOf func(int32) string) (*cacheData, error) {
 	if v := binary.BigEndian.Uint32(b[len(magic):]); v != cacheVersion {
 		return nil, fmt.Errorf("%w (version %d, want %d)", errForeign, v, cacheVersion)
 	}
-	n := binary.BigEndian.Uint64(b[len(magic)+4:])
-	if n != uint64(len(b)-headerSize-trailerSize) {
-		return nil, fmt.Errorf("truncated or extended: payload of %d bytes in a file of %d", n, len(b))
-	}
-	payload := b[headerSize : len(b)-trailerSize]
-	if got, want := crc32.Checksum(payload, castagnoli), binary.BigEndian.Uint32(b[len(b)-trailerSize:]); got != want {
-		return nil, fmt.Errorf("checksum mismatch (stored %#08x, computed %#08x)", want, got)
+	payload, err := framedPayload(b)
+	if err != nil {
+		return nil, err
 	}
 	r := binenc.NewReader(payload)
 	c := &cacheData{Store: r.String(), Variant: r.Bytes(), StatTime: r.Varint()}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -52,6 +51,10 @@ const (
 	// maxSideFile bounds what is read of a side file.
 	maxSideFile = 256 << 20
 )
+
+// A side file is framed as a cache file (frame, framedPayload): its magic
+// is as long (headerSize), or this does not compile.
+var _ [len(magic)]byte = [len(sideMagic)]byte{}
 
 // sideKey is what a side file of a Result is valid for: taken when the
 // Result was a hit of its cache file, or saved it.
@@ -149,12 +152,7 @@ func writeSide(k *sideKey, m MaxFileLength, kind string, redirect bool, data []b
 	w.String(m.Warning)
 	w.Bool(redirect)
 	w.Bytes(data)
-	b := w.B
-	payload := b[headerSize:]
-	copy(b, sideMagic)
-	binary.BigEndian.PutUint32(b[len(sideMagic):], sideVersion)
-	binary.BigEndian.PutUint64(b[len(sideMagic)+4:], uint64(len(payload)))
-	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(payload, castagnoli))
+	b := frame(w.B, sideMagic, sideVersion)
 	if err := writeAtomic(sidePath(k.cacheFile, kind), b); err != nil {
 		k.copts.logf("cache: side file not saved: %v", err)
 		return false
@@ -304,13 +302,9 @@ func sidePayload(b []byte) (*binenc.Reader, error) {
 	if v := binary.BigEndian.Uint32(b[len(sideMagic):]); v != sideVersion {
 		return nil, fmt.Errorf("side file version %d, want %d", v, sideVersion)
 	}
-	n := binary.BigEndian.Uint64(b[len(sideMagic)+4:])
-	if n != uint64(len(b)-headerSize-trailerSize) {
-		return nil, fmt.Errorf("truncated or extended: payload of %d bytes in a file of %d", n, len(b))
-	}
-	payload := b[headerSize : len(b)-trailerSize]
-	if got, want := crc32.Checksum(payload, castagnoli), binary.BigEndian.Uint32(b[len(b)-trailerSize:]); got != want {
-		return nil, fmt.Errorf("checksum mismatch (stored %#08x, computed %#08x)", want, got)
+	payload, err := framedPayload(b)
+	if err != nil {
+		return nil, err
 	}
 	return binenc.NewReader(payload), nil
 }
