@@ -89,18 +89,25 @@ type adoption struct {
 	old      map[string]*dest // by key
 	oldKnown []knownRecord    // old's messages by location (made when first needed)
 	madeOld  bool
-	subSize  map[[2]int32]int32
-	dests    []*dest
-	byType   [4]map[string]*dest
-	keys     []string
-	cur      curDest                // the destination being read
-	perKey   map[string][]IndexDiff // diffs of the index destinations the replay has too
-	idxOnly  []IndexDiff            // index-only destinations, in index order
-	seen     map[string]bool
-	// messages whose details are read from their records: by data file
-	// as they are adopted (pendBy, pendAt: the last file's), then, from
-	// finish on, in journal order, one list a file (pend); and the ids
-	// of those a later entry of the same sequence replaced
+	// the largest location of old's messages (made when first needed)
+	oldLast    codec.Location
+	hasOldLast bool
+	subSize    map[[2]int32]int32
+	dests      []*dest
+	byType     [4]map[string]*dest
+	keys       []string
+	cur        curDest                // the destination being read
+	perKey     map[string][]IndexDiff // diffs of the index destinations the replay has too
+	idxOnly    []IndexDiff            // index-only destinations, in index order
+	seen       map[string]bool
+	// The adopted messages whose details are read from their records
+	// carry flagDetails in their entries (unmet of them, at most, are
+	// left: a destination the replay removes takes its own along). The
+	// ones a later entry of the same sequence replaced are gone from the
+	// entries: their ids are in replaced, and they are listed to be
+	// read, by data file as they come (pendBy, pendAt: the last file's),
+	// then, from finish on, in journal order, one list a file (pend).
+	unmet    int
 	pendBy   map[int32]*pendList
 	pendAt   *pendList
 	pendFile int32
@@ -222,7 +229,11 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 	} else if o, ok := a.knownAt(m.Loc); ok {
 		e.prio, e.size, e.flags = o.prio, o.size, o.flags
 	} else {
-		a.addPending(pendingDetail{loc: m.Loc, seq: m.Seq, ord: a.nmsg, di: uint32(cur.di)})
+		// its details come from its record: met by the replay from
+		// the recovery position on (Builder.meetDetails), or read by
+		// readDetails; until then its size holds its place
+		e.flags, e.size = flagDetails, int32(a.nmsg)
+		a.unmet++
 	}
 	if old, ok := d.entries.swap(m.Seq, e); ok {
 		// another class holds the sequence too: this one replaces it
@@ -230,6 +241,12 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 			a.replaced = map[pendingDetail]msgKey{}
 		}
 		a.replaced[pendingDetail{loc: old.loc, seq: m.Seq, di: uint32(cur.di)}] = old.id
+		if old.flags&flagDetails != 0 {
+			// only its warning is left to tell, if its record cannot be
+			// read: meet and readDetails look for it by location
+			a.unmet--
+			a.addPending(pendingDetail{loc: old.loc, seq: m.Seq, ord: uint32(old.size), di: uint32(cur.di)})
+		}
 	}
 	a.nmsg++
 	d.count++
@@ -406,6 +423,22 @@ func mergeRuns(out, x, y []pendingDetail) {
 // knownAt is what the replay knew of the message at loc, found by
 // location in any of its destinations (message found none by id).
 func (a *adoption) knownAt(loc codec.Location) (knownRecord, bool) {
+	if !a.hasOldLast {
+		// the replay's last message: most of an index's messages the
+		// replay did not know are past it (recorded after the recovery
+		// position), and need no sorted list of them all
+		a.hasOldLast = true
+		for _, d := range a.old {
+			d.entries.each(func(_ int64, e entry) {
+				if a.oldLast.Less(e.loc) {
+					a.oldLast = e.loc
+				}
+			})
+		}
+	}
+	if lastLoc := a.oldLast; lastLoc.File < loc.File || lastLoc.File == loc.File && lastLoc.Offset < loc.Offset {
+		return knownRecord{}, false
+	}
 	if !a.madeOld {
 		a.madeOld = true
 		n := 0
@@ -574,6 +607,11 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 	b.adoptedIndex = true
 	a.warnAt = len(b.warnings)
 	b.adopting = a
+	// what only the stream needed: b.adopting keeps a until Build, and
+	// the replayed state must not live that long next to the adopted one
+	a.old, a.oldKnown, a.subSize, a.perKey, a.seen, a.idxOnly, a.keys = nil, nil, nil, nil, nil, nil, nil
+	a.byType = [4]map[string]*dest{}
+	a.cur = curDest{}
 	_ = ix
 }
 
@@ -585,6 +623,9 @@ func (a *adoption) meet(loc codec.Location, c *codec.Command) {
 	for a.nextFile < len(a.pend) {
 		l := a.pend[a.nextFile]
 		if a.next == len(l) {
+			// the replay is past this file: only what it did not
+			// meet is left for readDetails
+			a.pend[a.nextFile] = unmet(l)
 			a.nextFile, a.next = a.nextFile+1, 0
 			continue
 		}
@@ -618,6 +659,27 @@ func (a *adoption) meet(loc codec.Location, c *codec.Command) {
 	}
 }
 
+// unmet is what is left of l for readDetails: its details not yet met, in
+// l's order (nil for none), in an array of their size so that l's goes.
+func unmet(l []pendingDetail) []pendingDetail {
+	n := 0
+	for i := range l {
+		if !l[i].done {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	left := make([]pendingDetail, 0, n)
+	for _, p := range l {
+		if !p.done {
+			left = append(left, p)
+		}
+	}
+	return left
+}
+
 // finishAdoption reads the records of the adopted messages the replay
 // has not met (readDetails) and tells the adoption's warnings where the
 // adoption made them. Build and AppendState call it: nothing before them
@@ -647,9 +709,6 @@ func (b *Builder) finishAdoption() {
 // records the replay did not keep, reading the records in journal order.
 func (a *adoption) readDetails() {
 	b := a.b
-	if len(a.pend) == 0 {
-		return
-	}
 	var pend []pendingDetail
 	for _, l := range a.pend {
 		for _, p := range l {
@@ -659,6 +718,31 @@ func (a *adoption) readDetails() {
 		}
 	}
 	a.pend = nil
+	if a.unmet > 0 {
+		// the messages whose records the replay did not meet, with
+		// the replaced ones left, in journal order (and adoption order
+		// at one location, as the lists of sortPending)
+		for di, d := range a.dests {
+			if d == nil {
+				continue
+			}
+			d.entries.each(func(seq int64, e entry) {
+				if e.flags&flagDetails != 0 {
+					pend = append(pend, pendingDetail{loc: e.loc, seq: seq, ord: uint32(e.size), di: uint32(di)})
+				}
+			})
+		}
+		slices.SortFunc(pend, func(x, y pendingDetail) int {
+			if c := cmp.Compare(x.loc.File, y.loc.File); c != 0 {
+				return c
+			}
+			if pendingBefore(&x, &y) {
+				return -1
+			}
+			return 1 // never equal: ord is unique
+		})
+	}
+	a.unmet = 0
 	if len(pend) == 0 {
 		return
 	}
@@ -697,7 +781,8 @@ func (a *adoption) readDetails() {
 				a.warn(2*uint64(p.ord)+1, "index: %s of %s at %s: %v", b.ids.String(k), d.key, p.loc, err)
 			}
 			b.indexAhead = true
-			e.flags |= flagUnreadable
+			e.flags = e.flags&^flagDetails | flagUnreadable
+			e.size = 0
 			e.prio = classPriority(e.class)
 			if e.class != classDEF {
 				e.flags |= flagPrioSupported
@@ -707,6 +792,24 @@ func (a *adoption) readDetails() {
 			d.entries.set(p.seq, e)
 		}
 	})
+}
+
+// meetDetails takes the details of the adopted message at seq of d,
+// entry e (flagDetails), from its record, an add the replay applies over
+// the index (applyAdd): what detailsFrom takes from it.
+func (b *Builder) meetDetails(d *dest, seq int64, e entry, prio int32, supported bool, size int32, tx bool) {
+	e.flags &^= flagDetails
+	e.prio, e.size = prio, size
+	if supported {
+		e.flags |= flagPrioSupported
+	}
+	if tx {
+		e.flags |= flagTx
+	}
+	d.entries.set(seq, e)
+	if a := b.adopting; a != nil {
+		a.unmet--
+	}
 }
 
 // readRecords reads the records at locs (in journal order) with
@@ -753,6 +856,7 @@ func detailsFrom(e *entry, c *codec.Command) error {
 		return fmt.Errorf("the index points at a %s, not a message", c.Type)
 	}
 	e.prio, e.size = c.Priority, int32(len(c.Message))
+	e.flags &^= flagDetails
 	if c.PrioritySupported {
 		e.flags |= flagPrioSupported
 	}

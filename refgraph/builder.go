@@ -89,6 +89,10 @@ const (
 	flagUpdated
 	flagUnreadable // an adopted index's message whose record could not be read
 	flagTx         // added in a transaction: stored at its commit (rebuild.go)
+	// flagDetails: an adopted index's message whose priority, size and
+	// kind are still to be read from its record; its size holds its
+	// place in the adoption meanwhile (adoption.message)
+	flagDetails
 )
 
 // entry is one message of a destination's order index.
@@ -667,6 +671,9 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 			// replayed over an index that has it already (its location
 			// is indexed): the broker keeps the id and gives the
 			// sequence back
+			if e.flags&flagDetails != 0 && e.loc == loc {
+				b.meetDetails(d, prev, e, prio, supported, size, interned)
+			}
 			d.nextSeq--
 			b.setLastUpdate(loc)
 			return
