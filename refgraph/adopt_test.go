@@ -50,7 +50,12 @@ func TestAdoptionDetails(t *testing.T) {
 		{Seq: 3, ID: []byte("ID:p:2"), Loc: loc(300), Class: kahaindex.Default},
 		{Seq: 4, ID: []byte("ID:p:3"), Loc: loc(400), Class: kahaindex.Low},
 		{Seq: 5, ID: []byte("ID:p:4"), Loc: loc(450), Class: kahaindex.Default},
+		// two classes hold sequence 6: the second replaces the first,
+		// whose record does not read (its warning is still told)
+		{Seq: 6, ID: []byte("ID:p:5"), Loc: loc(470), Class: kahaindex.High},
+		{Seq: 6, ID: []byte("ID:p:6"), Loc: loc(480), Class: kahaindex.Default},
 	}
+	byLoc[loc(480)] = add("ID:p:6", 4, 44)
 	var reads []codec.Location
 	first := loc(10)
 	for _, batch := range []bool{false, true} {
@@ -58,7 +63,7 @@ func TestAdoptionDetails(t *testing.T) {
 		opts := Options{
 			Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &first}},
 			LoadIndex: func(sink kahaindex.Sink) (*kahaindex.Index, error) {
-				xd := &kahaindex.Destination{Key: "0:Q", Type: codec.Queue, Name: "Q", NextSeq: 6}
+				xd := &kahaindex.Destination{Key: "0:Q", Type: codec.Queue, Name: "Q", NextSeq: 7}
 				sink.Destination(xd)
 				for i := range index {
 					m := index[i]
@@ -95,7 +100,7 @@ func TestAdoptionDetails(t *testing.T) {
 		g, err := b.Build()
 		require.NoError(t, err)
 		// only the records the replay did not meet are read
-		assert.Equal(t, []codec.Location{loc(100), loc(300), loc(450)}, reads, "batch %v", batch)
+		assert.Equal(t, []codec.Location{loc(100), loc(300), loc(450), loc(470), loc(480)}, reads, "batch %v", batch)
 		d, ok := g.Destination("0:Q")
 		require.True(t, ok)
 		got := map[string]string{}
@@ -109,13 +114,16 @@ func TestAdoptionDetails(t *testing.T) {
 			"ID:p:2": "prio 4 size 0 unreadable true",
 			"ID:p:3": "prio 2 size 33 unreadable false",
 			"ID:p:4": "prio 4 size 0 unreadable true",
+			"ID:p:6": "prio 4 size 44 unreadable false",
 		}, got, "batch %v", batch)
 		w := g.Warnings()
-		require.GreaterOrEqual(t, len(w), 3, "%q", w)
+		require.GreaterOrEqual(t, len(w), 4, "%q", w)
 		assert.Contains(t, w[0], "index: ID:p:2 of 0:Q at ")
 		assert.Contains(t, w[0], "not a message")
 		assert.Contains(t, w[1], "index: ID:p:4 of 0:Q at ")
 		assert.Contains(t, w[1], "boom")
-		assert.Contains(t, w[2], "unknown destination type 9", "%q", w)
+		assert.Contains(t, w[2], "index: ID:p:5 of 0:Q at ")
+		assert.Contains(t, w[2], "boom")
+		assert.Contains(t, w[3], "unknown destination type 9", "%q", w)
 	}
 }
