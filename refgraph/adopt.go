@@ -107,18 +107,24 @@ type adoption struct {
 	// entries: their ids are in replaced, and they are listed to be
 	// read, by data file as they come (pendBy, pendAt: the last file's),
 	// then, from finish on, in journal order, one list a file (pend).
-	unmet    int
-	pendBy   map[int32]*pendList
-	pendAt   *pendList
-	pendFile int32
-	pend     [][]pendingDetail
-	replaced map[pendingDetail]msgKey
-	nmsg     uint32 // messages adopted so far
-	warns    []adoptWarning
-	warnAt   int // where the adoption's warnings go in Builder.warnings
-	nextFile int // meet's place in pend: pend[nextFile][next]
-	next     int
-	c        codec.Command
+	unmet int
+	// early: those of them recorded before the recovery position (in
+	// adoption order, then in journal order), whose records readEarly
+	// reads while the replay goes on (earlyRead, once earlyDone closes)
+	early     []pendingDetail
+	earlyRead []detailRead
+	earlyDone chan struct{}
+	pendBy    map[int32]*pendList
+	pendAt    *pendList
+	pendFile  int32
+	pend      [][]pendingDetail
+	replaced  map[pendingDetail]msgKey
+	nmsg      uint32 // messages adopted so far
+	warns     []adoptWarning
+	warnAt    int // where the adoption's warnings go in Builder.warnings
+	nextFile  int // meet's place in pend: pend[nextFile][next]
+	next      int
+	c         codec.Command
 }
 
 // curDest is the index's destination being read.
@@ -234,6 +240,10 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 		// readDetails; until then its size holds its place
 		e.flags, e.size = flagDetails, int32(a.nmsg)
 		a.unmet++
+		if m.Loc.Less(b.phaseBStart) {
+			// the replay is past its record: read ahead (readEarly)
+			a.early = append(a.early, pendingDetail{loc: m.Loc, seq: m.Seq, ord: a.nmsg, di: uint32(cur.di)})
+		}
 	}
 	if old, ok := d.entries.swap(m.Seq, e); ok {
 		// another class holds the sequence too: this one replaces it
@@ -243,9 +253,12 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 		a.replaced[pendingDetail{loc: old.loc, seq: m.Seq, di: uint32(cur.di)}] = old.id
 		if old.flags&flagDetails != 0 {
 			// only its warning is left to tell, if its record cannot be
-			// read: meet and readDetails look for it by location
+			// read: meet and readDetails look for it by location (or
+			// readEarly has it already)
 			a.unmet--
-			a.addPending(pendingDetail{loc: old.loc, seq: m.Seq, ord: uint32(old.size), di: uint32(cur.di)})
+			if !old.loc.Less(b.phaseBStart) {
+				a.addPending(pendingDetail{loc: old.loc, seq: m.Seq, ord: uint32(old.size), di: uint32(cur.di)})
+			}
 		}
 	}
 	a.nmsg++
@@ -612,7 +625,61 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 	a.old, a.oldKnown, a.subSize, a.perKey, a.seen, a.idxOnly, a.keys = nil, nil, nil, nil, nil, nil, nil
 	a.byType = [4]map[string]*dest{}
 	a.cur = curDest{}
+	a.readEarly()
 	_ = ix
+}
+
+// detailRead is what the record of an adopted message tells of it: the
+// fields detailsFrom fills, or why it could not.
+type detailRead struct {
+	prio, size int32
+	flags      uint8
+	err        error
+}
+
+func readDetail(c *codec.Command, err error) detailRead {
+	var e entry
+	if err == nil {
+		err = detailsFrom(&e, c)
+	}
+	return detailRead{e.prio, e.size, e.flags, err}
+}
+
+// readEarly starts reading, on a goroutine of its own, the records of
+// the adopted messages the replay passed before the recovery position
+// without keeping them (a.early): nothing after the position changes
+// them, so their reading overlaps the rest of the replay instead of
+// waiting for readDetails. On a store whose durable subscription the
+// replay met only late, that is every message stored for it before.
+func (a *adoption) readEarly() {
+	if len(a.early) == 0 {
+		return
+	}
+	early := a.early
+	slices.SortFunc(early, comparePending)
+	locs := make([]codec.Location, len(early))
+	for i, p := range early {
+		locs[i] = p.loc
+	}
+	read := make([]detailRead, len(early))
+	done := make(chan struct{})
+	a.earlyRead, a.earlyDone = read, done
+	b := a.b
+	go func() {
+		defer close(done)
+		b.readRecords(locs, func(i int, c *codec.Command, err error) { read[i] = readDetail(c, err) })
+	}()
+}
+
+// comparePending orders pending details by location, then adoption.
+func comparePending(x, y pendingDetail) int {
+	if c := cmp.Compare(x.loc.File, y.loc.File); c != 0 {
+		return c
+	}
+	if pendingBefore(&x, &y) {
+		return -1
+	}
+	return 1 // never equal: ord is unique
 }
 
 // meet takes the details of adopted messages from the record the replay
@@ -709,6 +776,13 @@ func (b *Builder) finishAdoption() {
 // records the replay did not keep, reading the records in journal order.
 func (a *adoption) readDetails() {
 	b := a.b
+	if a.earlyDone != nil {
+		<-a.earlyDone
+		for i, p := range a.early {
+			a.takeDetail(p, a.earlyRead[i])
+		}
+	}
+	a.early, a.earlyRead, a.earlyDone = nil, nil, nil
 	var pend []pendingDetail
 	for _, l := range a.pend {
 		for _, p := range l {
@@ -732,15 +806,7 @@ func (a *adoption) readDetails() {
 				}
 			})
 		}
-		slices.SortFunc(pend, func(x, y pendingDetail) int {
-			if c := cmp.Compare(x.loc.File, y.loc.File); c != 0 {
-				return c
-			}
-			if pendingBefore(&x, &y) {
-				return -1
-			}
-			return 1 // never equal: ord is unique
-		})
+		slices.SortFunc(pend, comparePending)
 	}
 	a.unmet = 0
 	if len(pend) == 0 {
@@ -750,48 +816,56 @@ func (a *adoption) readDetails() {
 	for i, p := range pend {
 		locs[i] = p.loc
 	}
-	b.readRecords(locs, func(i int, c *codec.Command, err error) {
-		p := pend[i]
-		d := a.dests[p.di]
-		e, ok := d.entries.get(p.seq)
-		own := ok && e.loc == p.loc
-		var k msgKey
-		rk := pendingDetail{loc: p.loc, seq: p.seq, di: p.di}
-		if r, replaced := a.replaced[rk]; replaced {
-			// a later entry of the index took the sequence: only its
-			// warning is left to tell
-			delete(a.replaced, rk)
-			k, own = r, false
-		} else if !own {
-			return
-		} else {
-			k = e.id
+	b.readRecords(locs, func(i int, c *codec.Command, err error) { a.takeDetail(pend[i], readDetail(c, err)) })
+}
+
+// takeDetail gives the adopted message p what its record told (r), or
+// warns that it could not be read.
+func (a *adoption) takeDetail(p pendingDetail, r detailRead) {
+	b := a.b
+	d := a.dests[p.di]
+	e, ok := d.entries.get(p.seq)
+	own := ok && e.loc == p.loc
+	waiting := own && e.flags&flagDetails != 0
+	var k msgKey
+	rk := pendingDetail{loc: p.loc, seq: p.seq, di: p.di}
+	if id, replaced := a.replaced[rk]; replaced {
+		// a later entry of the index took the sequence: only its
+		// warning is left to tell
+		delete(a.replaced, rk)
+		k, own = id, false
+	} else if !own {
+		return
+	} else {
+		k = e.id
+	}
+	if err := r.err; err == nil {
+		// detailsFrom's (a message waiting for it has no other flag)
+		e.prio, e.size, e.flags = r.prio, r.size, e.flags&^flagDetails|r.flags
+	} else {
+		// the broker reads the record when it delivers the message:
+		// say so, keep what the index tells (and do not save this
+		// state: the journal may yet grow to hold it). A record past
+		// the end of its file (or in a missing file) is said once,
+		// with the others of its file and destination, by the
+		// lost-messages warning.
+		if !errors.Is(err, codec.ErrTruncated) && !errors.Is(err, codec.ErrMissingFile) {
+			a.warn(2*uint64(p.ord)+1, "index: %s of %s at %s: %v", b.ids.String(k), d.key, p.loc, err)
 		}
-		if err == nil {
-			err = detailsFrom(&e, c)
+		b.indexAhead = true
+		e.flags = e.flags&^flagDetails | flagUnreadable
+		e.size = 0
+		e.prio = classPriority(e.class)
+		if e.class != classDEF {
+			e.flags |= flagPrioSupported
 		}
-		if err != nil {
-			// the broker reads the record when it delivers the
-			// message: say so, keep what the index tells (and do not
-			// save this state: the journal may yet grow to hold it)
-			// A record past the end of its file (or in a missing
-			// file) is said once, with the others of its file and
-			// destination, by the lost-messages warning.
-			if !errors.Is(err, codec.ErrTruncated) && !errors.Is(err, codec.ErrMissingFile) {
-				a.warn(2*uint64(p.ord)+1, "index: %s of %s at %s: %v", b.ids.String(k), d.key, p.loc, err)
-			}
-			b.indexAhead = true
-			e.flags = e.flags&^flagDetails | flagUnreadable
-			e.size = 0
-			e.prio = classPriority(e.class)
-			if e.class != classDEF {
-				e.flags |= flagPrioSupported
-			}
+	}
+	if own {
+		if waiting {
+			a.unmet--
 		}
-		if own {
-			d.entries.set(p.seq, e)
-		}
-	})
+		d.entries.set(p.seq, e)
+	}
 }
 
 // meetDetails takes the details of the adopted message at seq of d,
