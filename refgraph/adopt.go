@@ -140,9 +140,16 @@ type curDest struct {
 
 // knownRecord is what the replay knew of the message at a location.
 type knownRecord struct {
-	file, offset int32
-	size, prio   int32
-	flags        uint8
+	at         uint64 // locKey of its location
+	size, prio int32
+	flags      uint8
+}
+
+// locKey orders locations as Location.Less does (signed file, then
+// signed offset), in one integer.
+func locKey(l codec.Location) uint64 {
+	const sign = 1 << 31
+	return uint64(uint32(l.File)^sign)<<32 | uint64(uint32(l.Offset)^sign)
 }
 
 // pendingDetail is an adopted message whose record is read by finish.
@@ -461,27 +468,14 @@ func (a *adoption) knownAt(loc codec.Location) (knownRecord, bool) {
 		a.oldKnown = make([]knownRecord, 0, n)
 		for _, d := range a.old {
 			d.entries.each(func(_ int64, e entry) {
-				a.oldKnown = append(a.oldKnown, knownRecord{e.loc.File, e.loc.Offset, e.size, e.prio, e.flags})
+				a.oldKnown = append(a.oldKnown, knownRecord{locKey(e.loc), e.size, e.prio, e.flags})
 			})
 		}
-		slices.SortFunc(a.oldKnown, func(x, y knownRecord) int {
-			if x.file != y.file {
-				return cmp.Compare(x.file, y.file)
-			}
-			return cmp.Compare(x.offset, y.offset)
-		})
+		slices.SortFunc(a.oldKnown, func(x, y knownRecord) int { return cmp.Compare(x.at, y.at) })
 	}
-	ks := a.oldKnown
-	// past the last one (the messages of the records after the
-	// recovery position): not there
-	if n := len(ks); n == 0 || ks[n-1].file < loc.File || ks[n-1].file == loc.File && ks[n-1].offset < loc.Offset {
-		return knownRecord{}, false
-	}
-	i := sort.Search(len(ks), func(i int) bool {
-		x := &ks[i]
-		return x.file > loc.File || x.file == loc.File && x.offset >= loc.Offset
-	})
-	if i < len(ks) && ks[i].file == loc.File && ks[i].offset == loc.Offset {
+	ks, at := a.oldKnown, locKey(loc)
+	i := sort.Search(len(ks), func(i int) bool { return ks[i].at >= at })
+	if i < len(ks) && ks[i].at == at {
 		return ks[i], true
 	}
 	return knownRecord{}, false

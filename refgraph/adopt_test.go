@@ -3,6 +3,7 @@ package refgraph
 import (
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
@@ -125,5 +126,22 @@ func TestAdoptionDetails(t *testing.T) {
 		assert.Contains(t, w[2], "index: ID:p:5 of 0:Q at ")
 		assert.Contains(t, w[2], "boom")
 		assert.Contains(t, w[3], "unknown destination type 9", "%q", w)
+	}
+}
+
+// TestLocKey: locKey orders locations as Location.Less does, negative
+// files and offsets (a damaged index's) included, and tells them apart.
+func TestLocKey(t *testing.T) {
+	vals := []int32{math.MinInt32, -70000, -1, 0, 1, 65535, 1 << 20, math.MaxInt32}
+	for _, f1 := range vals {
+		for _, o1 := range vals {
+			for _, f2 := range vals {
+				for _, o2 := range vals {
+					x, y := codec.Location{File: f1, Offset: o1}, codec.Location{File: f2, Offset: o2}
+					require.Equal(t, x.Less(y), locKey(x) < locKey(y), "%v %v", x, y)
+					require.Equal(t, x.File == y.File && x.Offset == y.Offset, locKey(x) == locKey(y), "%v %v", x, y)
+				}
+			}
+		}
 	}
 }
