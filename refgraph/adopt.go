@@ -90,7 +90,7 @@ type adoption struct {
 	oldKnown []knownRecord    // old's messages by location (made when first needed)
 	madeOld  bool
 	// the largest location of old's messages (made when first needed)
-	oldLast    codec.Location
+	oldLast    uint64 // locKey
 	hasOldLast bool
 	subSize    map[[2]int32]int32
 	dests      []*dest
@@ -450,13 +450,11 @@ func (a *adoption) knownAt(loc codec.Location) (knownRecord, bool) {
 		a.hasOldLast = true
 		for _, d := range a.old {
 			d.entries.each(func(_ int64, e entry) {
-				if a.oldLast.Less(e.loc) {
-					a.oldLast = e.loc
-				}
+				a.oldLast = max(a.oldLast, locKey(e.loc))
 			})
 		}
 	}
-	if lastLoc := a.oldLast; lastLoc.File < loc.File || lastLoc.File == loc.File && lastLoc.Offset < loc.Offset {
+	if locKey(loc) > a.oldLast {
 		return knownRecord{}, false
 	}
 	if !a.madeOld {
@@ -684,9 +682,6 @@ func (a *adoption) meet(loc codec.Location, c *codec.Command) {
 	for a.nextFile < len(a.pend) {
 		l := a.pend[a.nextFile]
 		if a.next == len(l) {
-			// the replay is past this file: only what it did not
-			// meet is left for readDetails
-			a.pend[a.nextFile] = unmet(l)
 			a.nextFile, a.next = a.nextFile+1, 0
 			continue
 		}
@@ -718,27 +713,6 @@ func (a *adoption) meet(loc codec.Location, c *codec.Command) {
 			}
 		}
 	}
-}
-
-// unmet is what is left of l for readDetails: its details not yet met, in
-// l's order (nil for none), in an array of their size so that l's goes.
-func unmet(l []pendingDetail) []pendingDetail {
-	n := 0
-	for i := range l {
-		if !l[i].done {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	left := make([]pendingDetail, 0, n)
-	for _, p := range l {
-		if !p.done {
-			left = append(left, p)
-		}
-	}
-	return left
 }
 
 // finishAdoption reads the records of the adopted messages the replay
@@ -866,14 +840,7 @@ func (a *adoption) takeDetail(p pendingDetail, r detailRead) {
 // entry e (flagDetails), from its record, an add the replay applies over
 // the index (applyAdd): what detailsFrom takes from it.
 func (b *Builder) meetDetails(d *dest, seq int64, e entry, prio int32, supported bool, size int32, tx bool) {
-	e.flags &^= flagDetails
-	e.prio, e.size = prio, size
-	if supported {
-		e.flags |= flagPrioSupported
-	}
-	if tx {
-		e.flags |= flagTx
-	}
+	setDetails(&e, prio, size, supported, false, tx)
 	d.entries.set(seq, e)
 	if a := b.adopting; a != nil {
 		a.unmet--
@@ -923,18 +890,23 @@ func detailsFrom(e *entry, c *codec.Command) error {
 	default:
 		return fmt.Errorf("the index points at a %s, not a message", c.Type)
 	}
-	e.prio, e.size = c.Priority, int32(len(c.Message))
+	setDetails(e, c.Priority, int32(len(c.Message)), c.PrioritySupported, c.Type == codec.UpdateMessageCommand, c.Tx.Kind != codec.NoTx)
+	return nil
+}
+
+// setDetails gives e the priority, size and kind of its message's record.
+func setDetails(e *entry, prio, size int32, supported, updated, tx bool) {
+	e.prio, e.size = prio, size
 	e.flags &^= flagDetails
-	if c.PrioritySupported {
+	if supported {
 		e.flags |= flagPrioSupported
 	}
-	if c.Type == codec.UpdateMessageCommand {
+	if updated {
 		e.flags |= flagUpdated
 	}
-	if c.Tx.Kind != codec.NoTx {
+	if tx {
 		e.flags |= flagTx
 	}
-	return nil
 }
 
 // classPriority is a JMS priority of class c (its lowest).

@@ -254,16 +254,23 @@ func TestStateResumeAddsFiles(t *testing.T) {
 	}
 }
 
-func TestStateMismatch(t *testing.T) {
-	dir := brokertest.Fixtures(t)[0].StoreDir
-	st, calls := recordStore(t, dir)
+// fixtureState is the first broker fixture replayed whole, its options,
+// builder and state.
+func fixtureState(t *testing.T) (Options, *Builder, []byte) {
+	t.Helper()
+	st, calls := recordStore(t, brokertest.Fixtures(t)[0].StoreDir)
 	opts := StoreOptions(st, true, nil)
 	b := NewBuilder(opts)
 	feed(t, b, calls)
 	state, err := b.AppendState(nil)
 	require.NoError(t, err)
+	return opts, b, state
+}
 
-	_, err = ResumeBuilderBytes(opts, state)
+func TestStateMismatch(t *testing.T) {
+	opts, b, state := fixtureState(t)
+
+	_, err := ResumeBuilderBytes(opts, state)
 	require.NoError(t, err)
 	for name, mod := range map[string]func(*Options){
 		"max-file-length": func(o *Options) { o.MaxFileLength = 4096 },
@@ -769,14 +776,8 @@ func TestTransactionsWithID(t *testing.T) {
 // the id table that the table does not have is corrupt (the check the
 // decoder makes once the table is read, after the destinations).
 func TestStateMessageSlotChecked(t *testing.T) {
-	dir := brokertest.Fixtures(t)[0].StoreDir
-	st, calls := recordStore(t, dir)
-	opts := StoreOptions(st, true, nil)
-	b := NewBuilder(opts)
-	feed(t, b, calls)
-	state, err := b.AppendState(nil)
-	require.NoError(t, err)
-	_, err = ResumeBuilderBytes(opts, state)
+	opts, b, state := fixtureState(t)
+	_, err := ResumeBuilderBytes(opts, state)
 	require.NoError(t, err)
 
 	// the table without its last slot in use (a message's) and the free

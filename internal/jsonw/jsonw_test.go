@@ -2,6 +2,7 @@ package jsonw
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -90,14 +91,14 @@ func TestWriter(t *testing.T) {
 }
 
 // TestAppendStringEightAtATime: AppendString, which takes plain ASCII
-// eight bytes at a time, writes what a byte-at-a-time copy of it writes,
+// eight bytes at a time, writes what a rune-by-rune reference writes,
 // for strings of long plain runs with every byte value put at every
 // position of an eight-byte word (the start, the middle and the end of a
 // run), and for every single byte and pair of bytes around a word.
 func TestAppendStringEightAtATime(t *testing.T) {
 	check := func(b []byte) {
 		t.Helper()
-		want := appendStringBytewise([]byte("x"), b)
+		want := appendStringReference([]byte("x"), b)
 		require.Equal(t, string(want), string(AppendString([]byte("x"), b)), "%q", b)
 		require.Equal(t, string(want), string(AppendString([]byte("x"), string(b))), "%q as a string", b)
 	}
@@ -126,53 +127,29 @@ func TestAppendStringEightAtATime(t *testing.T) {
 	}
 }
 
-// appendStringBytewise is AppendString as it was before it took plain
-// ASCII eight bytes at a time, to hold it against.
-func appendStringBytewise[T ~string | ~[]byte](dst []byte, s T) []byte {
-	const hexd = "0123456789abcdef"
+// appendStringReference is what AppendString writes, rune by rune: the
+// reference it is held against (no shared code with it).
+func appendStringReference(dst, s []byte) []byte {
 	dst = append(dst, '"')
-	plain := 0 // s[plain:i] needs no escaping: appended in one go
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
-				i++
-				continue
-			}
-			dst = append(dst, s[plain:i]...)
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xF])
-			}
-			i++
-			plain = i
-			continue
-		}
-		var buf [utf8.UTFMax]byte
-		n := copy(buf[:], s[i:min(i+utf8.UTFMax, len(s))])
-		r, n := utf8.DecodeRune(buf[:n])
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
 		switch {
-		case r == utf8.RuneError && n == 1:
-			dst = append(dst, s[plain:i]...)
+		case r == '"' || r == '\\':
+			dst = append(dst, '\\', byte(r))
+		case r == '\n':
+			dst = append(dst, `\n`...)
+		case r == '\r':
+			dst = append(dst, `\r`...)
+		case r == '\t':
+			dst = append(dst, `\t`...)
+		case r < 0x20, r == 0x7f, r == 0x2028, r == 0x2029:
+			dst = fmt.Appendf(dst, `\u%04x`, r)
+		case r == utf8.RuneError && n == 1: // a byte that is not UTF-8
 			dst = append(dst, `\ufffd`...)
-		case r == 0x2028 || r == 0x2029:
-			dst = append(dst, s[plain:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexd[r&0xF])
 		default:
-			i += n // valid: stays in the run
-			continue
+			dst = append(dst, s[:n]...)
 		}
-		i += n
-		plain = i
+		s = s[n:]
 	}
-	dst = append(dst, s[plain:]...)
 	return append(dst, '"')
 }
