@@ -62,7 +62,7 @@ func (t *btree[K, V]) loadNode(id int64) (*node[K, V], error) {
 	if err := t.pf.claim(id, t.kind, t.what); err != nil {
 		return nil, err
 	}
-	if e, ok := t.pf.cache[id]; ok && e.initialized {
+	if e, ok := t.pf.cache.get(id); ok && e.initialized {
 		return &node[K, V]{page: id, next: -1}, nil
 	}
 	n, err := t.decodeNode(id)

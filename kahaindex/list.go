@@ -58,7 +58,7 @@ func (l *listIndex[K, V]) loadNode(id int64, out *[]listEntry[K, V]) (int64, err
 	if err := l.pf.claim(id, l.kind, l.what); err != nil {
 		return 0, err
 	}
-	if e, ok := l.pf.cache[id]; ok && e.initialized {
+	if e, ok := l.pf.cache.get(id); ok && e.initialized {
 		return -1, nil
 	}
 	before := len(*out)

@@ -298,7 +298,7 @@ func (r *reader) loadStats(l *loaded, id int64, what string) error {
 	if err != nil {
 		return err
 	}
-	if e, ok := r.pf.cache[id]; ok {
+	if e, ok := r.pf.cache.get(id); ok {
 		if e.kind != kindStats {
 			l.statsWrongClass = true
 			return nil

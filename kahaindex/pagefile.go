@@ -122,7 +122,7 @@ type pageFile struct {
 	unaligned  bool          // some patch offset is not page aligned
 	read       int64         // bytes of pages read so far
 	budget     int64         // bytes of pages allowed
-	cache      map[int64]cacheEntry
+	cache      pageCache
 	shape      shape
 	spare      *stream // a released stream (its page buffer is reused)
 }
@@ -182,7 +182,7 @@ type cacheEntry struct {
 // another kind fails (ClassCastException, NullPointerException). Empty
 // nodes of the same class are harmless.
 func (pf *pageFile) claim(id int64, kind objectKind, what string) error {
-	e, ok := pf.cache[id]
+	e, ok := pf.cache.get(id)
 	if !ok || e.kind == kind || e.kind.class() == kind.class() && e.empty {
 		return nil
 	}
@@ -193,9 +193,37 @@ func (pf *pageFile) claim(id int64, kind objectKind, what string) error {
 // cacheAs records what the broker's cache holds for page id once it has
 // been decoded (or made) as kind; the first object stays.
 func (pf *pageFile) cacheAs(id int64, kind objectKind, empty, initialized bool) {
-	if _, ok := pf.cache[id]; !ok {
-		pf.cache[id] = cacheEntry{kind, empty, initialized}
+	if _, ok := pf.cache.get(id); !ok {
+		pf.cache.put(id, cacheEntry{kind, empty, initialized})
 	}
+}
+
+// pageCache is what the broker's page cache holds, by page id: in an
+// array for the pages of the file (a look-up per page read, without a
+// map's hashing), in a map for any other id (a page made in memory).
+type pageCache struct {
+	pages []cacheEntry // kind 0: nothing cached
+	other map[int64]cacheEntry
+}
+
+func (c *pageCache) get(id int64) (cacheEntry, bool) {
+	if uint64(id) < uint64(len(c.pages)) {
+		e := c.pages[id]
+		return e, e.kind != 0
+	}
+	e, ok := c.other[id]
+	return e, ok
+}
+
+func (c *pageCache) put(id int64, e cacheEntry) {
+	if uint64(id) < uint64(len(c.pages)) {
+		c.pages[id] = e
+		return
+	}
+	if c.other == nil {
+		c.other = map[int64]cacheEntry{}
+	}
+	c.other[id] = e
 }
 
 // shape counts what the structures read looked like (for tests that check
@@ -217,7 +245,7 @@ func (s *shape) add(m *map[string]int, what string) {
 // with free pages only), page count. fresh is true when the broker finds
 // no page at all and starts a new index.
 func openPageFile(data, redo, free source) (pf *pageFile, fresh bool, err error) {
-	pf = &pageFile{data: data, redo: redo, aligned: map[int64]int{}, cache: map[int64]cacheEntry{}}
+	pf = &pageFile{data: data, redo: redo, aligned: map[int64]int{}}
 	if !data.exists() || data.size == 0 {
 		// The broker creates the file with a fresh header and a new index.
 		pf.info = PageFile{PageSize: 4096, CleanShutdown: true, FreePages: -1, Redo: RedoNotNeeded}
@@ -254,6 +282,8 @@ func openPageFile(data, redo, free source) (pf *pageFile, fresh bool, err error)
 			pf.length, fileHeaderSize))
 	}
 	pf.info.PageCount = (pf.length - fileHeaderSize) / int64(pf.pageSize)
+	// the pages db.data holds (a redo batch can claim pages far past it)
+	pf.cache.pages = make([]cacheEntry, max(min(pf.info.PageCount, (data.size-fileHeaderSize)/int64(pf.pageSize)), 0))
 	// A sound index reads 1.1 to 1.5 times its size (every page once,
 	// the B-tree descents of lookups and last entries again; free pages
 	// not at all); allow far more than that, and no more: what Read
@@ -468,7 +498,7 @@ func (pf *pageFile) pageType(id int64, what string) (byte, error) {
 	if err := pf.checkPage(id, pageHeaderSize, what); err != nil {
 		return 0, err
 	}
-	if _, ok := pf.cache[id]; ok {
+	if _, ok := pf.cache.get(id); ok {
 		return pageEnd, nil // the cached page, never a free one
 	}
 	var h [pageHeaderSize]byte

@@ -226,6 +226,19 @@ func readUTF(in dataInput) (jstring, error) {
 // modified UTF-8 is its UTF-8 already; others are decoded as readUTF
 // decodes them). Errors are readUTF's.
 func readUTFBytes(in dataInput, dst []byte) ([]byte, error) {
+	if s, ok := in.(*stream); ok {
+		// within the page and ASCII (a message id): what the rest does,
+		// without the copy through readFull
+		lim := min(s.end, len(s.buf))
+		if s.pos+2 <= lim {
+			from := s.pos + 2
+			to := from + int(binary.BigEndian.Uint16(s.buf[s.pos:]))
+			if to <= lim && isASCII(s.buf[from:to]) {
+				s.pos = to
+				return append(dst, s.buf[from:to]...), nil
+			}
+		}
+	}
 	n, err := readI16(in)
 	if err != nil {
 		return dst, err
@@ -246,4 +259,20 @@ func readUTFBytes(in dataInput, dst []byte) ([]byte, error) {
 		}
 	}
 	return dst, nil
+}
+
+// isASCII reports whether b has no byte of 0x80 or more, eight at a time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

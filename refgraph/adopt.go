@@ -226,7 +226,7 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 	var byID bool
 	if o := cur.old; o != nil {
 		if seq, ok := o.ids.get(k); ok {
-			oe, byID = o.entries.get(seq)
+			oe, byID = o.entries.find(seq)
 		}
 		if !byID || oe.id != k {
 			a.indexOnly(m.ID)
@@ -707,7 +707,7 @@ func (a *adoption) meet(loc codec.Location, c *codec.Command) {
 			continue
 		}
 		d := a.dests[p.di]
-		if e, ok := d.entries.get(p.seq); ok && e.loc == p.loc {
+		if e, ok := d.entries.find(p.seq); ok && e.loc == p.loc {
 			if err := detailsFrom(&e, c); err == nil {
 				d.entries.set(p.seq, e)
 			}
@@ -792,7 +792,7 @@ func (a *adoption) readDetails() {
 func (a *adoption) takeDetail(p pendingDetail, r detailRead) {
 	b := a.b
 	d := a.dests[p.di]
-	e, ok := d.entries.get(p.seq)
+	e, ok := d.entries.find(p.seq)
 	own := ok && e.loc == p.loc
 	waiting := own && e.flags&flagDetails != 0
 	var k msgKey

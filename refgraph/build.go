@@ -984,10 +984,14 @@ func (b *Builder) checkLostMessages(g *Graph) {
 		from, to int64 // the records' offsets: first, end of the last
 	}
 	perFile := map[int32]map[string]*lost{}
+	// the file of the last entry (a page's entries are mostly in one)
+	lastFile, f := int32(0), b.fileIx[0]
 	for _, m := range b.dests {
 		for _, d := range m {
 			d.entries.each(func(_ int64, e entry) {
-				f := b.fileIx[e.loc.File]
+				if e.loc.File != lastFile {
+					lastFile, f = e.loc.File, b.fileIx[e.loc.File]
+				}
 				if f != nil && f.End >= int64(e.loc.Offset)+int64(e.loc.Size) {
 					return
 				}

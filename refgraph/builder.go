@@ -667,7 +667,7 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	}
 	if prev, dup := d.ids.add(k, seq); dup {
 		defer b.ids.release(k)
-		if e, ok := d.entries.get(prev); ok && sameLoc(e.loc, loc) {
+		if e, ok := d.entries.find(prev); ok && sameLoc(e.loc, loc) {
 			// replayed over an index that has it already (its location
 			// is indexed): the broker keeps the id and gives the
 			// sequence back
@@ -708,7 +708,7 @@ func (b *Builder) updateCmd(loc codec.Location, c *codec.Command) {
 	}
 	if k, ok := b.ids.lookup(c.MessageID); ok {
 		if seq, ok := d.ids.get(k); ok {
-			e, _ := d.entries.get(seq)
+			e, _ := d.entries.find(seq)
 			d.bytes += int64(loc.Size) - int64(e.loc.Size)
 			e.loc = loc
 			e.prio = c.Priority
@@ -786,7 +786,7 @@ func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, has
 	if s != nil && (b.phaseB || !ackEmpty) {
 		s.lastAck = seq
 	}
-	e, ok := d.entries.get(seq)
+	e, ok := d.entries.find(seq)
 	if ok {
 		b.ackRef(loc.File, e.loc.File)
 	}
@@ -820,7 +820,7 @@ func (b *Builder) removeAckLocation(d *dest, s *sub, seq int64) {
 	if referenced(d, seq) {
 		return
 	}
-	if e, ok := d.entries.get(seq); ok {
+	if e, ok := d.entries.find(seq); ok {
 		b.deleteEntry(d, seq, e, true)
 	}
 }
@@ -892,7 +892,7 @@ func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
 				}
 			})
 			for _, seq := range unref {
-				if e, ok := d.entries.get(seq); ok {
+				if e, ok := d.entries.find(seq); ok {
 					b.deleteEntry(d, seq, e, true)
 				}
 			}

@@ -16,6 +16,25 @@ type idIndex struct {
 	pages map[uint64]*idPage // by packed id >> idPageShift
 	other map[msgKey]int64
 	n     int // ids in pages
+	// last is the page add, set or take found last (key lastKey), nil
+	// for none: a producer's messages come one after the other, so most
+	// of them need no map lookup. It is always a page of pages; get does
+	// not use it (it only reads x).
+	last    *idPage
+	lastKey uint64
+}
+
+// writable returns the page of key for add, set and take (nil: none),
+// through last.
+func (x *idIndex) writable(key uint64) *idPage {
+	if x.last != nil && x.lastKey == key {
+		return x.last
+	}
+	pg := x.pages[key]
+	if pg != nil {
+		x.last, x.lastKey = pg, key
+	}
+	return pg
 }
 
 const (
@@ -69,7 +88,7 @@ func (x *idIndex) get(k msgKey) (int64, bool) {
 func (x *idIndex) add(k msgKey, seq int64) (prev int64, dup bool) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)
-		pg := x.pages[key]
+		pg := x.writable(key)
 		if pg != nil && pg.bits&bit != 0 {
 			return pg.base + int64(pg.delta[bits.OnesCount64(pg.bits&(bit-1))]), true
 		}
@@ -90,7 +109,7 @@ func (x *idIndex) add(k msgKey, seq int64) (prev int64, dup bool) {
 func (x *idIndex) take(k msgKey) (int64, bool) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)
-		if pg := x.pages[key]; pg != nil && pg.bits&bit != 0 {
+		if pg := x.writable(key); pg != nil && pg.bits&bit != 0 {
 			return x.remove(key, pg, bit), true
 		}
 	}
@@ -104,7 +123,7 @@ func (x *idIndex) take(k msgKey) (int64, bool) {
 func (x *idIndex) set(k msgKey, seq int64) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)
-		x.setPaged(k, key, bit, x.pages[key], seq)
+		x.setPaged(k, key, bit, x.writable(key), seq)
 		return
 	}
 	x.setOther(k, seq)
@@ -119,6 +138,7 @@ func (x *idIndex) setPaged(k msgKey, key, bit uint64, pg *idPage, seq int64) {
 		}
 		pg = &idPage{base: seq}
 		x.pages[key] = pg
+		x.last, x.lastKey = pg, key
 	}
 	if d := seq - pg.base; d == int64(int32(d)) {
 		i := bits.OnesCount64(pg.bits & (bit - 1))
@@ -152,7 +172,7 @@ func (x *idIndex) del(k msgKey) {
 }
 
 func (x *idIndex) delPaged(key, bit uint64) {
-	if pg := x.pages[key]; pg != nil && pg.bits&bit != 0 {
+	if pg := x.writable(key); pg != nil && pg.bits&bit != 0 {
 		x.remove(key, pg, bit)
 	}
 }
@@ -166,6 +186,9 @@ func (x *idIndex) remove(key uint64, pg *idPage, bit uint64) int64 {
 	x.n--
 	if pg.bits == 0 {
 		delete(x.pages, key)
+		if x.last == pg {
+			x.last = nil
+		}
 	} else {
 		pg.delta = removeAt(pg.delta, i)
 	}

@@ -21,8 +21,8 @@ type orderIndex struct {
 	// prio holds the priorities that do not fit a packed entry's int8
 	// (by sequence; a broker writes 0..9, a foreign store anything)
 	prio map[int64]int32
-	// last is the page set or take found last (key lastKey), nil for
-	// none: a destination's adds go to its newest page one after the
+	// last is the page set, take or find found last (key lastKey), nil
+	// for none: a destination's adds go to its newest page one after the
 	// other, so most sets need no map lookup. It is always a page of
 	// pages; get and has do not use it (they only read x).
 	last    *page
@@ -107,6 +107,18 @@ func (x *orderIndex) len() int { return x.n }
 func (x *orderIndex) get(seq int64) (entry, bool) {
 	k, bit := slot(seq)
 	p := x.pages[k]
+	if p == nil || p.bits&bit == 0 {
+		return entry{}, false
+	}
+	return x.unpack(seq, p.es[p.rank(bit)]), true
+}
+
+// find is get for the Builder, the index's one writer: through last
+// (which it may change), so that the look-ups of a replay going through
+// a destination's messages in order need no map look-up either.
+func (x *orderIndex) find(seq int64) (entry, bool) {
+	k, bit := slot(seq)
+	p := x.writable(k)
 	if p == nil || p.bits&bit == 0 {
 		return entry{}, false
 	}

@@ -54,7 +54,8 @@ func (v *holdVisitor) FileDone(sum *codec.FileSummary) error {
 // reading, checksums or decoding, which run beside it on other cores.
 // For comparing changes to the replay: go test ./refgraph -run XXX
 // -bench ReplayStore -count 6, with a bench store (bench/, BENCHMARKS.md);
-// KAHAFS_BENCH_FILES=N replays its first N files only.
+// KAHAFS_BENCH_FILES=N replays its first N files only;
+// KAHAFS_BENCH_INDEX=1 adopts the store's index.
 func BenchmarkReplayStore(b *testing.B) {
 	dir := os.Getenv("KAHAFS_BENCH_STORE")
 	if dir == "" {
@@ -82,12 +83,18 @@ func BenchmarkReplayStore(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ReportMetric(float64(len(h.recs)), "records")
+	// KAHAFS_BENCH_INDEX=1: with the store's index (db.data), as holders
+	// adopts it (read on a goroutine of its own, records read by location)
+	var opts Options
+	if os.Getenv("KAHAFS_BENCH_INDEX") == "1" {
+		opts = StoreOptions(st, true, nil)
+	}
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
 		runtime.GC()
 		b.StartTimer()
-		bl := NewBuilder(Options{})
+		bl := NewBuilder(opts)
 		i := 0
 		for f, end := range h.at {
 			for ; i < end; i++ {
