@@ -59,6 +59,13 @@ func TestOrderIndexMatchesMap(t *testing.T) {
 			if x.len() != len(want) {
 				t.Fatalf("seed %d step %d: len %d, want %d", seed, step, x.len(), len(want))
 			}
+			// find, the writer's get, through the page last used (and
+			// changing it) between the writes
+			s := next - int64(rng.Intn(300))
+			w, wok := want[s]
+			if got, ok := x.find(s); ok != wok || got != w {
+				t.Fatalf("seed %d step %d: find(%d) = %v, %v; want %v, %v", seed, step, s, got, ok, w, wok)
+			}
 		}
 		for s, e := range want {
 			if got, ok := x.get(s); !ok || got != e || !x.has(s) {
