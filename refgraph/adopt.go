@@ -225,7 +225,7 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 	var oe entry
 	var byID bool
 	if o := cur.old; o != nil {
-		if seq, ok := o.ids.get(k); ok {
+		if seq, ok := o.ids.find(k); ok {
 			oe, byID = o.entries.find(seq)
 		}
 		if !byID || oe.id != k {
@@ -276,7 +276,7 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 // holdsID reports whether an adopted destination has taken id k (its
 // id index has every id the index listed for it).
 func holdsID(d *dest, k msgKey) bool {
-	_, ok := d.ids.get(k)
+	_, ok := d.ids.find(k)
 	return ok
 }
 

@@ -707,7 +707,7 @@ func (b *Builder) updateCmd(loc codec.Location, c *codec.Command) {
 		return
 	}
 	if k, ok := b.ids.lookup(c.MessageID); ok {
-		if seq, ok := d.ids.get(k); ok {
+		if seq, ok := d.ids.find(k); ok {
 			e, _ := d.entries.find(seq)
 			d.bytes += int64(loc.Size) - int64(e.loc.Size)
 			e.loc = loc
@@ -773,7 +773,7 @@ func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, has
 		b.setLastUpdate(loc)
 		return
 	}
-	seq, ok := d.ids.get(k)
+	seq, ok := d.ids.find(k)
 	if !ok {
 		return
 	}

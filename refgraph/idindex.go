@@ -16,25 +16,72 @@ type idIndex struct {
 	pages map[uint64]*idPage // by packed id >> idPageShift
 	other map[msgKey]int64
 	n     int // ids in pages
-	// last is the page add, set or take found last (key lastKey), nil
-	// for none: a producer's messages come one after the other, so most
-	// of them need no map lookup. It is always a page of pages; get does
-	// not use it (it only reads x).
-	last    *idPage
-	lastKey uint64
+	// recent holds the pages add, set, take and find found last, one per
+	// producer (by the low bits of its prefix): a destination's messages
+	// come from a few producers, interleaved, each numbering its own one
+	// after the other, so most of them need no map lookup. Made once the
+	// index has a few pages (nil before); get does not use it (it only
+	// reads x).
+	recent *idRecent
 }
 
-// writable returns the page of key for add, set and take (nil: none),
-// through last.
+// idRecent is idIndex.recent: slot i holds a page of a prefix whose low
+// bits are i (nil: none).
+type idRecent [16]struct {
+	key uint64
+	pg  *idPage
+}
+
+// recentAt is the slot of the page key in recent.
+func recentAt(key uint64) int { return int(key>>(packSeqBits-idPageShift)) & 15 }
+
+// writable returns the page of key for add, set, take and find (nil:
+// none), through recent.
 func (x *idIndex) writable(key uint64) *idPage {
-	if x.last != nil && x.lastKey == key {
-		return x.last
+	if r := x.recent; r != nil {
+		if s := &r[recentAt(key)]; s.pg != nil && s.key == key {
+			return s.pg
+		}
 	}
 	pg := x.pages[key]
 	if pg != nil {
-		x.last, x.lastKey = pg, key
+		x.remember(key, pg)
 	}
 	return pg
+}
+
+// remember puts pg, the page of key, in recent.
+func (x *idIndex) remember(key uint64, pg *idPage) {
+	if x.recent == nil {
+		if len(x.pages) < 8 {
+			return // a small map is looked up quickly
+		}
+		x.recent = new(idRecent)
+	}
+	s := &x.recent[recentAt(key)]
+	s.key, s.pg = key, pg
+}
+
+// forget takes pg, the page of key, out of recent.
+func (x *idIndex) forget(key uint64, pg *idPage) {
+	if r := x.recent; r != nil {
+		if s := &r[recentAt(key)]; s.pg == pg {
+			s.pg = nil
+		}
+	}
+}
+
+// find is get for the Builder, the index's one writer: through recent
+// (which it may change).
+func (x *idIndex) find(k msgKey) (int64, bool) {
+	if p, ok := pack(k); ok {
+		key, bit := idSlot(p)
+		if pg := x.writable(key); pg != nil && pg.bits&bit != 0 {
+			return pg.base + int64(pg.delta[bits.OnesCount64(pg.bits&(bit-1))]), true
+		}
+	}
+	s, ok := x.other[k]
+	return s, ok
 }
 
 const (
@@ -138,7 +185,7 @@ func (x *idIndex) setPaged(k msgKey, key, bit uint64, pg *idPage, seq int64) {
 		}
 		pg = &idPage{base: seq}
 		x.pages[key] = pg
-		x.last, x.lastKey = pg, key
+		x.remember(key, pg)
 	}
 	if d := seq - pg.base; d == int64(int32(d)) {
 		i := bits.OnesCount64(pg.bits & (bit - 1))
@@ -186,9 +233,7 @@ func (x *idIndex) remove(key uint64, pg *idPage, bit uint64) int64 {
 	x.n--
 	if pg.bits == 0 {
 		delete(x.pages, key)
-		if x.last == pg {
-			x.last = nil
-		}
+		x.forget(key, pg)
 	} else {
 		pg.delta = removeAt(pg.delta, i)
 	}

@@ -186,6 +186,16 @@ func TestIDIndexMatchesMap(t *testing.T) {
 		if x.len() != len(want) {
 			t.Fatalf("step %d: len %d, want %d", step, x.len(), len(want))
 		}
+		// find, the writer's get, through the pages last used (and
+		// changing them) between the writes
+		k = keys[rng.Intn(len(keys))]
+		w, wok := want[k]
+		if got, ok := x.find(k); got != w || ok != wok {
+			t.Fatalf("step %d: find(%v) = %d, %v; want %d, %v", step, k, got, ok, w, wok)
+		}
+	}
+	if x.recent == nil {
+		t.Fatalf("the index of %d pages has no recent pages", len(x.pages))
 	}
 	for _, k := range keys {
 		got, ok := x.get(k)
