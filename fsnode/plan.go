@@ -22,10 +22,17 @@ const (
 	inoPlanJSON = inoControl + 21
 )
 
-// planState is a snapshot's plan, made when first asked for.
+// planState is a snapshot's plan, made when first asked for: its
+// resolver, and the plan itself, kept for the life of the snapshot (plan
+// and plan.json render the same one: a listing of the top looks both up,
+// and making it runs the cleanup emulation for every candidate action).
 type planState struct {
 	once sync.Once
 	r    *plan.Resolver
+
+	docOnce sync.Once
+	doc     any
+	docErr  error
 }
 
 // resolver is the snapshot's plan.Resolver (nil without a graph).
@@ -47,8 +54,13 @@ func (s *Snapshot) planEntries() []entry {
 }
 
 // planDoc is the plan of the snapshot: a plan.Doc, or a plan.LayoutDoc
-// for a layout of several stores.
+// for a layout of several stores; made once.
 func (s *Snapshot) planDoc() (any, error) {
+	s.pl.docOnce.Do(func() { s.pl.doc, s.pl.docErr = s.makePlanDoc() })
+	return s.pl.doc, s.pl.docErr
+}
+
+func (s *Snapshot) makePlanDoc() (any, error) {
 	if s.layout == nil {
 		return plan.Make(s.Store.Dir, s.graph)
 	}

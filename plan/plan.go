@@ -306,8 +306,12 @@ func everyAction(acts []Action) []int {
 // refsOf are the refgraph actions of acts[i] for i in set, and the
 // records they write.
 func refsOf(acts []Action, set []int) ([]refgraph.Action, []refgraph.Write) {
-	var refs []refgraph.Action
-	var ws []refgraph.Write
+	n := 0
+	for _, i := range set {
+		n += len(acts[i].w)
+	}
+	refs := make([]refgraph.Action, 0, len(set))
+	ws := make([]refgraph.Write, 0, n)
 	for _, i := range set {
 		refs = append(refs, acts[i].ref)
 		ws = append(ws, acts[i].w...)
@@ -437,7 +441,7 @@ func purgeAction(d *refgraph.Destination) Action {
 			continue
 		}
 		id = m.AppendID(id[:0])
-		a.w = append(a.w, refgraph.Write{Size: AckRecordSize(d.Name, string(id)), Refers: m.Loc.File})
+		a.w = append(a.w, refgraph.Write{Size: ackRecordSize(d.Name, id), Refers: m.Loc.File})
 	}
 	a.Messages = int64(len(a.w))
 	a.Holds = d.Stats.Files
@@ -603,14 +607,18 @@ func reasonShort(r refgraph.Reason) string {
 // command's) and 1 a byte of its connection id (the ack's message id; its
 // numbers are marshalled in as few bytes as they need, which the estimate
 // does not follow).
-func AckRecordSize(dest, id string) int32 {
-	conn := id
-	for range 3 {
-		if i := strings.LastIndexByte(conn, ':'); i >= 0 {
-			conn = conn[:i]
+func AckRecordSize(dest, id string) int32 { return ackRecordSize(dest, id) }
+
+// ackRecordSize is AckRecordSize of an id held as a string or as bytes (a
+// purge's estimate reads every message's id: no string made for each).
+func ackRecordSize[T string | []byte](dest string, id T) int32 {
+	conn, colons := len(id), 0
+	for i := len(id) - 1; i >= 0 && colons < 3; i-- {
+		if id[i] == ':' {
+			conn, colons = i, colons+1
 		}
 	}
-	return int32(151 + 2*len(dest) + len(id) + len(conn))
+	return int32(151 + 2*len(dest) + len(id) + conn)
 }
 
 // SubscriptionRemoveSize is the record deleting durable subscription key

@@ -172,6 +172,20 @@ func TestRecordSizes(t *testing.T) {
 	assert.Equal(t, int32(237), AckRecordSize("Q.REDELIVER", "ID:vm-36207-1795990403525-2:1:1:6:2"))
 	assert.Equal(t, int32(36), SubscriptionRemoveSize("T.NEWS", "c-early:s-early"))
 	assert.Equal(t, int32(36), OutcomeRecordSize("XID:[4660,globalId=67747269642d7072657061726564,branchId=62712d34]"))
+	// the connection id is the id less its last three ":" fields, or up
+	// to its first ":" when it has fewer; the same from bytes
+	for id, conn := range map[string]int{
+		"ID:vm-36207-1795990403525-2:1:1:2:6": len("ID:vm-36207-1795990403525-2:1"),
+		"a:b:c":                               1, // fewer than three fields after it
+		"a:b:c:d":                             1,
+		"x:a:b:c:d":                           3,
+		"nocolon":                             7,
+		"":                                    0,
+	} {
+		want := int32(151 + 2*len("Q") + len(id) + conn)
+		assert.Equal(t, want, AckRecordSize("Q", id), id)
+		assert.Equal(t, want, ackRecordSize("Q", []byte(id)), id)
+	}
 }
 
 // TestCombinedGreedy: on every fixture, the combination gives back (freed

@@ -49,7 +49,7 @@ func (b *Builder) Build() (*Graph, error) {
 	sort.Slice(open, func(i, j int) bool { return open[i].order < open[j].order })
 
 	in := b.cleanupInput(b.opts, open)
-	cl, _ := in.point(nil)
+	cl := in.point(nil, nil)
 	b.materialize(g, open)
 	g.order = b.destOrder(b.opts.Index, b.hasRecovery)
 	inprog := inProgress(open, b.opts.Running)
@@ -128,8 +128,9 @@ type cleanup struct {
 // audit and ack map before collecting (§5.3, §6.1). writes are records an
 // admin's actions append before the cleanup (after the restart's, or at
 // the end of a running broker's journal): the last of them is the last
-// update; point returns where each lands.
-func (in *cleanupInput) point(writes []Write) (cleanup, []codec.Location) {
+// update; point calls landed (when not nil) with where each lands, in
+// order.
+func (in *cleanupInput) point(writes []Write, landed func(i int, loc codec.Location)) cleanup {
 	var cl cleanup
 	// the file a restarted broker appends to: the newest one that is not
 	// empty. Journal.start leaves a zero-length data file out of the files
@@ -162,16 +163,17 @@ func (in *cleanupInput) point(writes []Write) (cleanup, []codec.Location) {
 		end += codec.BatchHeaderSize + int64(size)
 		return loc
 	}
-	appendWrites := func() []codec.Location {
-		if len(writes) == 0 {
-			return nil
-		}
-		locs := make([]codec.Location, len(writes))
+	appendWrites := func() {
+		var loc codec.Location
 		for i, w := range writes {
-			locs[i] = appendRec(w.Size)
+			loc = appendRec(w.Size)
+			if landed != nil {
+				landed(i, loc)
+			}
 		}
-		cl.lastUpdate, cl.hasLastUpdate = locs[len(locs)-1], true
-		return locs
+		if len(writes) > 0 {
+			cl.lastUpdate, cl.hasLastUpdate = loc, true
+		}
 	}
 	if in.running {
 		cl.lastUpdate, cl.hasLastUpdate = in.pos.lastUpdate, in.pos.hasLastUpdate
@@ -179,7 +181,7 @@ func (in *cleanupInput) point(writes []Write) (cleanup, []codec.Location) {
 			// a running broker appends after its last record
 			file, end = in.pos.lastRecord.File, int64(in.pos.lastRecord.Offset)+int64(in.pos.lastRecord.Size)
 		}
-		locs := appendWrites()
+		appendWrites()
 		// The checkpoint before the cleanup writes a new audit when a
 		// message was stored since the last one, and a new ack map when
 		// acks were recorded since (approximation: the broker only marks
@@ -199,7 +201,7 @@ func (in *cleanupInput) point(writes []Write) (cleanup, []codec.Location) {
 				cl.ackMap.File = file
 			}
 		}
-		return cl, locs
+		return cl
 	}
 	for _, t := range in.open {
 		if !t.xa && !t.prepared {
@@ -208,7 +210,7 @@ func (in *cleanupInput) point(writes []Write) (cleanup, []codec.Location) {
 		}
 	}
 	cl.lastUpdate, cl.hasLastUpdate = appendRec(in.restartTraceSize), true
-	locs := appendWrites()
+	appendWrites()
 	// the stop checkpoint's audit and ack map come after the trace
 	auditSize := int32(375)
 	if in.pos.hasAudit {
@@ -220,7 +222,7 @@ func (in *cleanupInput) point(writes []Write) (cleanup, []codec.Location) {
 		ackSize = in.pos.lastAckMap.Size
 	}
 	cl.ackMap, cl.hasAckMap, cl.ackMapNew = appendRec(ackSize), true, true
-	return cl, locs
+	return cl
 }
 
 // inProgress lists the transactions whose operations the cleanup's

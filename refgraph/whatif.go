@@ -222,20 +222,24 @@ func (g *Graph) planAfter(actions []Action, writes []Write) (*cleanupPlan, error
 			return nil, fmt.Errorf("refgraph: unknown action %q", a.Kind)
 		}
 	}
-	cl, locs := in.point(writes)
+	// the acks among the writes: by the file each lands in, the files
+	// of the messages they acknowledge (a purge's come in runs of the
+	// same two files)
 	var acks map[int32][]int32
-	for i, w := range writes {
-		if w.Refers == 0 {
-			continue
+	lastIn, lastRefers := int32(-1), int32(-1)
+	cl := in.point(writes, func(i int, loc codec.Location) {
+		w := writes[i]
+		if w.Refers == 0 || loc.File == lastIn && w.Refers == lastRefers {
+			return
 		}
+		lastIn, lastRefers = loc.File, w.Refers
 		if acks == nil {
 			acks = map[int32][]int32{}
 		}
-		f := locs[i].File
-		if !containsID(acks[f], w.Refers) {
-			acks[f] = append(acks[f], w.Refers)
+		if !containsID(acks[loc.File], w.Refers) {
+			acks[loc.File] = append(acks[loc.File], w.Refers)
 		}
-	}
+	})
 	steps := in.destSteps(g)
 	for _, k := range extraKeys {
 		steps = append(steps, destStep{key: k})
@@ -254,7 +258,9 @@ func (g *Graph) planAfter(actions []Action, writes []Write) (*cleanupPlan, error
 	return in.plan(steps, cl, inprog, acks), nil
 }
 
-// changed is the step of a destination with the actions c applied.
+// changed is the step of a destination with the actions c applied: its
+// subscriptions less those dropped, the files of the messages it keeps
+// and of those a commit adds.
 func (g *Graph) changed(d destStep, c *destChange) destStep {
 	out := destStep{key: d.key}
 	for _, s := range d.subs {
@@ -267,13 +273,43 @@ func (g *Graph) changed(d destStep, c *destChange) destStep {
 		files[f] = true
 	}
 	if gd := g.destByK[d.key]; gd != nil {
-		inDoubt := map[int]bool{}
-		for _, i := range gd.inDoubt {
-			inDoubt[int(i)] = true
+		last := int32(-1) // messages come by sequence: files in runs
+		keep := func(i int) {
+			if f := gd.Messages[i].Loc.File; f != last {
+				files[f], last = true, f
+			}
 		}
-		for i := range gd.Messages {
-			if g.retained(gd, i, c, out.subs, inDoubt) {
-				files[gd.Messages[i].Loc.File] = true
+		switch acked := c.acked[""]; {
+		case !gd.IsTopic() && c.purge:
+			// a purge removes what the store recovers: all but the
+			// messages a prepared transaction acked
+			for _, i := range gd.inDoubt {
+				if !acked[int(i)] {
+					keep(int(i))
+				}
+			}
+		case !gd.IsTopic():
+			for i := range gd.Messages {
+				if !acked[i] {
+					keep(i)
+				}
+			}
+		default:
+			// a topic keeps a message while a subscription's ack
+			// positions hold it (removeAckLocationsForSub drops the
+			// others; without any subscription the destination goes)
+			subAcked := make([]map[int]bool, len(out.subs))
+			for k, s := range out.subs {
+				subAcked[k] = c.acked[s.key]
+			}
+			for i := range gd.Messages {
+				seq := gd.Messages[i].Seq
+				for k, s := range out.subs {
+					if s.hasPos && s.pos.contains(seq) && !subAcked[k][i] {
+						keep(i)
+						break
+					}
+				}
 			}
 		}
 	}
@@ -282,28 +318,6 @@ func (g *Graph) changed(d destStep, c *destChange) destStep {
 	}
 	sortInt32(out.files)
 	return out
-}
-
-// retained says whether message i of gd stays stored after the actions c.
-func (g *Graph) retained(gd *Destination, i int, c *destChange, subs []*sub, inDoubt map[int]bool) bool {
-	if !gd.IsTopic() {
-		if c.acked[""][i] {
-			return false
-		}
-		// a purge removes what the store recovers: all but the messages
-		// a prepared transaction acked
-		return !c.purge || inDoubt[i]
-	}
-	// a topic keeps a message while a subscription's ack positions hold
-	// it (removeAckLocationsForSub drops the others; without any
-	// subscription the destination goes)
-	seq := gd.Messages[i].Seq
-	for _, s := range subs {
-		if s.hasPos && s.pos.contains(seq) && !c.acked[s.key][i] {
-			return true
-		}
-	}
-	return false
 }
 
 func (g *Graph) destByName(qualified string) *Destination {
