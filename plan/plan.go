@@ -306,12 +306,18 @@ func everyAction(acts []Action) []int {
 // refsOf are the refgraph actions of acts[i] for i in set, and the
 // records they write.
 func refsOf(acts []Action, set []int) ([]refgraph.Action, []refgraph.Write) {
+	return appendRefs(nil, nil, acts, set)
+}
+
+// appendRefs is refsOf appended to refs[:0] and ws[:0]: the greedy
+// combination's trials reuse one array of the writes (a purge writes an
+// ack per message: millions of writes a trial on a big store).
+func appendRefs(refs []refgraph.Action, ws []refgraph.Write, acts []Action, set []int) ([]refgraph.Action, []refgraph.Write) {
 	n := 0
 	for _, i := range set {
 		n += len(acts[i].w)
 	}
-	refs := make([]refgraph.Action, 0, len(set))
-	ws := make([]refgraph.Write, 0, n)
+	refs, ws = slices.Grow(refs[:0], len(set)), slices.Grow(ws[:0], n)
 	for _, i := range set {
 		refs = append(refs, acts[i].ref)
 		ws = append(ws, acts[i].w...)
@@ -363,7 +369,7 @@ func (r *Resolver) combine(acts []Action, all []int) (*Combined, error) {
 			rf := Frees{Files: []int32{}}
 			var rk *Frees
 			if len(rest) > 0 {
-				refs, ws := refsOf(acts, rest)
+				refs, ws = appendRefs(refs, ws, acts, rest)
 				if rf, rk, err = r.frees(refs, ws); err != nil {
 					return nil, err
 				}

@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 )
 
 func main() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
+	analysingHeap()
 	if os.Getenv("GOMEMLIMIT") == "" {
 		boundHeap()
 	}

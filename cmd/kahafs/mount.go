@@ -130,6 +130,7 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 		fsys.Dir(), fsys.Mountpoint(), s.Files(), s.Commands(), time.Since(start).Round(time.Millisecond), cacheNote(s),
 		os.Getpid(), fsys.Mountpoint())
 
+	servingHeap()
 	gone := make(chan struct{})
 	go func() {
 		fsys.Wait()
@@ -143,7 +144,9 @@ func runMount(cmd *cobra.Command, store, mountpoint string, f mountFlags) error 
 	}
 	refresh := func(force bool) {
 		took := time.Now()
+		analysingHeap()
 		changed, err := fsys.Refresh(force)
+		servingHeap()
 		bar.finish()
 		switch {
 		case err != nil:
