@@ -31,15 +31,15 @@ const (
 // throws away much (each file a walk reads is rendered, a message
 // decoded for it), so under the analysis's bound a walk's renders set the
 // collector off every few tens of MB, each time marking the whole
-// snapshot. Once serving, the margin is half the live heap and at least
-// 64 MiB, at the collector's default target: grep -r over 216 k files of
-// a pending/ within the link limit (bench row grep-pending-linked) took
-// 4.0–4.5 s instead of 4.9–5.4 s, the mount's CPU meanwhile 3.3–4.1 s
-// instead of 4.6–5.2 s, at 295 MB peak RSS instead of 232 MB (292 k nodes
-// kept). A refresh analyses under the analysis's bound again.
+// snapshot. Once serving, the margin is a quarter of the live heap and
+// at least 64 MiB, at the collector's default target: the mount's CPU
+// during grep -r over 216 k files of a pending/ within the link limit
+// (bench row grep-pending-linked, alternated runs) fell from 5.7–5.9 s to
+// 4.6–5.3 s, its peak RSS rose from 231 to 262 MB (292 k nodes kept). A
+// refresh analyses under the analysis's bound again.
 const (
 	servingGCPercent   = 100
-	servingMarginShift = 1        // live + live>>1 ...
+	servingMarginShift = 2        // live + live>>2 ...
 	servingMarginMin   = 64 << 20 // ... + 64 MiB
 )
 
