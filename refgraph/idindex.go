@@ -76,8 +76,8 @@ func (x *idIndex) forget(key uint64, pg *idPage) {
 func (x *idIndex) find(k msgKey) (int64, bool) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)
-		if pg := x.writable(key); pg != nil && pg.bits&bit != 0 {
-			return pg.base + int64(pg.delta[bits.OnesCount64(pg.bits&(bit-1))]), true
+		if s, ok := x.writable(key).seqOf(bit); ok {
+			return s, true
 		}
 	}
 	s, ok := x.other[k]
@@ -122,12 +122,20 @@ func (x *idIndex) len() int { return x.n + len(x.other) }
 func (x *idIndex) get(k msgKey) (int64, bool) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)
-		if pg := x.pages[key]; pg != nil && pg.bits&bit != 0 {
-			return pg.base + int64(pg.delta[bits.OnesCount64(pg.bits&(bit-1))]), true
+		if s, ok := x.pages[key].seqOf(bit); ok {
+			return s, true
 		}
 	}
 	s, ok := x.other[k]
 	return s, ok
+}
+
+// seqOf returns the sequence of the id of bit in pg (nil: no page).
+func (pg *idPage) seqOf(bit uint64) (int64, bool) {
+	if pg == nil || pg.bits&bit == 0 {
+		return 0, false
+	}
+	return pg.base + int64(pg.delta[bits.OnesCount64(pg.bits&(bit-1))]), true
 }
 
 // add sets k to seq unless k is there already: then it returns the
@@ -136,8 +144,8 @@ func (x *idIndex) add(k msgKey, seq int64) (prev int64, dup bool) {
 	if p, ok := pack(k); ok {
 		key, bit := idSlot(p)
 		pg := x.writable(key)
-		if pg != nil && pg.bits&bit != 0 {
-			return pg.base + int64(pg.delta[bits.OnesCount64(pg.bits&(bit-1))]), true
+		if s, ok := pg.seqOf(bit); ok {
+			return s, true
 		}
 		if s, ok := x.other[k]; ok {
 			return s, true
