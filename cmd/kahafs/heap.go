@@ -43,34 +43,29 @@ const (
 	servingMarginMin   = 64 << 20 // ... + 64 MiB
 )
 
-// heapMargin is the margin boundHeap keeps: shift and minimum, set by
-// analysingHeap and servingHeap.
+// heapMargin is the margin boundHeap keeps above the live heap: shift
+// and minimum, set by analysingHeap and servingHeap.
 var heapMargin struct {
 	shift atomic.Uint32
 	min   atomic.Int64
 }
 
-func init() {
-	heapMargin.shift.Store(heapMarginShift)
-	heapMargin.min.Store(heapMarginMin)
-}
+func init() { setHeap(heapMarginShift, heapMarginMin, -1) }
 
 // analysingHeap bounds the heap tightly, for an analysis (main's
 // default).
-func analysingHeap() {
-	heapMargin.shift.Store(heapMarginShift)
-	heapMargin.min.Store(heapMarginMin)
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-}
+func analysingHeap() { setHeap(heapMarginShift, heapMarginMin, gcPercent) }
 
 // servingHeap gives a mount's serving the looser bound described above.
-func servingHeap() {
-	heapMargin.shift.Store(servingMarginShift)
-	heapMargin.min.Store(servingMarginMin)
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(servingGCPercent)
+func servingHeap() { setHeap(servingMarginShift, servingMarginMin, servingGCPercent) }
+
+// setHeap sets the margin, and the collector's target unless the
+// environment sets one (percent < 0: leave it).
+func setHeap(shift uint32, min int64, percent int) {
+	heapMargin.shift.Store(shift)
+	heapMargin.min.Store(min)
+	if percent >= 0 && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(percent)
 	}
 }
 
