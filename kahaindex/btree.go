@@ -156,14 +156,22 @@ const maxNodeHint = 512
 // reuses its arrays. Its keys and values must have been copied out.
 func (t *btree[K, V]) recycle(n *node[K, V]) { t.spare = n }
 
-// descent guards a walk down the tree against cycles.
-type descent map[int64]struct{}
+// descent guards a walk down the tree (or along its leaves) against
+// cycles.
+type descent struct{ pageSet }
 
-func (d descent) visit(t interface{ cycleErr(int64) error }, id int64) error {
-	if _, ok := d[id]; ok {
+// newDescent starts a walk at page first of t.
+func (t *btree[K, V]) newDescent(first int64) *descent {
+	d := &descent{}
+	d.reset(t.pf.filePages())
+	d.add(first)
+	return d
+}
+
+func (d *descent) visit(t interface{ cycleErr(int64) error }, id int64) error {
+	if d.add(id) {
 		return t.cycleErr(id)
 	}
-	d[id] = struct{}{}
 	return nil
 }
 
@@ -190,7 +198,7 @@ func (t *btree[K, V]) last() (k K, ok bool, err error) {
 	if err != nil {
 		return k, false, err
 	}
-	seen := descent{n.page: {}}
+	seen := t.newDescent(n.page)
 	for n.branch() {
 		id := n.children[len(n.children)-1]
 		if err := seen.visit(t, id); err != nil {
@@ -230,7 +238,7 @@ func (t *btree[K, V]) leafFor(key K) (*node[K, V], error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := descent{n.page: {}}
+	seen := t.newDescent(n.page)
 	for n.branch() {
 		idx := binarySearch(n.keys, key, t.cmp)
 		if idx < 0 {
@@ -275,7 +283,7 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 		if n, err = t.rootNode(); err != nil {
 			return nil, err
 		}
-		seen := descent{n.page: {}}
+		seen := t.newDescent(n.page)
 		for n.branch() {
 			id := n.children[0]
 			if err := seen.visit(t, id); err != nil {
@@ -294,7 +302,7 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 			idx = -(idx + 1)
 		}
 	}
-	leaves := descent{n.page: {}}
+	leaves := t.newDescent(n.page)
 	for {
 		if idx >= len(n.keys) {
 			if n.next < 0 {

@@ -522,3 +522,8 @@ func (pf *pageFile) pageErr(id, off int64, what string, sentinel error, detail s
 	return &CorruptionError{File: pf.data.name, Page: id, Offset: off, Structure: what, Err: sentinel,
 		Detail: detail, eof: eof}
 }
+
+// filePages is how many pages db.data holds (at most the broker's page
+// count): the pages a walk's cycle guard keeps in a bitmap (pageSet), so
+// that its size follows the file, not a length the header claims.
+func (pf *pageFile) filePages() int64 { return int64(len(pf.cache.pages)) }

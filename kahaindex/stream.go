@@ -31,7 +31,7 @@ type stream struct {
 	next    int64
 	pos     int
 	end     int
-	visited map[int64]struct{}
+	visited pageSet
 }
 
 // openStream opens the page stream starting at page id.
@@ -39,11 +39,11 @@ func (pf *pageFile) openStream(id int64, what string) (*stream, error) {
 	s := pf.spare
 	if s != nil {
 		pf.spare = nil
-		clear(s.visited)
 		s.what = what
 	} else {
-		s = &stream{pf: pf, what: what, visited: map[int64]struct{}{}}
+		s = &stream{pf: pf, what: what}
 	}
+	s.visited.reset(pf.filePages())
 	if err := s.load(id); err != nil {
 		return nil, err
 	}
@@ -55,12 +55,11 @@ func (pf *pageFile) openStream(id int64, what string) (*stream, error) {
 func (pf *pageFile) release(s *stream) { pf.spare = s }
 
 func (s *stream) load(id int64) error {
-	if _, ok := s.visited[id]; ok {
+	if s.visited.add(id) {
 		return s.pf.pageErr(id, s.pf.toOffset(id), s.what, ErrCycle,
 			fmt.Sprintf("page %d links back to page %d of the same stream", s.page, id), false)
 	}
-	s.visited[id] = struct{}{}
-	if len(s.visited) == 1 {
+	if s.visited.count == 1 {
 		// The first page: allocate (or reuse a buffer) only for a page
 		// the file holds.
 		if err := s.pf.checkPage(id, int64(s.pf.pageSize), s.what); err != nil {
@@ -99,7 +98,7 @@ func (s *stream) atEOF() (bool, error) {
 	if err := s.load(s.next); err != nil {
 		return false, err
 	}
-	if len(s.visited) == 2 {
+	if s.visited.count == 2 {
 		s.pf.shape.add(&s.pf.shape.multiPage, s.what)
 	}
 	return s.pos >= s.end, nil
