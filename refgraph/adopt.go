@@ -2,8 +2,10 @@ package refgraph
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"slices"
 	"sort"
 
@@ -52,6 +54,8 @@ func (b *Builder) adoptIndex() error {
 		return nil
 	}
 	b.adopted = true
+	// for kahafs' hidden --trace (go tool trace: user-defined regions)
+	defer trace.StartRegion(context.Background(), "refgraph: adopt the index").End()
 	a := b.newAdoption()
 	var ix *kahaindex.Index
 	var err error

@@ -1,9 +1,11 @@
 package refgraph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +30,7 @@ func (b *Builder) Build() (*Graph, error) {
 		return nil, err
 	}
 	b.finishAdoption()
+	defer trace.StartRegion(context.Background(), "refgraph: build the graph").End()
 	b.built = true
 	g := &Graph{fileByID: map[int32]*File{}, destByK: map[string]*Destination{}}
 	sort.Slice(b.files, func(i, j int) bool { return b.files[i].ID < b.files[j].ID })

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -188,4 +189,24 @@ func TestHoldersIndexOptions(t *testing.T) {
 	var doc holdersOut
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	assert.NotEmpty(t, doc.Files)
+}
+
+// TestTraceFlag: the hidden --trace writes an execution trace of the run
+// with the adoption of the index marked (a region go tool trace lists),
+// and without the mark when the index is not adopted.
+func TestTraceFlag(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "stores", "ackcompact", "store")
+	for _, c := range []struct {
+		flags   []string
+		adopted bool
+	}{{nil, true}, {[]string{"--no-index"}, false}} {
+		out := filepath.Join(t.TempDir(), "run.trace")
+		args := append([]string{"holders", "--json", "--no-cache", "--trace", out}, c.flags...)
+		_, stderr, code := runCLI(t, append(args, dir)...)
+		require.Equal(t, exitOK, code, stderr)
+		data, err := os.ReadFile(out)
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(data, []byte("go 1.")), "not a Go execution trace: %.20q", data)
+		assert.Equal(t, c.adopted, bytes.Contains(data, []byte("refgraph: adopt the index")), "flags %v", c.flags)
+	}
 }

@@ -4,25 +4,30 @@ import (
 	"log"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/spf13/cobra"
 )
 
-// profileFlags are the hidden --cpuprofile and --memprofile flags of the
-// commands that read a whole store, for measuring them (BENCHMARKS.md),
-// not for users.
+// profileFlags are the hidden --cpuprofile, --memprofile and --trace
+// flags of the commands that read a whole store, for measuring them
+// (BENCHMARKS.md), not for users.
 type profileFlags struct {
-	cpu, mem string
+	cpu, mem, trace string
 }
 
 func (p *profileFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	cmd.Flags().StringVar(&p.mem, "memprofile", "", "write a heap profile (pprof) to this file at the end of the run")
+	cmd.Flags().StringVar(&p.trace, "trace", "", "write an execution trace (go tool trace) of the run to this file")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
 	_ = cmd.Flags().MarkHidden("memprofile")
+	_ = cmd.Flags().MarkHidden("trace")
 }
 
-func (p *profileFlags) start() (func(*log.Logger), error) { return startProfiles(p.cpu, p.mem) }
+func (p *profileFlags) start() (func(*log.Logger), error) {
+	return startProfiles(p.cpu, p.mem, p.trace)
+}
 
 // around runs run between the start and the end of the profiles, which
 // report their own errors on cmd's stderr.
@@ -35,11 +40,13 @@ func (p *profileFlags) around(cmd *cobra.Command, run func() error) error {
 	return run()
 }
 
-// startProfiles starts the CPU profile and returns the function that ends
-// it and writes the heap profile (the hidden --cpuprofile and --memprofile
-// flags, for measuring the server).
-func startProfiles(cpu, mem string) (func(*log.Logger), error) {
-	var cpuFile *os.File
+// startProfiles starts the CPU profile and the execution trace and returns
+// the function that ends them and writes the heap profile (the hidden
+// --cpuprofile, --memprofile and --trace flags, for measuring the
+// server). The trace marks where the replay adopts the broker's index
+// ("refgraph" log entries, refgraph.Builder), for go tool trace.
+func startProfiles(cpu, mem, traceTo string) (func(*log.Logger), error) {
+	var cpuFile, traceFile *os.File
 	if cpu != "" {
 		f, err := os.Create(cpu)
 		if err != nil {
@@ -51,7 +58,29 @@ func startProfiles(cpu, mem string) (func(*log.Logger), error) {
 		}
 		cpuFile = f
 	}
+	if traceTo != "" {
+		f, err := os.Create(traceTo)
+		if err == nil {
+			if err = trace.Start(f); err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			if cpuFile != nil {
+				pprof.StopCPUProfile()
+				cpuFile.Close()
+			}
+			return nil, err
+		}
+		traceFile = f
+	}
 	return func(logger *log.Logger) {
+		if traceFile != nil {
+			trace.Stop()
+			if err := traceFile.Close(); err != nil {
+				logger.Printf("trace: %v", err)
+			}
+		}
 		if cpuFile != nil {
 			pprof.StopCPUProfile()
 			if err := cpuFile.Close(); err != nil {
