@@ -50,6 +50,7 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, redo, free []byte) {
 		ix, err := Parse(data, redo, free)
 		streamAgrees(t, data, redo, free, ix, err)
+		fastAgrees(t, data, redo, free)
 		if err != nil {
 			var ce *CorruptionError
 			if !errors.As(err, &ce) {

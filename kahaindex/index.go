@@ -254,6 +254,13 @@ type Sink struct {
 	Message func(d *Destination, m *StreamMessage)
 	// Done: d has been read whole (Subscriptions are set).
 	Done func(d *Destination)
+	// Restart (StreamFast): what the sink was handed so far is void; the
+	// stream starts again from the first destination.
+	Restart func()
+	// CheckAfter (StreamFast): its second pass starts once this is closed
+	// (nil: at once). StreamFast returns after both passes: it must be
+	// closed.
+	CheckAfter <-chan struct{}
 }
 
 // StreamMessage is a Message whose id is bytes (UTF-8, as Message.ID

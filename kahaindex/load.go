@@ -15,15 +15,33 @@ type reader struct {
 	ix      *Index
 	version int32
 	sink    *Sink // Stream's; nil for Read
+	part    part  // what of each destination's indexes it reads (StreamFast)
 }
 
+// part is what a reader reads of the indexes the broker reads while it
+// runs (readLater): all of them, or one of StreamFast's two passes.
+type part uint8
+
+const (
+	partAll   part = iota
+	partOrder      // the order indexes (streamed) and the subscriptions
+	partCheck      // the message-id and location indexes (read, nothing kept)
+)
+
 func load(data, redo, free source, sink *Sink) (*Index, error) {
+	ix, _, err := loadPart(data, redo, free, sink, partAll)
+	return ix, err
+}
+
+// loadPart is load reading part of the indexes; it returns the page file
+// read too (StreamFast compares what its passes read).
+func loadPart(data, redo, free source, sink *Sink, part part) (*Index, *pageFile, error) {
 	pf, fresh, err := openPageFile(data, redo, free)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ix := &Index{Path: data.name, PageFile: pf.info, Fresh: fresh}
-	r := &reader{pf: pf, ix: ix, sink: sink}
+	r := &reader{pf: pf, ix: ix, sink: sink, part: part}
 	if fresh {
 		// loadPageFile allocates the metadata page and the destinations
 		// root: from the free list when db.free has pages, else as new
@@ -42,21 +60,21 @@ func load(data, redo, free source, sink *Sink) (*Index, error) {
 		root, reused := alloc()
 		ix.Meta = Metadata{State: 1, DestinationsPage: root, Version: IndexVersion, OpenWireVersion: 11}
 		if !reused {
-			return ix, nil
+			return ix, pf, nil
 		}
 		// A page the free list hands out is read as it is on disk.
 		r.version = ix.Meta.Version
 		if err := r.readDestinations(); err != nil {
-			return nil, err
+			return nil, pf, err
 		}
 		ix.shape = pf.shape
-		return ix, nil
+		return ix, pf, nil
 	}
 	if err := r.read(); err != nil {
-		return nil, err
+		return nil, pf, err
 	}
 	ix.shape = pf.shape
-	return ix, nil
+	return ix, pf, nil
 }
 
 // allocateFree is SequenceSet.removeFirstSequence(1): the first value of
@@ -407,24 +425,34 @@ func (r *reader) readLater(l *loaded) error {
 			ErrInconsistent, fmt.Sprintf("page %d is also another structure's page (the broker's ClassCastException)", l.statsPage), false)
 	}
 	if r.sink != nil {
-		if err := r.streamMessages(l); err != nil {
-			return err
+		if r.part != partCheck {
+			if err := r.streamOrder(l); err != nil {
+				return err
+			}
+		}
+		if r.part != partOrder {
+			if err := r.checkMessageIDs(l); err != nil {
+				return err
+			}
 		}
 	} else if err := r.keepMessages(l); err != nil {
 		return err
 	}
-	stopped, err := l.locations.iterate(nil, func(loc codec.Location, seq int64) {
-		if r.sink == nil {
-			d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
+	if r.part != partOrder {
+		stopped, err := l.locations.iterate(nil, func(loc codec.Location, seq int64) {
+			if r.sink == nil {
+				d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
+			}
+		})
+		if err != nil {
+			return err
 		}
-	})
-	if err != nil {
-		return err
+		if stopped != nil {
+			r.stopNote(d.Key, "location index", stopped)
+		}
 	}
-	if stopped != nil {
-		r.stopNote(d.Key, "location index", stopped)
-	}
-	if l.subscriptions != nil {
+	if l.subscriptions != nil && r.part != partCheck {
+		var stopped, err error
 		stopped, err = l.subscriptions.iterate(nil, func(k jstring, cmd []byte) {
 			d.Indexes.SubscriptionCommands = append(d.Indexes.SubscriptionCommands, SubscriptionCommandEntry{k.String(), cmd})
 		})
@@ -438,7 +466,9 @@ func (r *reader) readLater(l *loaded) error {
 	if r.sink == nil {
 		r.checkMessages(d)
 	}
-	r.mergeSubscriptions(d)
+	if r.part != partCheck {
+		r.mergeSubscriptions(d)
+	}
 	return nil
 }
 
@@ -474,11 +504,12 @@ func (r *reader) keepMessages(l *loaded) error {
 	return nil
 }
 
-// streamMessages reads the same pages as keepMessages, in the same order,
-// with the same checks and errors, and hands each message of the order
-// index to the sink instead of keeping it; the message-id index is read
-// (and checked) without keeping its entries.
-func (r *reader) streamMessages(l *loaded) error {
+// streamOrder and checkMessageIDs read the same pages as keepMessages,
+// in the same order, with the same checks and errors: streamOrder hands
+// each message of the order index to the sink instead of keeping it,
+// checkMessageIDs reads (and checks) the message-id index without keeping
+// its entries.
+func (r *reader) streamOrder(l *loaded) error {
 	d := l.d
 	zero := int64(0)
 	var arena []byte // the ids of the node being read
@@ -516,6 +547,11 @@ func (r *reader) streamMessages(l *loaded) error {
 			r.stopNote(d.Key, "order index ("+c.class.String()+")", stopped)
 		}
 	}
+	return nil
+}
+
+func (r *reader) checkMessageIDs(l *loaded) error {
+	d := l.d
 	var scratch []byte
 	ids := &btree[struct{}, int64]{pf: l.messageIDs.pf, root: l.messageIDs.root, what: l.messageIDs.what, kind: l.messageIDs.kind,
 		value: readI64,

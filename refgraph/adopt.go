@@ -189,7 +189,15 @@ func (b *Builder) newAdoption() *adoption {
 }
 
 func (a *adoption) sink() kahaindex.Sink {
-	return kahaindex.Sink{Destination: a.destination, Message: a.message, Done: a.done}
+	return kahaindex.Sink{Destination: a.destination, Message: a.message, Done: a.done, Restart: a.restart}
+}
+
+// restart starts the adoption again: the stream reads the index again
+// from its first destination (kahaindex.StreamFast met something its
+// passes cannot tell alone).
+func (a *adoption) restart() {
+	a.discard()
+	*a = *a.b.newAdoption()
 }
 
 func (a *adoption) warn(at uint64, format string, args ...any) {

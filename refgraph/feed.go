@@ -36,6 +36,7 @@ const (
 	feedDestination feedKind = iota + 1
 	feedMessage
 	feedDone
+	feedRestart
 )
 
 // feedEvent is one call of the sink. A message's id is in its batch's
@@ -68,6 +69,12 @@ type indexFeed struct {
 	free chan *feedBatch // batches taken, for reuse
 	stop chan struct{}   // closed when nothing takes the batches any more
 	once sync.Once
+	// check is the stream's CheckAfter (kahaindex.StreamFast): closed when
+	// the adoption starts taking the batches (or nothing will), so that
+	// the reading of the indexes that give the adoption nothing shares
+	// the cores with the adoption, not with the replay before it
+	check     chan struct{}
+	checkOnce sync.Once
 	// set before full is closed
 	ix  *kahaindex.Index
 	err error
@@ -76,9 +83,10 @@ type indexFeed struct {
 // startFeed starts reading the index with load on a goroutine of its own.
 func startFeed(load func(kahaindex.Sink) (*kahaindex.Index, error)) *indexFeed {
 	f := &indexFeed{
-		full: make(chan *feedBatch, feedBatches),
-		free: make(chan *feedBatch, feedBatches+2),
-		stop: make(chan struct{}),
+		full:  make(chan *feedBatch, feedBatches),
+		free:  make(chan *feedBatch, feedBatches+2),
+		stop:  make(chan struct{}),
+		check: make(chan struct{}),
 	}
 	go f.run(load)
 	return f
@@ -87,7 +95,13 @@ func startFeed(load func(kahaindex.Sink) (*kahaindex.Index, error)) *indexFeed {
 // halt tells the goroutine that nothing takes its batches any more: it
 // reads on without keeping anything (a stream cannot be stopped midway)
 // and ends with the stream.
-func (f *indexFeed) halt() { f.once.Do(func() { close(f.stop) }) }
+func (f *indexFeed) halt() {
+	f.startCheck()
+	f.once.Do(func() { close(f.stop) })
+}
+
+// startCheck lets the stream's second pass start.
+func (f *indexFeed) startCheck() { f.checkOnce.Do(func() { close(f.check) }) }
 
 func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 	defer close(f.full)
@@ -148,6 +162,19 @@ func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 			cur.dests = append(cur.dests, d)
 			add(feedEvent{kind: feedDone, idEnd: uint32(len(cur.arena))})
 		},
+		Restart: func() {
+			if halted {
+				return
+			}
+			if len(cur.ev) >= feedBatchEvents {
+				next()
+				if halted {
+					return
+				}
+			}
+			add(feedEvent{kind: feedRestart, idEnd: uint32(len(cur.arena))})
+		},
+		CheckAfter: f.check,
 	}
 	ix, err := load(sink)
 	f.ix, f.err = ix, err
@@ -163,6 +190,7 @@ func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 // its result. The feed is spent afterwards.
 func (f *indexFeed) replay(sink kahaindex.Sink) (*kahaindex.Index, error) {
 	defer f.halt()
+	f.startCheck()
 	var msg kahaindex.StreamMessage
 	var d *kahaindex.Destination
 	for fb := range f.full {
@@ -186,6 +214,10 @@ func (f *indexFeed) replay(sink kahaindex.Sink) (*kahaindex.Index, error) {
 				di++
 				if sink.Done != nil {
 					sink.Done(d)
+				}
+			case feedRestart:
+				if sink.Restart != nil {
+					sink.Restart()
 				}
 			}
 			from = e.idEnd

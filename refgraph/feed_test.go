@@ -57,6 +57,58 @@ func recordSink(out *[]string) kahaindex.Sink {
 		Done: func(d *kahaindex.Destination) {
 			*out = append(*out, fmt.Sprintf("done %s %d", d.Key, len(d.Subscriptions)))
 		},
+		Restart: func() { *out = append(*out, "restart") },
+	}
+}
+
+// TestFeedRestartAndCheck: a stream that starts again (StreamFast after
+// its passes met something) reaches the adoption with its restart in
+// place; the stream's second pass may start once the adoption takes the
+// batches, or once nothing will (halted), not before.
+func TestFeedRestartAndCheck(t *testing.T) {
+	first, again := synthStream(2, feedBatchEvents+5, nil), synthStream(3, 7, nil)
+	load := func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+		first(sink)
+		sink.Restart()
+		return again(sink)
+	}
+	var want, got []string
+	_, _ = load(recordSink(&want))
+	checks := make(chan (<-chan struct{}), 1)
+	f := startFeed(func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+		checks <- sink.CheckAfter
+		return load(sink)
+	})
+	check := <-checks
+	require.NotNil(t, check)
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-check:
+		t.Fatal("the second pass may start before the adoption takes the batches")
+	default:
+	}
+	ix, err := f.replay(recordSink(&got))
+	require.NoError(t, err)
+	assert.Len(t, ix.Destinations, 3)
+	assert.Equal(t, want, got)
+	assert.Contains(t, got, "restart")
+	select {
+	case <-check:
+	default:
+		t.Fatal("the second pass still waits after the adoption")
+	}
+
+	f = startFeed(func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+		checks <- sink.CheckAfter
+		<-sink.CheckAfter // as StreamFast's second pass does
+		return nil, nil
+	})
+	check = <-checks
+	f.halt()
+	select {
+	case <-check:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a halted feed's stream waits for its second pass forever")
 	}
 }
 

@@ -25,7 +25,7 @@ func StoreOptions(st *codec.Store, useIndex bool, note func(error)) Options {
 	if !st.HasIndex || !useIndex {
 		return opts
 	}
-	opts.LoadIndex = func(sink kahaindex.Sink) (*kahaindex.Index, error) { return kahaindex.Stream(st.Dir, sink) }
+	opts.LoadIndex = func(sink kahaindex.Sink) (*kahaindex.Index, error) { return kahaindex.StreamFast(st.Dir, sink) }
 	readRecord := func(loc codec.Location, c *codec.Command) (codec.Location, error) {
 		fi, ok := st.File(loc.File)
 		if !ok {

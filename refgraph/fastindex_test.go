@@ -1,0 +1,106 @@
+package refgraph
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/kahaindex"
+	"github.com/stretchr/testify/require"
+)
+
+// TestStreamFastAdoption: the replay adopts an index read with
+// kahaindex.StreamFast (StoreOptions) as one read with Stream, on every
+// fixture store with an index and on copies whose db.data is damaged
+// where StreamFast's passes read it (the adoption then starts again).
+func TestStreamFastAdoption(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(brokertest.RepoRoot(), "testdata", "stores", "*", "store"))
+	n, restarts := 0, 0
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, "db.data"))
+		if err != nil {
+			continue
+		}
+		for k := 0; k <= 16; k++ {
+			at := 4096 + k*(len(data)-4096)/16
+			if k > 0 && at+64 > len(data) {
+				continue
+			}
+			work := t.TempDir()
+			ents, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range ents {
+				b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				require.NoError(t, err)
+				if e.Name() == "db.data" && k > 0 {
+					for i := at; i < at+64; i++ {
+						b[i] ^= 0x5a
+					}
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(work, e.Name()), b, 0o644))
+			}
+			st, err := codec.OpenStore(work)
+			require.NoError(t, err)
+			fast := StoreOptions(st, true, nil)
+			seq := fast
+			fast.LoadIndex = func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+				restart := sink.Restart
+				sink.Restart = func() { restarts++; restart() }
+				return kahaindex.StreamFast(work, sink)
+			}
+			seq.LoadIndex = func(sink kahaindex.Sink) (*kahaindex.Index, error) { return kahaindex.Stream(work, sink) }
+			g1, err1 := Load(st, fast, codec.ReadOptions{})
+			g2, err2 := Load(st, seq, codec.ReadOptions{})
+			require.Equal(t, err2, err1, "%s, damage at %d", dir, at)
+			if d1, d2 := describeGraph(g1), describeGraph(g2); !reflect.DeepEqual(d1, d2) {
+				i := 0
+				for i < min(len(d1), len(d2)) && d1[i] == d2[i] {
+					i++
+				}
+				t.Fatalf("%s, damage at %d: the graphs differ at line %d: %q / %q", dir, at, i, d1[min(i, len(d1)-1)], d2[min(i, len(d2)-1)])
+			}
+			n++
+		}
+	}
+	require.NotZero(t, n, "no fixture store with an index")
+	require.NotZero(t, restarts, "no damage made the adoption start again: the test misses that path")
+	t.Logf("%d stores, %d adoptions started again", n, restarts)
+}
+
+// describeGraph is what a graph tells, as text: what makes the tree, the
+// holders and the summary (not how the replay numbered its ids).
+func describeGraph(g *Graph) []string {
+	if g == nil {
+		return nil
+	}
+	out := []string{fmt.Sprintf("summary %+v", g.Summary()), fmt.Sprintf("gc %v", g.GCCandidates())}
+	out = append(out, g.Warnings()...)
+	out = append(out, g.GCLog()...)
+	for _, d := range g.IndexDiffs() {
+		out = append(out, fmt.Sprintf("diff %+v", d))
+	}
+	for _, f := range g.Files() {
+		out = append(out, fmt.Sprintf("file %d %s pinned %v commands %d", f.ID, f.Name, f.Pinned, f.Commands))
+		for _, r := range append(f.Reasons, f.Notes...) {
+			out = append(out, fmt.Sprintf("  %v %s %d %d %s %s", r.Kind, r.Text, r.Messages, r.Bytes, r.FirstMessageID, r.LastMessageID))
+		}
+	}
+	for _, d := range g.Destinations() {
+		out = append(out, fmt.Sprintf("dest %s next %d stats %+v", d.Key, d.NextSeq, d.Stats))
+		for i := range d.Messages {
+			m := &d.Messages[i]
+			out = append(out, fmt.Sprintf("  %d %s %v prio %d %v size %d %v %v %q", m.Seq, m.ID(), m.Loc, m.Priority, m.PrioritySupported, m.Size, m.Updated, m.Unreadable, d.AckedInPreparedTx(m)))
+		}
+		for _, m := range d.Pending() {
+			out = append(out, "  pending "+m.ID())
+		}
+		for _, s := range d.Subscriptions {
+			out = append(out, fmt.Sprintf("  sub %s count %d last %d %v", s.Key, s.Count, s.LastAck, s.AckPositions))
+		}
+	}
+	return out
+}
