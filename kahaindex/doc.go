@@ -14,7 +14,10 @@
 // a Sink as their nodes are read instead of keeping them (and keeps
 // neither the message-id nor the location index, so it leaves out Read's
 // notes of where those disagree with the order index): what it holds at
-// once is a node, not the index. refgraph adopts an index with it.
+// once is a node, not the index. StreamFast gives what Stream gives in two
+// passes, the order indexes in one and the message-id and location indexes
+// in another beside it, and starts over with Stream (Sink.Restart) when
+// either pass meets anything (fast.go). refgraph adopts an index with it.
 //
 // ReadHead reads only the head of the index (header properties and page 0,
 // redo applied): the recovery position, the producer audit and ack-map

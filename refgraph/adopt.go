@@ -43,7 +43,8 @@ func WithoutIndex(o Options) Options {
 
 // adoptIndex replaces the replayed state by the index's, if there is one
 // to adopt and it has not been adopted yet. The index is streamed
-// (kahaindex.Stream), read ahead since the replay started (feed.go):
+// (kahaindex.StreamFast; a restarted stream restarts the adoption), read
+// ahead since the replay started (feed.go):
 // each destination is adopted as its pages are read, next to the
 // replayed state, which is dropped only once the whole index has been
 // read (a read that fails leaves it as it was). The details of the

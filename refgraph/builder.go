@@ -49,7 +49,7 @@ type Options struct {
 	// source was (see the package doc).
 	Compactions   []codec.CompactionHead
 	ReadForwarded func(file int32, fn func(codec.Record, *codec.Command) error) error
-	// LoadIndex streams db.data into sink (kahaindex.Stream) when the
+	// LoadIndex streams db.data into sink (kahaindex.StreamFast) when the
 	// replay reaches the index's recovery position, and ReadRecord reads
 	// the command at a location (the details of a message the index
 	// holds that the replay did not keep); ReadRecords, when set, reads
