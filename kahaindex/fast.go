@@ -48,14 +48,23 @@ func streamFast(files [3]source, sink Sink) (*Index, error) {
 		err error
 	}
 	checked := make(chan pass, 1)
+	failed := make(chan struct{}) // the first pass failed: no need for the second
 	go func() {
 		if sink.CheckAfter != nil {
-			<-sink.CheckAfter
+			select {
+			case <-sink.CheckAfter:
+			case <-failed:
+				checked <- pass{}
+				return
+			}
 		}
 		ix, pf, err := loadPart(files[0], files[1], files[2], &Sink{}, partCheck)
 		checked <- pass{ix, pf, err}
 	}()
 	ix, pf, err := loadPart(files[0], files[1], files[2], &sink, partOrder)
+	if err != nil || ix == nil || ix.Fresh {
+		close(failed)
+	}
 	c := <-checked
 	if err == nil && c.err == nil && ix != nil && !ix.Fresh && c.ix != nil && len(c.ix.Notes) == 0 &&
 		pf.read+c.pf.read <= pf.budget && sameObjects(&pf.cache, &c.pf.cache) {
