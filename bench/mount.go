@@ -52,7 +52,25 @@ func (b *bench) mountAndGrep() []*result {
 			return []*result{m, g}
 		}
 	)
+	// with the mount-no-index row, a mount without the index just
+	// before each (pairedRuns)
+	var p *pairedRuns
+	noIndexMnt := filepath.Join(b.work, "mnt-no-index")
+	if b.pairsWith(stepMountNoIdx) {
+		p = &pairedRuns{}
+		b.noIndexMount = p
+		p.err = os.MkdirAll(noIndexMnt, 0o755)
+	}
 	for i := range runs {
+		if p != nil && p.err == nil {
+			var s *mountServer
+			if s, p.err = b.startMount(noIndexMnt, "--no-cache", "--no-index"); p.err == nil {
+				p.walls, p.cpus, p.hwmReady = append(p.walls, s.ready), append(p.cpus, s.cpuAtReady), max(p.hwmReady, s.hwmAtReady)
+				var rss int64
+				rss, p.err = s.stop(noIndexMnt)
+				p.rss = max(p.rss, rss)
+			}
+		}
 		s, err := b.startMount(mnt, "--no-cache")
 		if err != nil {
 			return broken(err)
@@ -74,6 +92,9 @@ func (b *bench) mountAndGrep() []*result {
 		m.cpu = cpus[0]
 	}
 	m.note("RSS at first answer %s", mibOrUnknown(m.hwmReady))
+	if p != nil {
+		m.note("each mount just after one of the mount-no-index row's")
+	}
 	if b.wants(stepGrep) {
 		b.grep(g, mnt)
 	} else {
