@@ -2,12 +2,8 @@ package kahaindex
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
-
-	"github.com/kahafs/kahafs/internal/brokertest"
 )
 
 // recorded is what a sink was handed, as text, from its last Restart on.
@@ -65,20 +61,9 @@ func fastAgrees(t *testing.T, data, redo, free []byte) int {
 // (bytes of the message-id and location indexes' region overwritten),
 // what Stream gives, reading it again where its passes meet the damage.
 func TestStreamFastAgreesWithStream(t *testing.T) {
-	root := brokertest.RepoRoot()
-	var dirs []string
-	for _, pattern := range []string{"testdata/stores/*/store", "refgraph/testdata/*/store"} {
-		d, _ := filepath.Glob(filepath.Join(root, pattern))
-		dirs = append(dirs, d...)
-	}
 	clean, redone := 0, 0
-	for _, d := range dirs {
-		data, err := os.ReadFile(filepath.Join(d, "db.data"))
-		if err != nil {
-			continue
-		}
-		redo, _ := os.ReadFile(filepath.Join(d, "db.redo"))
-		free, _ := os.ReadFile(filepath.Join(d, "db.free"))
+	for _, fx := range fixtureIndexes() {
+		d, data, redo, free := fx.dir, fx.data, fx.redo, fx.free
 		ix, err := Parse(data, redo, free)
 		if restarts := fastAgrees(t, data, redo, free); err == nil && !ix.Fresh && len(ix.Notes) == 0 && len(ix.Destinations) > 0 {
 			if restarts != 0 {

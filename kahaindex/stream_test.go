@@ -77,6 +77,32 @@ func streamAgrees(t *testing.T, data, redo, free []byte, ix *Index, err error) {
 	}
 }
 
+// fixtureIndex is the index files of a fixture store.
+type fixtureIndex struct {
+	dir              string
+	data, redo, free []byte
+}
+
+// fixtureIndexes are the index files of every fixture store that has
+// db.data (a missing db.redo or db.free: nil).
+func fixtureIndexes() []fixtureIndex {
+	root := brokertest.RepoRoot()
+	var out []fixtureIndex
+	for _, pattern := range []string{"testdata/stores/*/store", "refgraph/testdata/*/store"} {
+		dirs, _ := filepath.Glob(filepath.Join(root, pattern))
+		for _, d := range dirs {
+			data, err := os.ReadFile(filepath.Join(d, "db.data"))
+			if err != nil {
+				continue
+			}
+			redo, _ := os.ReadFile(filepath.Join(d, "db.redo"))
+			free, _ := os.ReadFile(filepath.Join(d, "db.free"))
+			out = append(out, fixtureIndex{d, data, redo, free})
+		}
+	}
+	return out
+}
+
 // checkMessagesNote: a note checkMessages makes.
 func checkMessagesNote(n Note) bool {
 	return n.Kind == Mismatch && (strings.HasPrefix(n.Text, "message-id index: ") || strings.HasPrefix(n.Text, "location index: ") ||
@@ -86,20 +112,9 @@ func checkMessagesNote(n Note) bool {
 // TestStreamAgreesWithRead: on every fixture store's index (and the
 // damaged variants the table tests make), Stream gives what Read gives.
 func TestStreamAgreesWithRead(t *testing.T) {
-	root := brokertest.RepoRoot()
-	var dirs []string
-	for _, pattern := range []string{"testdata/stores/*/store", "refgraph/testdata/*/store"} {
-		d, _ := filepath.Glob(filepath.Join(root, pattern))
-		dirs = append(dirs, d...)
-	}
 	n := 0
-	for _, d := range dirs {
-		data, err := os.ReadFile(filepath.Join(d, "db.data"))
-		if err != nil {
-			continue
-		}
-		redo, _ := os.ReadFile(filepath.Join(d, "db.redo"))
-		free, _ := os.ReadFile(filepath.Join(d, "db.free"))
+	for _, fx := range fixtureIndexes() {
+		data, redo, free := fx.data, fx.redo, fx.free
 		ix, err := Parse(data, redo, free)
 		streamAgrees(t, data, redo, free, ix, err)
 		n++

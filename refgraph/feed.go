@@ -134,6 +134,13 @@ func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 		}
 		cur.ev = append(cur.ev, e)
 	}
+	// room hands a full batch on; false once halted
+	room := func() bool {
+		if !halted && len(cur.ev) >= feedBatchEvents {
+			next()
+		}
+		return !halted
+	}
 	sink := kahaindex.Sink{
 		Destination: func(d *kahaindex.Destination) {
 			if halted {
@@ -143,14 +150,8 @@ func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 			add(feedEvent{kind: feedDestination, idEnd: uint32(len(cur.arena))})
 		},
 		Message: func(_ *kahaindex.Destination, m *kahaindex.StreamMessage) {
-			if halted {
+			if !room() {
 				return
-			}
-			if len(cur.ev) >= feedBatchEvents {
-				next()
-				if halted {
-					return
-				}
 			}
 			cur.arena = append(cur.arena, m.ID...)
 			add(feedEvent{kind: feedMessage, seq: m.Seq, loc: m.Loc, class: m.Class, idEnd: uint32(len(cur.arena))})
@@ -163,16 +164,9 @@ func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 			add(feedEvent{kind: feedDone, idEnd: uint32(len(cur.arena))})
 		},
 		Restart: func() {
-			if halted {
-				return
+			if room() {
+				add(feedEvent{kind: feedRestart, idEnd: uint32(len(cur.arena))})
 			}
-			if len(cur.ev) >= feedBatchEvents {
-				next()
-				if halted {
-					return
-				}
-			}
-			add(feedEvent{kind: feedRestart, idEnd: uint32(len(cur.arena))})
 		},
 		CheckAfter: f.check,
 	}
