@@ -43,8 +43,8 @@ func (p *profileFlags) around(cmd *cobra.Command, run func() error) error {
 // startProfiles starts the CPU profile and the execution trace and returns
 // the function that ends them and writes the heap profile (the hidden
 // --cpuprofile, --memprofile and --trace flags, for measuring the
-// server). The trace marks where the replay adopts the broker's index
-// ("refgraph" log entries, refgraph.Builder), for go tool trace.
+// server). In the trace, the index's adoption and the graph's building
+// are user-defined regions (refgraph), for go tool trace.
 func startProfiles(cpu, mem, traceTo string) (func(*log.Logger), error) {
 	var cpuFile, traceFile *os.File
 	if cpu != "" {
