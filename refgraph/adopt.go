@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/trace"
 	"slices"
 	"sort"
@@ -91,8 +92,11 @@ type adoption struct {
 	b *Builder
 	// the replayed state (old) and the index's (dests: in index order,
 	// nil for a destination of an unknown type; byType: as b.dests)
-	old      map[string]*dest // by key
-	oldKnown []knownRecord    // old's messages by location (made when first needed)
+	old map[string]*dest // by key
+	// oldMax: the largest producer sequence of old's ids, by prefix (-1:
+	// none); an id past it is not old's
+	oldMax   []int64
+	oldKnown []knownRecord // old's messages by location (made when first needed)
 	madeOld  bool
 	// the largest location of old's messages (made when first needed)
 	oldLast    uint64 // locKey
@@ -178,8 +182,17 @@ func (b *Builder) newAdoption() *adoption {
 	for i := range a.byType {
 		a.byType[i] = map[string]*dest{}
 	}
+	a.oldMax = make([]int64, len(b.ids.names))
+	for i := range a.oldMax {
+		a.oldMax[i] = -1
+	}
 	for _, m := range b.dests {
 		for _, d := range m {
+			d.ids.each(func(k msgKey, _ int64) {
+				if k.seq >= 0 {
+					a.oldMax[k.prefix] = max(a.oldMax[k.prefix], k.seq)
+				}
+			})
 			a.old[d.key] = d
 			for _, s := range d.subs {
 				a.subSize[[2]int32{s.loc.File, s.loc.Offset}] = s.loc.Size
@@ -238,7 +251,11 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 	var oe entry
 	var byID bool
 	if o := cur.old; o != nil {
-		if seq, ok := o.ids.find(k); ok {
+		if !a.oldHas(k) {
+			// (most of an index's messages are recorded after the
+			// recovery position, their producers' sequences past
+			// anything the replay holds)
+		} else if seq, ok := o.ids.find(k); ok {
 			oe, byID = o.entries.find(seq)
 		}
 		if !byID || oe.id != k {
@@ -257,7 +274,9 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 	} else {
 		// its details come from its record: met by the replay from
 		// the recovery position on (Builder.meetDetails), or read by
-		// readDetails; until then its size holds its place
+		// readDetails; until then its size holds its place. One
+		// recorded before the position the replay may know by its
+		// location: readEarly looks there first.
 		e.flags, e.size = flagDetails, int32(a.nmsg)
 		a.unmet++
 		if m.Loc.Less(b.phaseBStart) {
@@ -454,8 +473,15 @@ func mergeRuns(out, x, y []pendingDetail) {
 }
 
 // knownAt is what the replay knew of the message at loc, found by
-// location in any of its destinations (message found none by id).
+// location in any of its destinations (message found none by id), when
+// the index is adopted after the last record. At a recovery position
+// within the journal, the replay's state holds only records before it:
+// a message recorded from the position on it does not know, and one
+// recorded before, readEarly looks up (off the replay's goroutine).
 func (a *adoption) knownAt(loc codec.Location) (knownRecord, bool) {
+	if a.b.seenPhaseB {
+		return knownRecord{}, false
+	}
 	if !a.hasOldLast {
 		// the replay's last message: most of an index's messages the
 		// replay did not know are past it (recorded after the recovery
@@ -472,24 +498,44 @@ func (a *adoption) knownAt(loc codec.Location) (knownRecord, bool) {
 	}
 	if !a.madeOld {
 		a.madeOld = true
-		n := 0
-		for _, d := range a.old {
-			n += d.entries.len()
-		}
-		a.oldKnown = make([]knownRecord, 0, n)
-		for _, d := range a.old {
-			d.entries.each(func(_ int64, e entry) {
-				a.oldKnown = append(a.oldKnown, knownRecord{locKey(e.loc), e.size, e.prio, e.flags})
-			})
-		}
-		slices.SortFunc(a.oldKnown, func(x, y knownRecord) int { return cmp.Compare(x.at, y.at) })
+		a.oldKnown = knownRecords(a.old, 0, math.MaxUint64)
 	}
-	ks, at := a.oldKnown, locKey(loc)
+	return findKnown(a.oldKnown, loc)
+}
+
+// knownRecords are the messages of dests recorded from locKey lo to hi,
+// by location.
+func knownRecords(dests map[string]*dest, lo, hi uint64) []knownRecord {
+	n := 0
+	for _, d := range dests {
+		n += d.entries.len()
+	}
+	ks := make([]knownRecord, 0, n)
+	for _, d := range dests {
+		d.entries.each(func(_ int64, e entry) {
+			if at := locKey(e.loc); at >= lo && at <= hi {
+				ks = append(ks, knownRecord{at, e.size, e.prio, e.flags})
+			}
+		})
+	}
+	slices.SortFunc(ks, func(x, y knownRecord) int { return cmp.Compare(x.at, y.at) })
+	return ks
+}
+
+// findKnown finds the message at loc in ks (knownRecords).
+func findKnown(ks []knownRecord, loc codec.Location) (knownRecord, bool) {
+	at := locKey(loc)
 	i := sort.Search(len(ks), func(i int) bool { return ks[i].at >= at })
 	if i < len(ks) && ks[i].at == at {
 		return ks[i], true
 	}
 	return knownRecord{}, false
+}
+
+// oldHas reports whether the replay's state may hold id k: its
+// producer's sequence is not past the replay's largest.
+func (a *adoption) oldHas(k msgKey) bool {
+	return k.seq < 0 || int(k.prefix) < len(a.oldMax) && k.seq <= a.oldMax[k.prefix]
 }
 
 // done ends the index's destination xd: its subscriptions, and how it
@@ -623,14 +669,15 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 		}
 	}
 	b.adoptedIndex = true
+	old := a.old // dropped: readEarly looks up its messages by location
 	a.warnAt = len(b.warnings)
 	b.adopting = a
 	// what only the stream needed: b.adopting keeps a until Build, and
 	// the replayed state must not live that long next to the adopted one
-	a.old, a.oldKnown, a.subSize, a.perKey, a.seen, a.idxOnly, a.keys = nil, nil, nil, nil, nil, nil, nil
+	a.old, a.oldMax, a.oldKnown, a.subSize, a.perKey, a.seen, a.idxOnly, a.keys = nil, nil, nil, nil, nil, nil, nil, nil
 	a.byType = [4]map[string]*dest{}
 	a.cur = curDest{}
-	a.readEarly()
+	a.readEarly(old)
 	_ = ix
 }
 
@@ -656,23 +703,32 @@ func readDetail(c *codec.Command, err error) detailRead {
 // them, so their reading overlaps the rest of the replay instead of
 // waiting for readDetails. On a store whose durable subscription the
 // replay met only late, that is every message stored for it before.
-func (a *adoption) readEarly() {
+func (a *adoption) readEarly(old map[string]*dest) {
 	if len(a.early) == 0 {
 		return
 	}
 	early := a.early
 	slices.SortFunc(early, comparePending)
-	locs := make([]codec.Location, len(early))
-	for i, p := range early {
-		locs[i] = p.loc
-	}
 	read := make([]detailRead, len(early))
 	done := make(chan struct{})
 	a.earlyRead, a.earlyDone = read, done
 	b := a.b
 	go func() {
 		defer close(done)
-		b.readRecords(locs, func(i int, c *codec.Command, err error) { read[i] = readDetail(c, err) })
+		// what the replay knew at their locations (nothing changes old
+		// any more: the replay goes on with the adopted destinations)
+		known := knownRecords(old, locKey(early[0].loc), locKey(early[len(early)-1].loc))
+		var locs []codec.Location
+		var at []int // early's index of locs[i]
+		for i, p := range early {
+			if k, ok := findKnown(known, p.loc); ok {
+				read[i] = detailRead{prio: k.prio, size: k.size, flags: k.flags}
+				continue
+			}
+			locs, at = append(locs, p.loc), append(at, i)
+		}
+		known = nil
+		b.readRecords(locs, func(i int, c *codec.Command, err error) { read[at[i]] = readDetail(c, err) })
 	}()
 }
 

@@ -145,3 +145,88 @@ func TestLocKey(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptionKnownByLocation: a message the index holds under an id the
+// replay does not know, at a location where the replay holds a message,
+// takes the replay's details without its record being read — whether the
+// recovery position is within the journal (readEarly looks it up) or
+// past its end (knownAt); the ids the replay holds are found (the largest
+// of a producer's too), the others are the index's own.
+func TestAdoptionKnownByLocation(t *testing.T) {
+	q := codec.Destination{Type: codec.Queue, Name: []byte("Q"), HasType: true, HasName: true}
+	loc := func(off int32) codec.Location { return codec.Location{File: 1, Offset: off, Size: 100} }
+	add := func(id string, prio int32, body int) codec.Command {
+		return codec.Command{Type: codec.AddMessageCommand, Dest: q, MessageID: []byte(id), Message: make([]byte, body), Priority: prio, PrioritySupported: true}
+	}
+	journal := []struct {
+		loc codec.Location
+		c   codec.Command
+	}{
+		{loc(100), add("ID:p:0", 7, 5)},
+		{loc(150), add("ID:p:1", 3, 6)},
+		{loc(200), codec.Command{Type: codec.TraceCommand}},
+		{loc(300), add("ID:p:2", 4, 9)},
+	}
+	for _, at := range []codec.Location{loc(200), loc(900)} {
+		var reads []codec.Location
+		position := at
+		opts := Options{
+			Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &position}},
+			LoadIndex: func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+				xd := &kahaindex.Destination{Key: "0:Q", Type: codec.Queue, Name: "Q", NextSeq: 4}
+				sink.Destination(xd)
+				for _, m := range []kahaindex.StreamMessage{
+					{Seq: 1, ID: []byte("ID:x:1"), Loc: loc(100), Class: kahaindex.High}, // where the replay holds ID:p:0
+					{Seq: 2, ID: []byte("ID:p:1"), Loc: loc(150), Class: kahaindex.Low},
+					{Seq: 3, ID: []byte("ID:p:2"), Loc: loc(300), Class: kahaindex.Default},
+				} {
+					sink.Message(xd, &m)
+				}
+				sink.Done(xd)
+				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xd}}, nil
+			},
+			ReadRecord: func(l codec.Location, c *codec.Command) (codec.Location, error) {
+				reads = append(reads, l)
+				for _, r := range journal {
+					if r.loc == l {
+						*c = r.c
+						return l, nil
+					}
+				}
+				return l, errors.New("boom")
+			},
+		}
+		b := NewBuilder(opts)
+		for _, r := range journal {
+			c := r.c
+			require.NoError(t, b.Command(codec.Record{Loc: r.loc}, &c))
+		}
+		require.NoError(t, b.FileDone(&codec.FileSummary{Info: codec.FileInfo{ID: 1}, Size: 1000, End: 400}))
+		g, err := b.Build()
+		require.NoError(t, err)
+		assert.Empty(t, reads, "position %v", at)
+		d, ok := g.Destination("0:Q")
+		require.True(t, ok)
+		got := map[string]string{}
+		for i := range d.Messages {
+			m := &d.Messages[i]
+			got[m.ID()] = fmt.Sprintf("prio %d size %d unreadable %v", m.Priority, m.Size, m.Unreadable)
+		}
+		assert.Equal(t, map[string]string{
+			"ID:x:1": "prio 7 size 5 unreadable false",
+			"ID:p:1": "prio 3 size 6 unreadable false",
+			"ID:p:2": "prio 4 size 9 unreadable false",
+		}, got, "position %v", at)
+		assert.Empty(t, g.Warnings(), "position %v", at)
+		// the index's own: ID:x:1, and ID:p:2 when the replay had not
+		// met it at the position
+		only := []string{"ID:p:2", "ID:x:1"}
+		if at == loc(900) {
+			only = only[1:]
+		}
+		assert.Equal(t, []IndexDiff{
+			{Kind: "messages", Destination: "queue://Q", Count: 1, MessageIDs: []string{"ID:p:0"}},
+			{Kind: "index-only-messages", Destination: "queue://Q", Count: len(only), MessageIDs: only},
+		}, g.IndexDiffs(), "position %v", at)
+	}
+}
