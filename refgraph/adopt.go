@@ -63,7 +63,7 @@ func (b *Builder) adoptIndex() error {
 	var err error
 	if f := b.feed; f != nil {
 		b.feed = nil
-		ix, err = f.replay(a.sink())
+		ix, err = f.replay(a.sink(), a.keyed)
 	} else {
 		ix, err = b.opts.LoadIndex(a.sink())
 	}
@@ -129,11 +129,13 @@ type adoption struct {
 	pend      [][]pendingDetail
 	replaced  map[pendingDetail]msgKey
 	nmsg      uint32 // messages adopted so far
-	warns     []adoptWarning
-	warnAt    int // where the adoption's warnings go in Builder.warnings
-	nextFile  int // meet's place in pend: pend[nextFile][next]
-	next      int
-	c         codec.Command
+	// prefixes: the id table's prefix (+1) by the feed's number (intern)
+	prefixes []uint32
+	warns    []adoptWarning
+	warnAt   int // where the adoption's warnings go in Builder.warnings
+	nextFile int // meet's place in pend: pend[nextFile][next]
+	next     int
+	c        codec.Command
 }
 
 // curDest is the index's destination being read.
@@ -239,14 +241,19 @@ func (a *adoption) destination(xd *kahaindex.Destination) {
 }
 
 // message adopts one message of the order index.
-func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage) {
+func (a *adoption) message(xd *kahaindex.Destination, m *kahaindex.StreamMessage) {
+	a.keyed(xd, m, feedKey{})
+}
+
+// keyed is message for the feed, which split the id (fk).
+func (a *adoption) keyed(_ *kahaindex.Destination, m *kahaindex.StreamMessage, fk feedKey) {
 	b, cur := a.b, &a.cur
 	cur.count++
 	if cur.skipped {
 		return
 	}
 	d := cur.d
-	k := b.ids.intern(m.ID)
+	k := a.intern(m.ID, fk)
 	// the replay's entry of the id in the destination of the same key
 	var oe entry
 	var byID bool
@@ -303,6 +310,39 @@ func (a *adoption) message(_ *kahaindex.Destination, m *kahaindex.StreamMessage)
 	a.nmsg++
 	d.count++
 	d.bytes += int64(m.Loc.Size)
+}
+
+// intern is b.ids.intern(id), through the feed's number of its prefix
+// (fk.prefix, 0: none): the first id of a prefix is interned, and the
+// adoption holds a reference of its own on the prefix (dropPrefixes
+// gives it back), so that the others take theirs by number.
+func (a *adoption) intern(id []byte, fk feedKey) msgKey {
+	ids := a.b.ids
+	if fk.prefix == 0 {
+		return ids.intern(id)
+	}
+	if i := int(fk.prefix); i < len(a.prefixes) && a.prefixes[i] != 0 {
+		ix := a.prefixes[i] - 1
+		ids.refs[ix]++
+		return msgKey{prefix: ix, seq: fk.seq}
+	}
+	k := ids.intern(id)
+	ids.ref(k)
+	if n := int(fk.prefix) + 1; n > len(a.prefixes) {
+		a.prefixes = append(a.prefixes, make([]uint32, n-len(a.prefixes))...)
+	}
+	a.prefixes[fk.prefix] = k.prefix + 1
+	return k
+}
+
+// dropPrefixes gives back intern's own references.
+func (a *adoption) dropPrefixes() {
+	for _, p := range a.prefixes {
+		if p != 0 {
+			a.b.ids.release(msgKey{prefix: p - 1})
+		}
+	}
+	a.prefixes = nil
 }
 
 // holdsID reports whether an adopted destination has taken id k (its
@@ -623,6 +663,7 @@ func (a *adoption) done(xd *kahaindex.Destination) {
 
 // discard undoes a stream that is not adopted: the replayed state stays.
 func (a *adoption) discard() {
+	a.dropPrefixes()
 	for _, d := range a.dests {
 		if d != nil {
 			d.ids.each(func(k msgKey, _ int64) { a.b.ids.release(k) })
@@ -669,6 +710,7 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 		}
 	}
 	b.adoptedIndex = true
+	a.dropPrefixes()
 	old := a.old // dropped: readEarly looks up its messages by location
 	a.warnAt = len(b.warnings)
 	b.adopting = a

@@ -61,6 +61,9 @@ type Options struct {
 	ReadRecord  func(loc codec.Location, c *codec.Command) (codec.Location, error)
 	ReadRecords func(locs []codec.Location, fn func(i int, c *codec.Command, err error))
 	IndexStamp  string
+	// readAtPosition (tests): LoadIndex is called when the adoption
+	// starts, without reading ahead (feed.go)
+	readAtPosition bool
 }
 
 // priority classes of the broker's order index.

@@ -56,19 +56,30 @@ func TestStreamFastAdoption(t *testing.T) {
 			g1, err1 := Load(st, fast, codec.ReadOptions{})
 			g2, err2 := Load(st, seq, codec.ReadOptions{})
 			require.Equal(t, err2, err1, "%s, damage at %d", dir, at)
-			if d1, d2 := describeGraph(g1), describeGraph(g2); !reflect.DeepEqual(d1, d2) {
-				i := 0
-				for i < min(len(d1), len(d2)) && d1[i] == d2[i] {
-					i++
-				}
-				t.Fatalf("%s, damage at %d: the graphs differ at line %d: %q / %q", dir, at, i, d1[min(i, len(d1)-1)], d2[min(i, len(d2)-1)])
-			}
+			sameGraphs(t, g1, g2, "%s, damage at %d", dir, at)
+			// and without the feed (which splits the ids ahead)
+			seq.readAtPosition = true
+			g3, err3 := Load(st, seq, codec.ReadOptions{})
+			require.Equal(t, err2, err3, "%s, damage at %d, no feed", dir, at)
+			sameGraphs(t, g3, g2, "%s, damage at %d, no feed", dir, at)
 			n++
 		}
 	}
 	require.NotZero(t, n, "no fixture store with an index")
 	require.NotZero(t, restarts, "no damage made the adoption start again: the test misses that path")
 	t.Logf("%d stores, %d adoptions started again", n, restarts)
+}
+
+// sameGraphs fails t when g1 and g2 tell different things (describeGraph).
+func sameGraphs(t *testing.T, g1, g2 *Graph, format string, args ...any) {
+	t.Helper()
+	if d1, d2 := describeGraph(g1), describeGraph(g2); !reflect.DeepEqual(d1, d2) {
+		i := 0
+		for i < min(len(d1), len(d2)) && d1[i] == d2[i] {
+			i++
+		}
+		t.Fatalf("%s: the graphs differ at line %d: %q / %q", fmt.Sprintf(format, args...), i, d1[min(i, len(d1)-1)], d2[min(i, len(d2)-1)])
+	}
 }
 
 // describeGraph is what a graph tells, as text: what makes the tree, the

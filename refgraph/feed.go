@@ -40,13 +40,56 @@ const (
 )
 
 // feedEvent is one call of the sink. A message's id is in its batch's
-// arena, from the end of the previous event's id to idEnd.
+// arena, from the end of the previous event's id to idEnd; key is the id
+// split as the id table splits it, its prefix numbered by the feed.
 type feedEvent struct {
 	seq   int64
+	key   feedKey
 	loc   codec.Location
 	idEnd uint32
 	kind  feedKind
 	class kahaindex.Class
+}
+
+// feedKey is a message id as idTable.intern splits it: its producer's
+// sequence and its prefix, numbered by the feed in the order it met them
+// (from 1; 0: an id without a producer sequence, interned whole). The
+// adoption interns each prefix once and takes the others' references
+// by number: the splitting and the prefixes' look-ups run on the feed's
+// goroutine, beside the adoption, instead of in it.
+type feedKey struct {
+	prefix uint32
+	seq    int64
+}
+
+// feedPrefixes numbers the prefixes of the ids the feed reads.
+type feedPrefixes struct {
+	byName map[string]uint32
+	names  []string
+	recent [64]uint32 // by recentSlot, as idTable's
+}
+
+func (t *feedPrefixes) key(id []byte) feedKey {
+	p, seq := split(id)
+	if seq < 0 {
+		return feedKey{}
+	}
+	slot := &t.recent[recentSlot(p)]
+	if n := *slot; n != 0 && t.names[n-1] == string(p) {
+		return feedKey{n, seq}
+	}
+	n, ok := t.byName[string(p)]
+	if !ok {
+		if t.byName == nil {
+			t.byName = map[string]uint32{}
+		}
+		name := string(p)
+		t.names = append(t.names, name)
+		n = uint32(len(t.names))
+		t.byName[name] = n
+	}
+	*slot = n
+	return feedKey{n, seq}
 }
 
 // feedBatch is a run of sink calls. dests are the destinations of its
@@ -141,6 +184,7 @@ func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 		}
 		return !halted
 	}
+	var prefixes feedPrefixes
 	sink := kahaindex.Sink{
 		Destination: func(d *kahaindex.Destination) {
 			if halted {
@@ -154,7 +198,7 @@ func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 				return
 			}
 			cur.arena = append(cur.arena, m.ID...)
-			add(feedEvent{kind: feedMessage, seq: m.Seq, loc: m.Loc, class: m.Class, idEnd: uint32(len(cur.arena))})
+			add(feedEvent{kind: feedMessage, seq: m.Seq, key: prefixes.key(m.ID), loc: m.Loc, class: m.Class, idEnd: uint32(len(cur.arena))})
 		},
 		Done: func(d *kahaindex.Destination) {
 			if halted {
@@ -181,8 +225,9 @@ func (f *indexFeed) run(load func(kahaindex.Sink) (*kahaindex.Index, error)) {
 }
 
 // replay makes the sink calls the stream made, in order, and returns
-// its result. The feed is spent afterwards.
-func (f *indexFeed) replay(sink kahaindex.Sink) (*kahaindex.Index, error) {
+// its result; keyed, when not nil, takes the messages instead of
+// sink.Message, with their ids' feedKey. The feed is spent afterwards.
+func (f *indexFeed) replay(sink kahaindex.Sink, keyed func(*kahaindex.Destination, *kahaindex.StreamMessage, feedKey)) (*kahaindex.Index, error) {
 	defer f.halt()
 	f.startCheck()
 	var msg kahaindex.StreamMessage
@@ -199,8 +244,10 @@ func (f *indexFeed) replay(sink kahaindex.Sink) (*kahaindex.Index, error) {
 					sink.Destination(d)
 				}
 			case feedMessage:
-				if sink.Message != nil {
-					msg.Seq, msg.ID, msg.Loc, msg.Class = e.seq, fb.arena[from:e.idEnd:e.idEnd], e.loc, e.class
+				msg.Seq, msg.ID, msg.Loc, msg.Class = e.seq, fb.arena[from:e.idEnd:e.idEnd], e.loc, e.class
+				if keyed != nil {
+					keyed(d, &msg, e.key)
+				} else if sink.Message != nil {
 					sink.Message(d, &msg)
 				}
 			case feedDone:
@@ -235,7 +282,7 @@ func (f *indexFeed) replay(sink kahaindex.Sink) (*kahaindex.Index, error) {
 // adopt it; the feed is halted when the Builder is dropped without
 // adopting (a replay that failed).
 func (b *Builder) startFeed() {
-	if b.feed != nil || b.adopted || b.opts.LoadIndex == nil || !b.hasRecovery || b.built {
+	if b.feed != nil || b.adopted || b.opts.LoadIndex == nil || !b.hasRecovery || b.built || b.opts.readAtPosition {
 		return
 	}
 	b.feed = startFeed(b.opts.LoadIndex)

@@ -87,7 +87,7 @@ func TestFeedRestartAndCheck(t *testing.T) {
 		t.Fatal("the second pass may start before the adoption takes the batches")
 	default:
 	}
-	ix, err := f.replay(recordSink(&got))
+	ix, err := f.replay(recordSink(&got), nil)
 	require.NoError(t, err)
 	assert.Len(t, ix.Destinations, 3)
 	assert.Equal(t, want, got)
@@ -139,7 +139,7 @@ func TestFeedReplaysStream(t *testing.T) {
 			default:
 			}
 		}
-		gix, gerr := f.replay(recordSink(&got))
+		gix, gerr := f.replay(recordSink(&got), nil)
 		require.Equal(t, len(want), len(got), "%+v", c)
 		assert.Equal(t, want, got, "%+v", c)
 		assert.Equal(t, werr, gerr, "%+v", c)
