@@ -258,12 +258,12 @@ func (a *adoption) keyed(_ *kahaindex.Destination, m *kahaindex.StreamMessage, f
 	var oe entry
 	var byID bool
 	if o := cur.old; o != nil {
-		if !a.oldHas(k) {
-			// (most of an index's messages are recorded after the
-			// recovery position, their producers' sequences past
-			// anything the replay holds)
-		} else if seq, ok := o.ids.find(k); ok {
-			oe, byID = o.entries.find(seq)
+		// (most of an index's messages are recorded after the recovery
+		// position, their producers' sequences past the replay's)
+		if a.oldHas(k) {
+			if seq, ok := o.ids.find(k); ok {
+				oe, byID = o.entries.find(seq)
+			}
 		}
 		if !byID || oe.id != k {
 			a.indexOnly(m.ID)
@@ -741,10 +741,14 @@ func readDetail(c *codec.Command, err error) detailRead {
 
 // readEarly starts reading, on a goroutine of its own, the records of
 // the adopted messages the replay passed before the recovery position
-// without keeping them (a.early): nothing after the position changes
-// them, so their reading overlaps the rest of the replay instead of
-// waiting for readDetails. On a store whose durable subscription the
-// replay met only late, that is every message stored for it before.
+// without keeping them by their ids (a.early): nothing after the
+// position changes them, so their reading overlaps the rest of the
+// replay instead of waiting for readDetails. On a store whose durable
+// subscription the replay met only late, that is every message stored
+// for it before. A message the replay's state (old) holds at the same
+// location, under another id or in another destination, takes what the
+// replay knew of it instead (knownAt's answer, found off the replay's
+// goroutine).
 func (a *adoption) readEarly(old map[string]*dest) {
 	if len(a.early) == 0 {
 		return
