@@ -24,14 +24,10 @@ func TestAdoptionDetails(t *testing.T) {
 		return codec.Command{Type: codec.AddMessageCommand, Dest: q, MessageID: []byte(id), Message: make([]byte, body), Priority: prio, PrioritySupported: true}
 	}
 	loc := func(off int32) codec.Location { return codec.Location{File: 1, Offset: off, Size: 100} }
-	type rec struct {
-		loc codec.Location
-		c   codec.Command
-	}
 	// the journal: a trace (the recovery position), then the adds the
 	// index holds, one of them not an add, then an add of another
 	// destination with an unknown type (a warning of the replay)
-	journal := []rec{
+	journal := []journalRecord{
 		{loc(10), codec.Command{Type: codec.TraceCommand}},
 		{loc(200), add("ID:p:1", 7, 11)},
 		{loc(300), codec.Command{Type: codec.TraceCommand}}, // where the index says ID:p:2 is
@@ -92,23 +88,10 @@ func TestAdoptionDetails(t *testing.T) {
 				}
 			}
 		}
-		b := NewBuilder(opts)
-		for _, r := range journal {
-			c := r.c
-			require.NoError(t, b.Command(codec.Record{Loc: r.loc}, &c))
-		}
-		require.NoError(t, b.FileDone(&codec.FileSummary{Info: codec.FileInfo{ID: 1}, Size: 1000, End: 600}))
-		g, err := b.Build()
-		require.NoError(t, err)
+		g := replayJournal(t, opts, journal, 600)
 		// only the records the replay did not meet are read
 		assert.Equal(t, []codec.Location{loc(100), loc(300), loc(450), loc(470), loc(480)}, reads, "batch %v", batch)
-		d, ok := g.Destination("0:Q")
-		require.True(t, ok)
-		got := map[string]string{}
-		for i := range d.Messages {
-			m := &d.Messages[i]
-			got[m.ID()] = fmt.Sprintf("prio %d size %d unreadable %v", m.Priority, m.Size, m.Unreadable)
-		}
+		got := messageDetails(t, g, "0:Q")
 		assert.Equal(t, map[string]string{
 			"ID:p:0": "prio 5 size 5 unreadable false",
 			"ID:p:1": "prio 7 size 11 unreadable false",
@@ -127,6 +110,40 @@ func TestAdoptionDetails(t *testing.T) {
 		assert.Contains(t, w[2], "boom")
 		assert.Contains(t, w[3], "unknown destination type 9", "%q", w)
 	}
+}
+
+// journalRecord is a record of a journal of one file made by a test.
+type journalRecord struct {
+	loc codec.Location
+	c   codec.Command
+}
+
+// replayJournal replays journal, data file 1 ending at end, with opts.
+func replayJournal(t *testing.T, opts Options, journal []journalRecord, end int64) *Graph {
+	t.Helper()
+	b := NewBuilder(opts)
+	for _, r := range journal {
+		c := r.c
+		require.NoError(t, b.Command(codec.Record{Loc: r.loc}, &c))
+	}
+	require.NoError(t, b.FileDone(&codec.FileSummary{Info: codec.FileInfo{ID: 1}, Size: 1000, End: end}))
+	g, err := b.Build()
+	require.NoError(t, err)
+	return g
+}
+
+// messageDetails are the priority, size and readability of the messages
+// of destination key in g, by id.
+func messageDetails(t *testing.T, g *Graph, key string) map[string]string {
+	t.Helper()
+	d, ok := g.Destination(key)
+	require.True(t, ok, key)
+	got := map[string]string{}
+	for i := range d.Messages {
+		m := &d.Messages[i]
+		got[m.ID()] = fmt.Sprintf("prio %d size %d unreadable %v", m.Priority, m.Size, m.Unreadable)
+	}
+	return got
 }
 
 // TestLocKey: locKey orders locations as Location.Less does, negative
@@ -158,10 +175,7 @@ func TestAdoptionKnownByLocation(t *testing.T) {
 	add := func(id string, prio int32, body int) codec.Command {
 		return codec.Command{Type: codec.AddMessageCommand, Dest: q, MessageID: []byte(id), Message: make([]byte, body), Priority: prio, PrioritySupported: true}
 	}
-	journal := []struct {
-		loc codec.Location
-		c   codec.Command
-	}{
+	journal := []journalRecord{
 		{loc(100), add("ID:p:0", 7, 5)},
 		{loc(150), add("ID:p:1", 3, 6)},
 		{loc(200), codec.Command{Type: codec.TraceCommand}},
@@ -196,22 +210,9 @@ func TestAdoptionKnownByLocation(t *testing.T) {
 				return l, errors.New("boom")
 			},
 		}
-		b := NewBuilder(opts)
-		for _, r := range journal {
-			c := r.c
-			require.NoError(t, b.Command(codec.Record{Loc: r.loc}, &c))
-		}
-		require.NoError(t, b.FileDone(&codec.FileSummary{Info: codec.FileInfo{ID: 1}, Size: 1000, End: 400}))
-		g, err := b.Build()
-		require.NoError(t, err)
+		g := replayJournal(t, opts, journal, 400)
 		assert.Empty(t, reads, "position %v", at)
-		d, ok := g.Destination("0:Q")
-		require.True(t, ok)
-		got := map[string]string{}
-		for i := range d.Messages {
-			m := &d.Messages[i]
-			got[m.ID()] = fmt.Sprintf("prio %d size %d unreadable %v", m.Priority, m.Size, m.Unreadable)
-		}
+		got := messageDetails(t, g, "0:Q")
 		assert.Equal(t, map[string]string{
 			"ID:x:1": "prio 7 size 5 unreadable false",
 			"ID:p:1": "prio 3 size 6 unreadable false",
