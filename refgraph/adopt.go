@@ -764,6 +764,7 @@ func (a *adoption) readEarly(old map[string]*dest) {
 		// what the replay knew at their locations (nothing changes old
 		// any more: the replay goes on with the adopted destinations)
 		known := knownRecords(old, locKey(early[0].loc), locKey(early[len(early)-1].loc))
+		old = nil // garbage from here on, as when the adoption finished
 		var locs []codec.Location
 		var at []int // early's index of locs[i]
 		for i, p := range early {
