@@ -1,6 +1,7 @@
 package refgraph
 
 import (
+	"math"
 	"runtime"
 	"sync"
 
@@ -62,34 +63,47 @@ type feedKey struct {
 	seq    int64
 }
 
-// feedPrefixes numbers the prefixes of the ids the feed reads.
+// feedPrefixes numbers the prefixes of the ids the feed reads, in a
+// direct-mapped table: a prefix met again while it is in its slot gets
+// its number again; one that took the slot of another, a new number.
+// A store's messages come from a few producers at a time, each numbering
+// its own, so nearly every id finds its prefix; where producers come and
+// go by the thousand (one connection a message), the table stays this
+// size, and a number costs the adoption an intern, as without the feed.
 type feedPrefixes struct {
-	byName map[string]uint32
-	names  []string
-	recent [64]uint32 // by recentSlot, as idTable's
+	slots [feedPrefixSlots]struct {
+		name string
+		n    uint32
+	}
+	last uint32 // the last number given
 }
+
+const feedPrefixSlots = 1024
 
 func (t *feedPrefixes) key(id []byte) feedKey {
 	p, seq := split(id)
 	if seq < 0 {
 		return feedKey{}
 	}
-	slot := &t.recent[recentSlot(p)]
-	if n := *slot; n != 0 && t.names[n-1] == string(p) {
-		return feedKey{n, seq}
-	}
-	n, ok := t.byName[string(p)]
-	if !ok {
-		if t.byName == nil {
-			t.byName = map[string]uint32{}
+	s := &t.slots[prefixSlot(p)]
+	if s.n == 0 || s.name != string(p) {
+		if t.last == math.MaxUint32 {
+			return feedKey{}
 		}
-		name := string(p)
-		t.names = append(t.names, name)
-		n = uint32(len(t.names))
-		t.byName[name] = n
+		t.last++
+		s.name, s.n = string(p), t.last
 	}
-	*slot = n
-	return feedKey{n, seq}
+	return feedKey{s.n, seq}
+}
+
+// prefixSlot is the slot of prefix p in feedPrefixes, from its length
+// and last bytes (where the connection and producer numbers are).
+func prefixSlot(p []byte) int {
+	h := uint(len(p)) * 0x9e3779b1
+	for _, c := range p[max(len(p)-12, 0):] {
+		h = h*31 + uint(c)
+	}
+	return int(h^h>>13) & (feedPrefixSlots - 1)
 }
 
 // feedBatch is a run of sink calls. dests are the destinations of its

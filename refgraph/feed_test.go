@@ -229,3 +229,43 @@ func TestSortFile(t *testing.T) {
 		}
 	}
 }
+
+// TestFeedPrefixes: the feed numbers an id's prefix as the id table
+// splits it; a prefix keeps its number while it keeps its slot, and the
+// adoption's intern through the numbers gives the keys and references
+// the id table gives without them — producers that come and go by the
+// thousand (slots taken over, numbers given again) included.
+func TestFeedPrefixes(t *testing.T) {
+	var fp feedPrefixes
+	a1, a2, b1 := fp.key([]byte("ID:a:1:1:1:7")), fp.key([]byte("ID:a:1:1:1:8")), fp.key([]byte("ID:b:1:1:1:7"))
+	assert.Equal(t, a1.prefix, a2.prefix)
+	assert.NotZero(t, a1.prefix)
+	assert.NotEqual(t, a1.prefix, b1.prefix)
+	assert.Equal(t, int64(8), a2.seq)
+	assert.Equal(t, feedKey{}, fp.key([]byte("not-a-producer-id")))
+	assert.Equal(t, feedKey{}, fp.key([]byte("ID:a:1:1:1:007")), "a sequence the id table keeps whole")
+
+	var ids [][]byte
+	for i := range 3 * feedPrefixSlots {
+		ids = append(ids, []byte(fmt.Sprintf("ID:host-%d-1:1:1:%d", i%7, i)))   // a few producers
+		ids = append(ids, []byte(fmt.Sprintf("ID:conn-%d-1:1:1:1", i)))         // one a connection
+		ids = append(ids, []byte(fmt.Sprintf("ID:host-%d-1:1:1:%d", i%7, i+1))) // again
+	}
+	ids = append(ids, []byte("plain"), []byte("ID:host-1-1:1:1:1"))
+	plain := newIDTable()
+	var want []msgKey
+	for _, id := range ids {
+		want = append(want, plain.intern(id))
+	}
+	b := NewBuilder(Options{})
+	a := b.newAdoption()
+	var fp2 feedPrefixes
+	var got []msgKey
+	for _, id := range ids {
+		got = append(got, a.intern(id, fp2.key(id)))
+	}
+	a.dropPrefixes()
+	assert.Equal(t, want, got)
+	assert.Equal(t, plain.refs, b.ids.refs)
+	assert.Equal(t, plain.names, b.ids.names)
+}
