@@ -322,9 +322,9 @@ func (a *adoption) intern(id []byte, fk feedKey) msgKey {
 		return ids.intern(id)
 	}
 	if i := int(fk.prefix); i < len(a.prefixes) && a.prefixes[i] != 0 {
-		ix := a.prefixes[i] - 1
-		ids.refs[ix]++
-		return msgKey{prefix: ix, seq: fk.seq}
+		k := msgKey{prefix: a.prefixes[i] - 1, seq: fk.seq}
+		ids.ref(k)
+		return k
 	}
 	k := ids.intern(id)
 	ids.ref(k)

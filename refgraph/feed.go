@@ -85,7 +85,7 @@ func (t *feedPrefixes) key(id []byte) feedKey {
 	if seq < 0 {
 		return feedKey{}
 	}
-	s := &t.slots[prefixSlot(p)]
+	s := &t.slots[prefixHash(p)&(feedPrefixSlots-1)]
 	if s.n == 0 || s.name != string(p) {
 		if t.last == math.MaxUint32 {
 			return feedKey{}
@@ -94,16 +94,6 @@ func (t *feedPrefixes) key(id []byte) feedKey {
 		s.name, s.n = string(p), t.last
 	}
 	return feedKey{s.n, seq}
-}
-
-// prefixSlot is the slot of prefix p in feedPrefixes, from its length
-// and last bytes (where the connection and producer numbers are).
-func prefixSlot(p []byte) int {
-	h := uint(len(p)) * 0x9e3779b1
-	for _, c := range p[max(len(p)-12, 0):] {
-		h = h*31 + uint(c)
-	}
-	return int(h^h>>13) & (feedPrefixSlots - 1)
 }
 
 // feedBatch is a run of sink calls. dests are the destinations of its

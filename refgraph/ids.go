@@ -26,14 +26,18 @@ type idTable struct {
 	recent [64]uint32
 }
 
-// recentSlot picks the recent slot of a prefix from its length and last
-// bytes.
-func recentSlot(p []byte) int {
+// recentSlot picks the recent slot of a prefix.
+func recentSlot(p []byte) int { return prefixHash(p) & 63 }
+
+// prefixHash hashes a prefix from its length and last bytes (where the
+// connection, session and producer numbers are), for the direct-mapped
+// tables of prefixes (idTable.recent, feedPrefixes).
+func prefixHash(p []byte) int {
 	h := uint(len(p)) * 0x9e3779b1
 	for _, c := range p[max(len(p)-8, 0):] {
 		h = h*31 + uint(c)
 	}
-	return int(h^h>>11) & 63
+	return int(h ^ h>>11)
 }
 
 // find returns the index of a live prefix.
