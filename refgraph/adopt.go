@@ -128,7 +128,11 @@ type adoption struct {
 	pendFile  int32
 	pend      [][]pendingDetail
 	replaced  map[pendingDetail]msgKey
-	nmsg      uint32 // messages adopted so far
+	// given: old's destinations whose indexes an adopted one took (by
+	// it), taken: the other way round (curDest.matching)
+	given map[*dest]*dest
+	taken map[*dest]*dest
+	nmsg  uint32 // messages adopted so far
 	// prefixes: the id table's prefix (+1) by the feed's number (intern)
 	prefixes []uint32
 	warns    []adoptWarning
@@ -147,6 +151,15 @@ type curDest struct {
 	onlyN   int   // messages old does not hold
 	only    []string
 	skipped bool
+	hint    int // the index's count of its messages (at most 1<<20)
+	// matching: every message of d so far is old's entry at its
+	// sequence, as keyed would make it (matched: their sequences, each
+	// class's past the one before: last), and d has no order or id index
+	// of its own yet. A destination whose messages are all of old's
+	// takes old's indexes as they are (done), instead of a copy.
+	matching bool
+	matched  []int64
+	last     [3]int64 // by kahaindex.Class
 }
 
 // knownRecord is what the replay knew of the message at a location.
@@ -180,21 +193,13 @@ type adoptWarning struct {
 }
 
 func (b *Builder) newAdoption() *adoption {
-	a := &adoption{b: b, old: map[string]*dest{}, subSize: map[[2]int32]int32{}, perKey: map[string][]IndexDiff{}, seen: map[string]bool{}}
+	a := &adoption{b: b, old: map[string]*dest{}, subSize: map[[2]int32]int32{}, perKey: map[string][]IndexDiff{}, seen: map[string]bool{},
+		given: map[*dest]*dest{}, taken: map[*dest]*dest{}}
 	for i := range a.byType {
 		a.byType[i] = map[string]*dest{}
 	}
-	a.oldMax = make([]int64, len(b.ids.names))
-	for i := range a.oldMax {
-		a.oldMax[i] = -1
-	}
 	for _, m := range b.dests {
 		for _, d := range m {
-			d.ids.each(func(k msgKey, _ int64) {
-				if k.seq >= 0 {
-					a.oldMax[k.prefix] = max(a.oldMax[k.prefix], k.seq)
-				}
-			})
 			a.old[d.key] = d
 			for _, s := range d.subs {
 				a.subSize[[2]int32{s.loc.File, s.loc.Offset}] = s.loc.Size
@@ -236,8 +241,59 @@ func (a *adoption) destination(xd *kahaindex.Destination) {
 		hint = int(min(xd.Stats.Count, 1<<20))
 	}
 	cur.d = &dest{typ: xd.Type, name: b.names.get([]byte(xd.Name)), key: xd.Key, topic: xd.Type.IsTopic() || xd.Topic,
-		nextSeq: xd.NextSeq, entries: newOrderIndex(hint), ids: newIDIndex(hint)}
+		nextSeq: xd.NextSeq}
+	cur.hint = hint
+	if cur.old != nil && a.given[cur.old] == nil && !b.opts.noTake {
+		cur.matching, cur.matched = true, make([]int64, 0, hint)
+		for i := range cur.last {
+			cur.last[i] = math.MinInt64
+		}
+	} else {
+		cur.d.entries, cur.d.ids = newOrderIndex(hint), newIDIndex(hint)
+	}
 	a.dests = append(a.dests, cur.d)
+}
+
+// matches reports whether the index's message m, of id k, is the
+// replay's entry at its sequence, as keyed would make it: the same id,
+// location (with its size), class and details, and the replay's entry
+// of that id. Each class's matches come by ascending sequence, so that
+// no entry of the replay's is matched twice.
+func (a *adoption) matches(k msgKey, m *kahaindex.StreamMessage) bool {
+	cur := &a.cur
+	c := int(m.Class)
+	if c < 0 || c >= len(cur.last) || m.Seq <= cur.last[c] {
+		return false
+	}
+	o := cur.old
+	if seq, ok := o.ids.find(k); !ok || seq != m.Seq {
+		return false
+	}
+	oe, ok := o.entries.find(m.Seq)
+	if !ok || oe.id != k || oe.loc != m.Loc || oe.class != int8(m.Class) || oe.flags&flagDetails != 0 {
+		return false
+	}
+	cur.last[c] = m.Seq
+	return true
+}
+
+// unmatch ends the current destination's matching: it gets indexes of
+// its own, with the entries keyed would have made of the messages
+// matched so far.
+func (a *adoption) unmatch() {
+	cur := &a.cur
+	d, o := cur.d, cur.old
+	if t := a.b.opts.takes; t != nil && len(cur.matched) > 0 {
+		t.unmatched++
+	}
+	d.entries, d.ids = newOrderIndex(cur.hint), newIDIndex(cur.hint)
+	for _, seq := range cur.matched {
+		oe, _ := o.entries.find(seq)
+		a.b.ids.ref(oe.id)
+		d.ids.add(oe.id, seq)
+		d.entries.swap(seq, oe)
+	}
+	cur.matching, cur.matched = false, nil
 }
 
 // message adopts one message of the order index.
@@ -254,6 +310,17 @@ func (a *adoption) keyed(_ *kahaindex.Destination, m *kahaindex.StreamMessage, f
 	}
 	d := cur.d
 	k := a.intern(m.ID, fk)
+	if cur.matching {
+		if a.matches(k, m) {
+			b.ids.release(k) // old's entry holds it
+			cur.matched = append(cur.matched, m.Seq)
+			a.nmsg++
+			d.count++
+			d.bytes += int64(m.Loc.Size)
+			return
+		}
+		a.unmatch()
+	}
 	// the replay's entry of the id in the destination of the same key
 	var oe entry
 	var byID bool
@@ -575,7 +642,27 @@ func findKnown(ks []knownRecord, loc codec.Location) (knownRecord, bool) {
 // oldHas reports whether the replay's state may hold id k: its
 // producer's sequence is not past the replay's largest.
 func (a *adoption) oldHas(k msgKey) bool {
+	if a.oldMax == nil {
+		a.makeOldMax()
+	}
 	return k.seq < 0 || int(k.prefix) < len(a.oldMax) && k.seq <= a.oldMax[k.prefix]
+}
+
+// makeOldMax makes oldMax, when first needed: an adoption whose
+// destinations all take the replay's indexes (curDest.matching) never
+// needs it.
+func (a *adoption) makeOldMax() {
+	a.oldMax = make([]int64, len(a.b.ids.names))
+	for i := range a.oldMax {
+		a.oldMax[i] = -1
+	}
+	for _, d := range a.old {
+		d.ids.each(func(k msgKey, _ int64) {
+			if k.seq >= 0 {
+				a.oldMax[k.prefix] = max(a.oldMax[k.prefix], k.seq)
+			}
+		})
+	}
 }
 
 // done ends the index's destination xd: its subscriptions, and how it
@@ -583,6 +670,20 @@ func (a *adoption) oldHas(k msgKey) bool {
 func (a *adoption) done(xd *kahaindex.Destination) {
 	b, cur := a.b, &a.cur
 	a.keys = append(a.keys, xd.Key)
+	took := false
+	if cur.matching {
+		if o := cur.old; len(cur.matched) == o.entries.len() && o.ids.len() == o.entries.len() {
+			// every one of old's messages, and nothing else
+			cur.d.entries, cur.d.ids = o.entries, o.ids
+			a.given[o], a.taken[cur.d] = cur.d, o
+			cur.matching, cur.matched, took = false, nil, true
+			if t := b.opts.takes; t != nil {
+				t.took++
+			}
+		} else {
+			a.unmatch()
+		}
+	}
 	if d := cur.d; d != nil {
 		if xd.Stats != nil {
 			d.statDelta = xd.Stats.Count - d.count
@@ -625,12 +726,14 @@ func (a *adoption) done(xd *kahaindex.Destination) {
 	q := old.typ.Scheme() + "://" + old.name
 	var out []IndexDiff
 	var extra []string
-	old.entries.each(func(_ int64, e entry) {
-		if cur.d != nil && holdsID(cur.d, e.id) {
-			return
-		}
-		extra = append(extra, b.ids.String(e.id))
-	})
+	if !took {
+		old.entries.each(func(_ int64, e entry) {
+			if cur.d != nil && holdsID(cur.d, e.id) {
+				return
+			}
+			extra = append(extra, b.ids.String(e.id))
+		})
+	}
 	if len(extra) > 0 {
 		sort.Strings(extra)
 		out = append(out, IndexDiff{Kind: "messages", Destination: q, Count: len(extra), MessageIDs: extra[:min(len(extra), maxDiffIDs)]})
@@ -665,7 +768,7 @@ func (a *adoption) done(xd *kahaindex.Destination) {
 func (a *adoption) discard() {
 	a.dropPrefixes()
 	for _, d := range a.dests {
-		if d != nil {
+		if d != nil && a.taken[d] == nil {
 			d.ids.each(func(k msgKey, _ int64) { a.b.ids.release(k) })
 		}
 	}
@@ -696,7 +799,9 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 	}
 	b.diffs = append(diffs, a.idxOnly...)
 	for _, d := range a.old {
-		d.entries.each(func(_ int64, e entry) { b.ids.release(e.id) })
+		if a.given[d] == nil { // a taken one's references are its own
+			d.entries.each(func(_ int64, e entry) { b.ids.release(e.id) })
+		}
 	}
 	for i := range b.dests {
 		b.dests[i] = map[string]*dest{}
@@ -719,7 +824,8 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 	a.old, a.oldMax, a.oldKnown, a.subSize, a.perKey, a.seen, a.idxOnly, a.keys = nil, nil, nil, nil, nil, nil, nil, nil
 	a.byType = [4]map[string]*dest{}
 	a.cur = curDest{}
-	a.readEarly(old)
+	a.readEarly(old, len(a.given) > 0)
+	a.given, a.taken = nil, nil
 	_ = ix
 }
 
@@ -749,7 +855,7 @@ func readDetail(c *codec.Command, err error) detailRead {
 // location, under another id or in another destination, takes what the
 // replay knew of it instead (knownAt's answer, found off the replay's
 // goroutine).
-func (a *adoption) readEarly(old map[string]*dest) {
+func (a *adoption) readEarly(old map[string]*dest, shared bool) {
 	if len(a.early) == 0 {
 		return
 	}
@@ -759,12 +865,22 @@ func (a *adoption) readEarly(old map[string]*dest) {
 	done := make(chan struct{})
 	a.earlyRead, a.earlyDone = read, done
 	b := a.b
+	lo, hi := locKey(early[0].loc), locKey(early[len(early)-1].loc)
+	var known []knownRecord
+	if shared {
+		// some of old's indexes are adopted destinations' now, which
+		// the replay goes on changing: looked up here
+		known, old = knownRecords(old, lo, hi), nil
+	}
 	go func() {
 		defer close(done)
-		// what the replay knew at their locations (nothing changes old
-		// any more: the replay goes on with the adopted destinations)
-		known := knownRecords(old, locKey(early[0].loc), locKey(early[len(early)-1].loc))
-		old = nil // garbage from here on, as when the adoption finished
+		// what the replay knew at their locations (nothing changes the
+		// rest of old any more: the replay goes on with the adopted
+		// destinations)
+		if old != nil {
+			known = knownRecords(old, lo, hi)
+			old = nil // garbage from here on, as when the adoption finished
+		}
 		var locs []codec.Location
 		var at []int // early's index of locs[i]
 		for i, p := range early {

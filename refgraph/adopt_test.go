@@ -231,3 +231,57 @@ func TestAdoptionKnownByLocation(t *testing.T) {
 		}, g.IndexDiffs(), "position %v", at)
 	}
 }
+
+// TestAdoptionTakesAndReadsEarly: at a recovery position within the
+// journal, an adopted destination that takes the replay's indexes (all
+// of R's messages are the replay's) goes on with the replay after the
+// position, while the details of another's message (Q's, of an id the
+// replay does not hold) are looked up by location in the replayed state,
+// R's included: with -race, the look-up must not run beside the replay.
+func TestAdoptionTakesAndReadsEarly(t *testing.T) {
+	dq := codec.Destination{Type: codec.Queue, Name: []byte("Q"), HasType: true, HasName: true}
+	dr := codec.Destination{Type: codec.Queue, Name: []byte("R"), HasType: true, HasName: true}
+	loc := func(off int32) codec.Location { return codec.Location{File: 1, Offset: off, Size: 100} }
+	add := func(d codec.Destination, id string, prio int32, body int) codec.Command {
+		return codec.Command{Type: codec.AddMessageCommand, Dest: d, MessageID: []byte(id), Message: make([]byte, body), Priority: prio, PrioritySupported: true}
+	}
+	journal := []journalRecord{
+		{loc(100), add(dq, "ID:q:0", 7, 5)},
+		{loc(150), add(dr, "ID:r:0", 4, 6)},
+		{loc(200), codec.Command{Type: codec.TraceCommand}},
+		{loc(300), add(dr, "ID:r:1", 4, 9)},
+		{loc(400), codec.Command{Type: codec.RemoveMessageCommand, Dest: dr, MessageID: []byte("ID:r:0")}},
+	}
+	for _, take := range []bool{true, false} {
+		position := loc(200)
+		var takes takeCounts
+		opts := Options{
+			Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &position}},
+			LoadIndex: func(sink kahaindex.Sink) (*kahaindex.Index, error) {
+				xq := &kahaindex.Destination{Key: "0:Q", Type: codec.Queue, Name: "Q", NextSeq: 1}
+				xr := &kahaindex.Destination{Key: "0:R", Type: codec.Queue, Name: "R", NextSeq: 1}
+				sink.Destination(xq)
+				sink.Message(xq, &kahaindex.StreamMessage{Seq: 0, ID: []byte("ID:x:1"), Loc: loc(100), Class: kahaindex.High})
+				sink.Done(xq)
+				sink.Destination(xr)
+				sink.Message(xr, &kahaindex.StreamMessage{Seq: 0, ID: []byte("ID:r:0"), Loc: loc(150), Class: kahaindex.Default})
+				sink.Done(xr)
+				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xq, xr}}, nil
+			},
+			ReadRecord: func(l codec.Location, c *codec.Command) (codec.Location, error) {
+				return l, errors.New("not read: the replay knows it")
+			},
+			takes:  &takes,
+			noTake: !take,
+		}
+		g := replayJournal(t, opts, journal, 500)
+		if take {
+			assert.Equal(t, 1, takes.took, "R takes the replay's indexes")
+		} else {
+			assert.Zero(t, takes.took)
+		}
+		assert.Equal(t, map[string]string{"ID:x:1": "prio 7 size 5 unreadable false"}, messageDetails(t, g, "0:Q"), "take %v", take)
+		assert.Equal(t, map[string]string{"ID:r:1": "prio 4 size 9 unreadable false"}, messageDetails(t, g, "0:R"), "take %v", take)
+		assert.Empty(t, g.Warnings(), "take %v", take)
+	}
+}

@@ -64,7 +64,16 @@ type Options struct {
 	// readAtPosition (tests): LoadIndex is called when the adoption
 	// starts, without reading ahead (feed.go)
 	readAtPosition bool
+	// takes (tests): nil, or counts what the adoption did with the
+	// replay's indexes (curDest.matching); noTake (tests): every adopted
+	// destination gets indexes of its own
+	takes  *takeCounts
+	noTake bool
 }
+
+// takeCounts counts the adopted destinations that took the replay's
+// indexes, and those that matched some messages first and then did not.
+type takeCounts struct{ took, unmatched int }
 
 // priority classes of the broker's order index.
 const (
