@@ -114,6 +114,8 @@ var shapes = map[string]shape{
 	// subscription holding hundreds of thousands of messages (issue 15):
 	// at 2.5 GB about 500 k, 100 k and 250 k pending.
 	"big-pending": {dlqShare: 0.55, slowShare: 0.09, offlineWeight: 0.7, offlineFrom: 0.2, smallBodies: true},
+	// big-pending's kind of store, written by a real broker (brokerstore.go)
+	brokerShape: {},
 }
 
 // slowQueue is the queue of shape.slowShare.

@@ -70,6 +70,9 @@ type indexInfo struct {
 	Queues        string `json:"queues"`
 	Subscriptions string `json:"subscriptions"`
 	Prepared      string `json:"prepared"`
+	// Outright: the broker wrote the whole store (brokerShape), not only
+	// its index.
+	Outright bool `json:"outright,omitempty"`
 }
 
 // indexKey names the indexed copy of a configuration in the cache.
@@ -246,6 +249,9 @@ func writeIndexInfo(dir string, i *indexInfo) error {
 
 // describe is the index in a sentence, for the report.
 func (i *indexInfo) describe() string {
+	if i.Outright {
+		return fmt.Sprintf("index: db.data of %s, written by the ActiveMQ 5.17 broker that wrote the whole store (%s, JVM %s, %.0f s), stopped cleanly: its recovery position is the journal's end", mib(i.IndexBytes), i.Command, i.JavaOpts, i.Seconds)
+	}
 	s := fmt.Sprintf("index: db.data of %s written for it by ActiveMQ 5.17 (brokerkit Inspect, JVM %s), which took %.0f s", mib(i.IndexBytes), i.JavaOpts, i.Seconds)
 	if i.PeakRSS > 0 {
 		s += fmt.Sprintf(" at %s peak RSS", mib(i.PeakRSS))

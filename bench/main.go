@@ -70,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (options, genConfig, error) {
 	fs.DurationVar(&o.timeout, "timeout", time.Hour, "longest a single step may run")
 	fs.IntVar(&o.runs, "runs", 3, "runs of cat, holders, stats and the mount's first answer; the median is reported")
 	fs.BoolVar(&o.write, "write", false, "replace the results section of BENCHMARKS.md with this run's")
-	fs.StringVar(&o.shape, "shape", "", "workload shape: \"\" (the default mix) or big-pending (a DLQ, a slow queue and an offline subscription holding most messages)")
+	fs.StringVar(&o.shape, "shape", "", "workload shape: \"\" (the default mix), big-pending (a DLQ, a slow queue and an offline subscription holding most messages) or "+brokerShape+" (big-pending written by a real broker outright, brokerkit BigStore)")
 	fs.BoolVar(&o.genOnly, "generate-only", false, "only generate (or find) the store and print its manifest")
 	fs.BoolVar(&o.bare, "bare", false, "time the generated journal alone, without the index a real broker writes for it (db.data)")
 	fs.StringVar(&o.indexJavaOpts, "index-java-opts", "", "JVM options of the broker that writes the store's index once (default: -Xmx1g up to 1 GB of journal, about 1.2 GiB per GB above)")
@@ -104,7 +104,7 @@ func (o options) genConfig() (genConfig, error) {
 		return genConfig{}, fmt.Errorf("want -file-length in 1MiB..1GiB, -batch ≥ 4KiB, -size ≥ -file-length")
 	}
 	if _, ok := shapes[o.shape]; !ok {
-		return genConfig{}, fmt.Errorf("unknown -shape %q (want \"\" or big-pending)", o.shape)
+		return genConfig{}, fmt.Errorf("unknown -shape %q (want \"\", big-pending or %s)", o.shape, brokerShape)
 	}
 	return genConfig{Bytes: size, FileLength: int(fl), BatchSize: int(bs), Seed: o.seed, Shape: o.shape}, nil
 }
@@ -175,6 +175,17 @@ func benchmark(o options, cfg genConfig, stdout, stderr io.Writer) error {
 // indexed points cs at the broker-indexed copy of its journal, made when
 // missing, unless -bare.
 func (o options) indexed(root string, cs *cachedStore, log io.Writer) error {
+	if cs.man.Config.Shape == brokerShape {
+		if o.bare {
+			return fmt.Errorf("-bare: the store of -shape %s is a broker's, index and all", brokerShape)
+		}
+		info, err := brokerIndex(cs)
+		if err != nil {
+			return err
+		}
+		cs.index = info
+		return nil
+	}
 	if o.bare {
 		return nil
 	}

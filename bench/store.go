@@ -53,6 +53,9 @@ func ensureStore(root, cache string, cfg genConfig, regen bool, log io.Writer) (
 }
 
 func generateInto(root, dir string, cfg genConfig, log io.Writer) (*manifest, error) {
+	if cfg.Shape == brokerShape {
+		return brokerGenerateInto(root, dir, cfg, log)
+	}
 	tmp := dir + ".tmp"
 	if err := os.RemoveAll(tmp); err != nil {
 		return nil, err

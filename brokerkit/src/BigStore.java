@@ -21,7 +21,7 @@ import org.apache.activemq.broker.region.policy.PolicyMap;
 import org.apache.activemq.store.kahadb.KahaDBPersistenceAdapter;
 
 /**
- * BigStore STORE_DIR SCALE [SEED]: a big-pending store written by a real
+ * BigStore STORE_DIR SCALE [SEED [MAX_FILE_LENGTH]]: a big-pending store written by a real
  * broker outright, message by message (the bench's big-pending store has a
  * generated journal and only its db.data from a broker). At SCALE 1:
  * 500 k messages sent to ActiveMQ.DLQ, 100 k to the slow queue REPORTS, of
@@ -29,20 +29,22 @@ import org.apache.activemq.store.kahadb.KahaDBPersistenceAdapter;
  * EVENTS while its durable subscription (client "reporting", name
  * "archive") is offline, and 200 k sent to WORK and consumed as they come
  * — all interleaved, text bodies of 1.5 to 3.5 KB that name an order
- * number ("order #N"). Journal files of 32 MiB; the broker is stopped
+ * number ("order #N"). Journal files of 32 MiB (or MAX_FILE_LENGTH bytes); the broker is stopped
  * cleanly, so db.data is the index a restarted broker adopts. Prints what
- * it sent and how long it took. Takes a few minutes at SCALE 1 (about
+ * it sent (one JSON line: the counts, the body bytes, the id of the
+ * first message sent to the DLQ) and how long it took. Takes a few minutes at SCALE 1 (about
  * 2.5 GB of journal).
  */
 public class BigStore {
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: BigStore STORE_DIR SCALE [SEED]");
+            System.err.println("usage: BigStore STORE_DIR SCALE [SEED [MAX_FILE_LENGTH]]");
             System.exit(2);
         }
         File store = new File(args[0]);
         double scale = Double.parseDouble(args[1]);
         long seed = args.length > 2 ? Long.parseLong(args[2]) : 1;
+        int maxFileLength = args.length > 3 ? Integer.parseInt(args[3]) : 32 << 20;
         long t0 = System.nanoTime();
 
         BrokerService b = new BrokerService();
@@ -55,7 +57,7 @@ public class BigStore {
         b.setDataDirectoryFile(new File(store.getAbsoluteFile().getParentFile(), "broker-data"));
         KahaDBPersistenceAdapter a = new KahaDBPersistenceAdapter();
         a.setDirectory(store);
-        a.setJournalMaxFileLength(32 << 20);
+        a.setJournalMaxFileLength(maxFileLength);
         a.setEnableJournalDiskSyncs(false);
         b.setPersistenceAdapter(a);
         b.getSystemUsage().getStoreUsage().setLimit(64L << 30);
@@ -110,7 +112,8 @@ public class BigStore {
         long[] left = {nDLQ, nReports, nEvents, nWork};
         javax.jms.Destination[] to = {dlq, reports, events, work};
         String[] kind = {"FAILED", "REPORT", "EVENT", "TASK"};
-        long sent = 0;
+        long sent = 0, bodyBytes = 0;
+        String firstDLQ = null;
         while (sent < total) {
             long x = (long) (r.nextDouble() * (total - sent));
             int k = 0;
@@ -122,10 +125,13 @@ public class BigStore {
             sent++;
             int n = 1500 + r.nextInt(2000);
             int off = r.nextInt(text.length - n);
-            TextMessage m = ps.createTextMessage(kind[k] + " order #" + sent + " " + new String(text, off, n));
+            String body = kind[k] + " order #" + sent + " " + new String(text, off, n);
+            bodyBytes += body.length();
+            TextMessage m = ps.createTextMessage(body);
             m.setStringProperty("kind", kind[k]);
             m.setLongProperty("order", sent);
             p.send(to[k], m);
+            if (k == 0 && firstDLQ == null) firstDLQ = m.getJMSMessageID();
             if (sent % 100_000 == 0) System.err.printf("%d of %d sent%n", sent, total);
         }
         // the slow queue's consumer takes its first messages
@@ -142,7 +148,8 @@ public class BigStore {
         c.close();
         b.stop();
         b.waitUntilStopped();
-        System.out.printf("{\"dlq\":%d,\"reports\":%d,\"reportsTaken\":%d,\"events\":%d,\"work\":%d,\"workTaken\":%d,\"seconds\":%.1f}%n",
-                nDLQ, nReports, reportsTaken, nEvents, nWork, workTaken.get(), (System.nanoTime() - t0) / 1e9);
+        System.out.printf("{\"dlq\":%d,\"reports\":%d,\"reportsTaken\":%d,\"events\":%d,\"work\":%d,\"workTaken\":%d,"
+                + "\"bodyBytes\":%d,\"firstDLQ\":\"%s\",\"seconds\":%.1f}%n",
+                nDLQ, nReports, reportsTaken, nEvents, nWork, workTaken.get(), bodyBytes, firstDLQ, (System.nanoTime() - t0) / 1e9);
     }
 }
