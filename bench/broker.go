@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -22,9 +21,8 @@ func (b *bench) brokerStep() []*result {
 		r.skipped = why
 		return []*result{r}
 	}
-	build := exec.Command(filepath.Join(b.root, "brokerkit", "build.sh"))
-	if out, err := build.CombinedOutput(); err != nil {
-		r.err = fmt.Errorf("brokerkit/build.sh: %v: %s", err, out)
+	if err := buildBrokerKit(b.root); err != nil {
+		r.err = err
 		return []*result{r}
 	}
 	dir := filepath.Join(b.work, "broker")

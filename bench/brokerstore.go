@@ -87,8 +87,8 @@ func brokerGenerateInto(root, dir string, cfg genConfig, log io.Writer) (*manife
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
 	}
-	if out, err := exec.Command(filepath.Join(root, "brokerkit", "build.sh")).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("brokerkit/build.sh: %v: %s", err, out)
+	if err := buildBrokerKit(root); err != nil {
+		return nil, err
 	}
 	scale := strconv.FormatFloat(float64(cfg.Bytes)/brokerScaleBytes, 'f', -1, 64)
 	args := []string{"BigStore", filepath.Join(tmp, "store"), scale, strconv.FormatUint(cfg.Seed, 10), strconv.Itoa(cfg.FileLength)}
@@ -127,6 +127,7 @@ func brokerGenerateInto(root, dir string, cfg genConfig, log io.Writer) (*manife
 		sizes = append(sizes, st.Size())
 	}
 	man := brokerManifest(cfg, r, sizes, time.Since(start).Seconds())
+	man.JavaOpts = brokerKitJavaOpts()
 	fmt.Fprintf(log, "bench: the broker wrote %d files, %s, %d messages, %d pending in %.1f s\n", man.Files, mib(man.Bytes), man.Messages, man.Pending, man.Seconds)
 	if err := writeManifest(tmp, man); err != nil {
 		return nil, err
@@ -165,6 +166,6 @@ func brokerIndex(cs *cachedStore) (*indexInfo, error) {
 	}
 	m := cs.man
 	return &indexInfo{Version: indexVersion, GenVersion: m.Version, Config: m.Config, Records: m.Records, Bytes: m.Bytes,
-		Command: "brokerkit/run.sh BigStore", JavaOpts: brokerKitJavaOpts(), Seconds: m.Seconds, IndexBytes: st.Size(), FilesAfter: m.Files, Outright: true,
+		Command: "brokerkit/run.sh BigStore", JavaOpts: m.JavaOpts, Seconds: m.Seconds, IndexBytes: st.Size(), FilesAfter: m.Files, Outright: true,
 		Made: st.ModTime().UTC().Format(time.RFC3339)}, nil
 }

@@ -146,6 +146,9 @@ type manifest struct {
 	BodyBytes     int64            `json:"bodyBytes"`
 	Templates     int              `json:"templateRecords"` // fixture records read
 	Seconds       float64          `json:"seconds"`
+	// JavaOpts: the JVM options of the broker that wrote the store
+	// (brokerShape; "" for a generated one)
+	JavaOpts string `json:"javaOpts,omitempty"`
 }
 
 // msgRef names a message written by the generator.

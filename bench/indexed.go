@@ -145,8 +145,8 @@ func indexInto(root, dir string, cs *cachedStore, javaOpts string, log io.Writer
 	if err := copyStore(files, cp); err != nil {
 		return nil, err
 	}
-	if out, err := exec.Command(filepath.Join(root, "brokerkit", "build.sh")).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("brokerkit/build.sh: %v: %s", err, out)
+	if err := buildBrokerKit(root); err != nil {
+		return nil, err
 	}
 	report := filepath.Join(tmp, "inspect.json")
 	args := []string{"Inspect", cp, report, "--max-file-length", fmt.Sprint(cs.man.Config.FileLength), "--no-gc-trace"}
@@ -250,7 +250,11 @@ func writeIndexInfo(dir string, i *indexInfo) error {
 // describe is the index in a sentence, for the report.
 func (i *indexInfo) describe() string {
 	if i.Outright {
-		return fmt.Sprintf("index: db.data of %s, written by the ActiveMQ 5.17 broker that wrote the whole store (%s, JVM %s, %.0f s), stopped cleanly: its recovery position is the journal's end", mib(i.IndexBytes), i.Command, i.JavaOpts, i.Seconds)
+		jvm := ""
+		if i.JavaOpts != "" {
+			jvm = ", JVM " + i.JavaOpts
+		}
+		return fmt.Sprintf("index: db.data of %s, written by the ActiveMQ 5.17 broker that wrote the whole store (%s%s, %.0f s), stopped cleanly: its recovery position is the journal's end", mib(i.IndexBytes), i.Command, jvm, i.Seconds)
 	}
 	s := fmt.Sprintf("index: db.data of %s written for it by ActiveMQ 5.17 (brokerkit Inspect, JVM %s), which took %.0f s", mib(i.IndexBytes), i.JavaOpts, i.Seconds)
 	if i.PeakRSS > 0 {
@@ -259,6 +263,15 @@ func (i *indexInfo) describe() string {
 	s += fmt.Sprintf(" to rebuild it from the journal and stop; its stop-time cleanup deleted %d data files, %d remain", len(i.Deleted), i.FilesAfter)
 	s += fmt.Sprintf("; it recovered the generator's pending counts: queues %s, subscriptions %s, prepared transactions %s", i.Queues, i.Subscriptions, i.Prepared)
 	return s
+}
+
+// buildBrokerKit builds brokerkit's classes (build.sh: nothing to do when
+// they are up to date).
+func buildBrokerKit(root string) error {
+	if out, err := exec.Command(filepath.Join(root, "brokerkit", "build.sh")).CombinedOutput(); err != nil {
+		return fmt.Errorf("brokerkit/build.sh: %v: %s", err, out)
+	}
+	return nil
 }
 
 // brokerMissing tells why the real broker cannot run here ("" when it can).
