@@ -562,3 +562,65 @@ func TestCachedListingLinksAfterLookups(t *testing.T) {
 	next := list()
 	assert.Equal(t, 1+jsonFiles(next), liveNodes(root, false), "the call after a lookup is answered here and links its entries (the .json files: see TestBatchWalkLinks)")
 }
+
+// TestLinkAheadBytesBound: the goroutine rendering ahead of a listing's
+// lookups stops rendering a chunk once it holds linkChunkBytes of
+// content; the files it left are rendered by their lookups. What it did
+// render is the FUSE-free tree's content.
+func TestLinkAheadBytesBound(t *testing.T) {
+	const n = 200 // 400 entries: several chunks
+	fsys, pending := mountPending(t, n, 4096)
+	_, err := os.Stat(pending)
+	require.NoError(t, err)
+	td := pendingNode(t, fsys.root.EmbeddedInode())
+	tab, err := td.table()
+	require.NoError(t, err)
+	s := fsys.Snapshot()
+	list, err := s.ReadDir(bigPendingRel)
+	require.NoError(t, err)
+	require.Len(t, list, 2*n)
+	require.Equal(t, 2*n, tab.len())
+
+	ahead := func(bound int) (rendered []bool, held []int) {
+		old := linkChunkBytes
+		linkChunkBytes = bound
+		defer func() { linkChunkBytes = old }()
+		a := newLinkAhead(s, tab, td.EmbeddedInode())
+		defer a.close()
+		rendered = make([]bool, tab.len())
+		held = make([]int, (tab.len()+linkChunk-1)/linkChunk)
+		for i := range tab.len() {
+			lf, ok := a.take(i, tab.len(), nil)
+			rendered[i] = ok
+			if !ok {
+				continue
+			}
+			held[i/linkChunk] += len(lf.data)
+			want, err := s.ReadFile(bigPendingRel + "/" + list[i].Name)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(lf.data), list[i].Name)
+			lf.slab.release()
+		}
+		return rendered, held
+	}
+	all, _ := ahead(1 << 30)
+	for i, ok := range all {
+		require.True(t, ok, "%s rendered ahead without a bound", list[i].Name)
+	}
+	const bound = 2000 // a few files of a chunk
+	some, held := ahead(bound)
+	for c, h := range held {
+		from, to := c*linkChunk, min((c+1)*linkChunk, tab.len())
+		assert.True(t, some[from], "chunk %d: its first file rendered", c)
+		left := 0
+		for i := from; i < to; i++ {
+			if !some[i] {
+				left++
+			}
+		}
+		assert.Positive(t, left, "chunk %d: files left to their lookups", c)
+		// at most the bound and the last file's (and its pair's) content
+		assert.Less(t, h, bound+3*4096, "chunk %d holds %d bytes", c, h)
+		assert.GreaterOrEqual(t, h, bound, "chunk %d stopped at the bound, not before", c)
+	}
+}
