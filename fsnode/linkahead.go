@@ -42,9 +42,8 @@ const (
 // rendering a chunk once it holds that much, and its later files are
 // rendered by their lookups. So what waits for the lookups stays within
 // linkChunks times linkChunkBytes and a message's two files (16 MiB and
-// 16 such pairs)
-// whatever the messages' size; without the bound, a queue of 1 MB
-// messages would have a gigabyte rendered ahead.
+// 16 such pairs) whatever the messages' size; without the bound, a queue
+// of 1 MB messages would have a gigabyte rendered ahead.
 var linkChunkBytes = 1 << 20
 
 // linkedFile is a file rendered ahead of its lookup.
