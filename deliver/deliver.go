@@ -101,35 +101,37 @@ func matching(sub *refgraph.Subscription, read Reader, wireVersion int) (deliver
 	var errs []error
 	var c codec.Command
 	dec := openwire.Decoder{Version: wireVersion}
-	for _, m := range cands {
+	// (Recovered, not cands: where the store's first batch is filtered
+	// by the ack positions, the selector decides where it ends)
+	delivered = sub.Recovered(func(m *refgraph.Message) bool {
 		if rerr := read(m.Loc, &c); rerr != nil {
-			delivered = append(delivered, m)
 			errs = append(errs, fmt.Errorf("%s at %s: %w", m.ID(), m.Loc, rerr))
-			continue
+			return true
 		}
 		om, derr := dec.Decode(c.Message)
 		if om == nil {
-			delivered = append(delivered, m)
 			errs = append(errs, fmt.Errorf("%s at %s: %w", m.ID(), m.Loc, derr))
-			continue
+			return true
 		}
 		ok, merr := sel.Match(selector.FromOpenWire(om))
 		var ee *selector.EvalError
 		switch {
 		case merr == nil && ok:
-			delivered = append(delivered, m)
+			return true
 		case merr == nil:
 			skipped = append(skipped, Skipped{Message: m, Why: "the selector does not match"})
+			return false
 		case errors.As(merr, &ee) && ee.JMSException():
 			// the broker catches it: not delivered
 			skipped = append(skipped, Skipped{Message: m, Why: "the selector's evaluation fails: " + merr.Error()})
+			return false
 		default:
 			// an exception the broker does not catch, or what this
 			// evaluator does not support: said, and kept
-			delivered = append(delivered, m)
 			errs = append(errs, fmt.Errorf("%s: %w", m.ID(), merr))
+			return true
 		}
-	}
+	})
 	if len(errs) > 0 {
 		err = fmt.Errorf("deliver: %s %s: %d candidate(s) kept undecided: %w", sub.Destination, sub.Key, len(errs), errors.Join(errs...))
 	}

@@ -364,7 +364,7 @@ func (m *model) destination(d *dest, acked map[string]map[string]string, prefixe
 				gs.AckPositions[i] = SeqRange{r.first, r.last}
 			}
 		}
-		gs.pending, gs.inDoubt = subscriptionDelivery(gd.Messages, s, acked[s.key])
+		gs.pending, gs.inDoubt, gs.batch = subscriptionDelivery(gd.Messages, s, acked[s.key])
 		gd.Subscriptions = append(gd.Subscriptions, gs)
 	}
 	return gd, warnings
@@ -439,16 +439,30 @@ func queueDelivery(gd *Destination, statDelta int64, held map[string]string) (wa
 
 // subscriptionDelivery works out what durable subscription s delivers
 // when a broker starts (pending) and what it holds back because a
-// prepared transaction acked it (inDoubt), in the order of ms.
-func subscriptionDelivery(ms []Message, s *sub, held map[string]string) (pending, inDoubt []int32) {
+// prepared transaction acked it (inDoubt), in the order of ms; batch is
+// how the store's batches made pending when they are filtered (nil:
+// they are not, see storeBatches).
+func subscriptionDelivery(ms []Message, s *sub, held map[string]string) (pending, inDoubt []int32, batch *storeBatches) {
 	// §5.4: filtered delivery when some pending seq is below lastAck
 	var deliver []int32
 	if s.hasPos && !s.pos.empty() && s.pos.head() < s.lastAck {
+		batch = &storeBatches{head: s.pos.head()}
 		for i, m := range ms {
-			if s.pos.contains(m.Seq) {
-				deliver = append(deliver, int32(i))
+			if !s.pos.contains(m.Seq) {
+				continue
 			}
+			if _, ok := held[m.ID()]; ok {
+				inDoubt = append(inDoubt, int32(i))
+				continue
+			}
+			batch.filtered = append(batch.filtered, int32(i))
 		}
+		if len(batch.filtered) <= MaxPageSize {
+			// one batch holds them all: nothing after it
+			return batch.filtered, inDoubt, nil
+		}
+		batch.held = held
+		return batch.recover(ms, nil), inDoubt, batch
 	} else {
 		for i, m := range ms {
 			if m.Seq > s.lastAck {
@@ -458,7 +472,65 @@ func subscriptionDelivery(ms []Message, s *sub, held map[string]string) (pending
 	}
 	// recoverSubscription skips what the subscription acked in a
 	// prepared transaction
-	return holdBack(ms, deliver, held)
+	pending, inDoubt = holdBack(ms, deliver, held)
+	return pending, inDoubt, nil
+}
+
+// storeBatches is how the store hands a durable subscription's messages
+// to its cursor when its ack positions start below its last ack (§5.4):
+// KahaDBStore.recoverNextMessages filters by the ack positions only in
+// the first batch it recovers (the subscription has no cursor in the
+// store yet). That batch ends with the MaxPageSize-th message the
+// cursor takes (TopicStorePrefetch.maxBatchSize: the topic's
+// maxPageSize; a message its selector does not match is not taken), and
+// the store keeps its place; the next batches go on from there through
+// every message the store holds, those the subscription acked
+// individually included (another subscription keeps them), without
+// looking at the ack positions again. Seen once from a real broker: seed
+// 79 of the differential test (testdata/kept).
+type storeBatches struct {
+	head     int64   // the first ack position: where the batches start
+	filtered []int32 // the messages the first batch may take, in order
+	held     map[string]string
+}
+
+// recover lists what the cursor takes, in order: the messages of the
+// first batch, then those after the last of them; match says which ones
+// the subscription's selector takes (nil: all).
+func (b *storeBatches) recover(ms []Message, match func(*Message) bool) []int32 {
+	var out []int32
+	taken, last := 0, -1
+	for _, i := range b.filtered {
+		if match != nil && !match(&ms[i]) {
+			continue
+		}
+		out = append(out, i)
+		if taken++; taken == MaxPageSize {
+			last = int(i)
+			break
+		}
+	}
+	if last < 0 {
+		return out
+	}
+	// The next batches: the store's place in each priority class is after
+	// the first batch's last message in its class, the head in the
+	// classes after it (ms is in the order index's order: class, then
+	// sequence).
+	for i := last + 1; i < len(ms); i++ {
+		m := &ms[i]
+		if m.Seq < b.head {
+			continue
+		}
+		if _, ok := b.held[m.ID()]; ok {
+			continue
+		}
+		if match != nil && !match(m) {
+			continue
+		}
+		out = append(out, int32(i))
+	}
+	return out
 }
 
 // ackedID is a message id a prepared transaction acks, and the transaction.

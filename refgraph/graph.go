@@ -409,6 +409,30 @@ type Subscription struct {
 	// inDoubt: messages the subscription acked inside a prepared
 	// transaction (not delivered until the outcome).
 	pending, inDoubt []int32
+	// batch: how the store's batches made pending, when the first is
+	// filtered by the ack positions and the others are not (nil: one
+	// rule for all)
+	batch *storeBatches
+}
+
+// Recovered returns the messages the store hands the subscription's
+// cursor, in order, when match says which messages its selector takes:
+// Pending, less those match refuses, except where the first of the
+// store's batches is filtered by the ack positions (§5.4, storeBatches):
+// that batch ends with the MaxPageSize-th message taken, so a selector
+// moves where the unfiltered batches start. match is called once a
+// message at most, in order.
+func (s *Subscription) Recovered(match func(*Message) bool) []*Message {
+	if s.batch == nil {
+		var out []*Message
+		for _, i := range s.pending {
+			if m := &s.Destination.Messages[i]; match(m) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return pick(s.Destination.Messages, s.batch.recover(s.Destination.Messages, match))
 }
 
 // InDoubt returns the messages the subscription acknowledged inside a
