@@ -1,0 +1,149 @@
+package refgraph
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// batchMessages makes n stored messages of one class, sequences 1..n,
+// ids "ID:p:1:1:1:<seq>".
+func batchMessages(n int) []Message {
+	ms := make([]Message, n)
+	for i := range ms {
+		ms[i] = *NewMessage(fmt.Sprintf("ID:p:1:1:1:%d", i+1), codec.Location{File: 1, Offset: int32(100 * (i + 1))})
+		ms[i].Seq = int64(i + 1)
+	}
+	return ms
+}
+
+func seqsOf(ms []Message, ix []int32) []int64 {
+	out := []int64{}
+	for _, i := range ix {
+		out = append(out, ms[i].Seq)
+	}
+	return out
+}
+
+func seqsFromTo(a, b int64) []int64 {
+	var out []int64
+	for v := a; v <= b; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestStoreBatches: a subscription whose ack positions start below its
+// last ack is handed, by the store, the first MaxPageSize messages of its
+// positions, then every stored message after the last of them, acked
+// ones included (KahaDBStore.recoverNextMessages filters the first batch
+// only: seed 79).
+func TestStoreBatches(t *testing.T) {
+	ms := batchMessages(300)
+	// positions: 1..300 but 150 (acked early) and 250, 260 (acked after the
+	// first batch's last message), and the next-message marker 301; the
+	// last ack at 260 (above the head)
+	s := &sub{lastAck: 260, hasPos: true}
+	s.pos.addRange(1, 301)
+	for _, v := range []int64{150, 250, 260} {
+		s.pos.remove(v)
+	}
+	pending, inDoubt, batch := subscriptionDelivery(ms, s, nil)
+	require.NotNil(t, batch)
+	assert.Empty(t, inDoubt)
+	// the first batch: the first 200 of the positions (1..201 without
+	// 150), then 202..300 whatever the positions say
+	want := append(append(seqsFromTo(1, 149), seqsFromTo(151, 201)...), seqsFromTo(202, 300)...)
+	assert.Equal(t, want, seqsOf(ms, pending), "250 and 260 are handed again, 150 is not")
+
+	// no more than a batch in the positions: filtered throughout
+	small := &sub{lastAck: 260, hasPos: true}
+	small.pos.addRange(100, 301)
+	for _, v := range append(seqsFromTo(101, 200), 250, 260) {
+		small.pos.remove(v)
+	}
+	pending, _, batch = subscriptionDelivery(ms, small, nil)
+	assert.Nil(t, batch)
+	wantSmall := append(append([]int64{100}, seqsFromTo(201, 249)...), append(seqsFromTo(251, 259), seqsFromTo(261, 300)...)...)
+	assert.Equal(t, wantSmall, seqsOf(ms, pending), "one batch: only the positions")
+
+	// a message a prepared transaction acked is held back, and not counted
+	held := map[string]string{ms[9].ID(): "tx"} // seq 10
+	pending, inDoubt, _ = subscriptionDelivery(ms, s, held)
+	assert.Equal(t, []int64{10}, seqsOf(ms, inDoubt))
+	wantHeld := append(append(seqsFromTo(1, 9), seqsFromTo(11, 149)...), seqsFromTo(151, 300)...)
+	assert.Equal(t, wantHeld, seqsOf(ms, pending), "the first batch ends one later")
+
+	// a selector: only the messages it takes count towards the batch
+	g := &Destination{Messages: ms}
+	gs := &Subscription{Destination: g}
+	gs.pending, gs.inDoubt, gs.batch = subscriptionDelivery(ms, s, nil)
+	var asked []int64
+	odd := func(m *Message) bool { asked = append(asked, m.Seq); return m.Seq%2 == 1 }
+	var got []int64
+	for _, m := range gs.Recovered(odd) {
+		got = append(got, m.Seq)
+	}
+	// 200 odd positions end at 401: past the 300 stored, so the first
+	// batch takes every odd one of the positions and there is no second
+	var wantOdd []int64
+	for v := int64(1); v <= 300; v += 2 {
+		if v != 150 {
+			wantOdd = append(wantOdd, v)
+		}
+	}
+	assert.Equal(t, wantOdd, got, "the selector moves the first batch's end")
+	for i := 1; i < len(asked); i++ {
+		require.Less(t, asked[i-1], asked[i], "each message asked once, in order")
+	}
+
+	// a selector that takes all but 1..20: the first batch ends at 221
+	// (150 is not in it), and the second hands 250 and 260
+	got = got[:0]
+	for _, m := range gs.Recovered(func(m *Message) bool { return m.Seq > 20 }) {
+		got = append(got, m.Seq)
+	}
+	assert.Equal(t, append(seqsFromTo(21, 149), seqsFromTo(151, 300)...), got)
+
+	// without the rule's first condition (positions from below the last
+	// ack), the old rule: everything after the last ack
+	above := &sub{lastAck: 260, hasPos: true}
+	above.pos.addRange(261, 301)
+	pending, _, batch = subscriptionDelivery(ms, above, nil)
+	assert.Nil(t, batch)
+	assert.Equal(t, seqsFromTo(261, 300), seqsOf(ms, pending))
+}
+
+// TestStoreBatchesClasses: the store keeps its place in each priority
+// class; the classes after the first batch's last message's start at the
+// head of the positions.
+func TestStoreBatchesClasses(t *testing.T) {
+	// 250 messages of class HIGH (sequences 51..300), then 50 of class
+	// DEF (sequences 1..50): the order index's order
+	var ms []Message
+	for v := int64(51); v <= 300; v++ {
+		m := *NewMessage(fmt.Sprintf("ID:p:1:1:1:%d", v), codec.Location{File: 1, Offset: int32(10 * v)})
+		m.Seq = v
+		ms = append(ms, m)
+	}
+	for v := int64(1); v <= 50; v++ {
+		m := *NewMessage(fmt.Sprintf("ID:p:1:1:1:%d", v), codec.Location{File: 1, Offset: int32(10 * v)})
+		m.Seq = v
+		ms = append(ms, m)
+	}
+	// positions 30..301 without 280 and 40: head 30 below the last ack
+	s := &sub{lastAck: 280, hasPos: true}
+	s.pos.addRange(30, 301)
+	s.pos.remove(280)
+	s.pos.remove(40)
+	pending, _, batch := subscriptionDelivery(ms, s, nil)
+	require.NotNil(t, batch)
+	// first batch: HIGH 51..250 (200); then HIGH 251..300 (280 again),
+	// then DEF from the head, 30..50 (40 again)
+	want := append(append(seqsFromTo(51, 250), seqsFromTo(251, 300)...), seqsFromTo(30, 50)...)
+	assert.Equal(t, want, seqsOf(ms, pending))
+}
