@@ -183,6 +183,29 @@ func removedByTransactions(g *refgraph.Graph) []codec.Destination {
 	return out
 }
 
+// stillAgain counts the acknowledged messages s is handed again even with
+// its last-ack position above every message (--no-redelivery): those past
+// the store's first batch (refgraph.Subscription.PendingFiltered).
+func stillAgain(s *refgraph.Subscription) int {
+	n := 0
+	for _, m := range s.PendingFiltered() {
+		if !holds(s.AckPositions, m.Seq) {
+			n++
+		}
+	}
+	return n
+}
+
+// holds reports whether the ranges rs hold v.
+func holds(rs []refgraph.SeqRange, v int64) bool {
+	for _, r := range rs {
+		if r.First <= v && v <= r.Last {
+			return true
+		}
+	}
+	return false
+}
+
 // quirks lists what a restarted broker does on g that the compacted store
 // carries over (or, with noRedelivery, drops), and what layoutTopic cannot
 // reproduce.
@@ -198,8 +221,15 @@ func quirks(g *refgraph.Graph, noRedelivery bool) []string {
 				continue
 			}
 			what := "the compacted store does the same (--no-redelivery drops them)"
+			still := stillAgain(s)
+			if still > 0 {
+				what = fmt.Sprintf("the compacted store does the same (--no-redelivery drops all but %d of them: the store filters only its first batch of %d by the acknowledgements)", still, refgraph.MaxPageSize)
+			}
 			if noRedelivery {
 				what = "the compacted store does not (--no-redelivery)"
+				if still > 0 {
+					what = fmt.Sprintf("the compacted store hands it %d of them still (--no-redelivery: the store filters only its first batch of %d messages by the acknowledgements, and these come after it)", still, refgraph.MaxPageSize)
+				}
 			}
 			sel := ""
 			if s.HasSelector {

@@ -178,18 +178,10 @@ func stateOf(g *refgraph.Graph, noRedelivery ...bool) liveState {
 			s.subs[key] = l.ids(sub.NumPending(), sub.PendingAt)
 			if len(noRedelivery) > 0 && noRedelivery[0] {
 				if again := sub.DeliveredAgain(); len(again) > 0 {
-					pending := sub.Pending()
-					drop := map[*refgraph.Message]bool{}
-					for _, m := range again {
-						drop[m] = true
-					}
-					var keep []*refgraph.Message
-					for _, m := range pending {
-						if !drop[m] {
-							keep = append(keep, m)
-						}
-					}
-					s.subs[key] = l.list(keep)
+					// its last-ack position above every message: its
+					// ack positions' messages, but for the store's
+					// batches after the first (PendingFiltered)
+					s.subs[key] = l.list(sub.PendingFiltered())
 				}
 			}
 			s.subs[key+" in doubt"] = l.list(sub.InDoubt())

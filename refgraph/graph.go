@@ -455,6 +455,40 @@ func (s *Subscription) DeliveredAgain() []*Message {
 	return out
 }
 
+// PendingFiltered returns what the store would hand the subscription
+// (no selector applied) if its last-ack position lay above every message,
+// its ack positions and held messages as they are: what a compaction that
+// drops redelivery (compact.Options.NoRedelivery) gives it. That is its
+// ack positions' messages, except past the store's first batch
+// (storeBatches): every stored message after the batch's last is handed
+// too, acknowledged or not.
+func (s *Subscription) PendingFiltered() []*Message {
+	ms := s.Destination.Messages
+	if len(s.AckPositions) == 0 {
+		return nil
+	}
+	b := &storeBatches{head: s.AckPositions[0].First}
+	inDoubt := map[int32]bool{}
+	for _, i := range s.inDoubt {
+		inDoubt[i] = true
+	}
+	for i := range ms {
+		if positionsHold(s.AckPositions, ms[i].Seq) && !inDoubt[int32(i)] {
+			b.filtered = append(b.filtered, int32(i))
+		}
+	}
+	if len(b.filtered) <= MaxPageSize {
+		return pick(ms, b.filtered)
+	}
+	if len(s.inDoubt) > 0 {
+		b.held = map[string]string{}
+		for _, i := range s.inDoubt {
+			b.held[ms[i].ID()] = ""
+		}
+	}
+	return pick(ms, b.recover(ms, nil))
+}
+
 func positionsHold(rs []SeqRange, v int64) bool {
 	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= v })
 	return i < len(rs) && rs[i].First <= v

@@ -147,3 +147,37 @@ func TestStoreBatchesClasses(t *testing.T) {
 	want := append(append(seqsFromTo(51, 250), seqsFromTo(251, 300)...), seqsFromTo(30, 50)...)
 	assert.Equal(t, want, seqsOf(ms, pending))
 }
+
+// TestPendingFiltered: with its last-ack position above every message (a
+// compaction dropping redelivery), a subscription is handed its ack
+// positions' messages, and, past the store's first batch, every stored
+// one: the acknowledged ones there still come back.
+func TestPendingFiltered(t *testing.T) {
+	ms := batchMessages(300)
+	d := &Destination{Messages: ms}
+	// positions 1..301 but 20 and 280 (acknowledged, still stored)
+	s := &Subscription{Destination: d, AckPositions: []SeqRange{{1, 19}, {21, 279}, {281, 301}}}
+	var got []int64
+	for _, m := range s.PendingFiltered() {
+		got = append(got, m.Seq)
+	}
+	// the first batch: 1..201 without 20; then 202..300, 280 included
+	assert.Equal(t, append(seqsFromTo(1, 19), seqsFromTo(21, 300)...), got)
+
+	// within one batch: the positions only
+	s.AckPositions = []SeqRange{{100, 119}, {121, 279}, {281, 301}}
+	got = got[:0]
+	for _, m := range s.PendingFiltered() {
+		got = append(got, m.Seq)
+	}
+	assert.Equal(t, append(append(seqsFromTo(100, 119), seqsFromTo(121, 279)...), seqsFromTo(281, 300)...), got)
+
+	// held back: not handed, not counted
+	s.AckPositions = []SeqRange{{1, 19}, {21, 279}, {281, 301}}
+	s.inDoubt = []int32{0} // seq 1
+	got = got[:0]
+	for _, m := range s.PendingFiltered() {
+		got = append(got, m.Seq)
+	}
+	assert.Equal(t, append(seqsFromTo(2, 19), seqsFromTo(21, 300)...), got)
+}
