@@ -5,6 +5,10 @@
 // each against its JMS selector before it dispatches it
 // (DurableTopicSubscription, TopicStorePrefetch): a message the selector
 // does not match is not delivered (it is acknowledged as unmatched).
+// Where the store filters by the ack-position set, it does so in its
+// first batch only, which ends with the MaxBatch-th message the selector
+// takes; the next batches hand every stored message after it
+// (refgraph.Subscription.Recovered; seed 79 of the differential test).
 //
 // The selector is evaluated as ActiveMQ 5.17.2 does (package selector) on
 // each candidate's headers and properties (package openwire), read from
