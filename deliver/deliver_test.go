@@ -1,6 +1,7 @@
 package deliver
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
@@ -72,13 +73,49 @@ func TestSelectorSubscription(t *testing.T) {
 }
 
 // TestCursorLimit: a store cursor starting from count hands out nothing at
-// 0 (or below: a count that drifted), else whole batches of MaxBatch until
-// the count is spent.
+// 0 (or below: a count that drifted), else whole batches of MaxBatch while
+// its count is above zero; spent past zero, it reads the store's count
+// again (what of the ack positions is left) and goes on while that is
+// above zero.
 func TestCursorLimit(t *testing.T) {
+	msgs := func(seqs ...int64) []*refgraph.Message {
+		var out []*refgraph.Message
+		for _, v := range seqs {
+			m := refgraph.NewMessage(fmt.Sprintf("ID:p:1:1:1:%d", v), codec.Location{File: 1, Offset: int32(v)})
+			m.Seq = v
+			out = append(out, m)
+		}
+		return out
+	}
+	rng := func(a, b int64) refgraph.SeqRange { return refgraph.SeqRange{First: a, Last: b} }
+	span := func(a, b int64) []int64 {
+		var out []int64
+		for v := a; v <= b; v++ {
+			out = append(out, v)
+		}
+		return out
+	}
 	for _, c := range []struct {
-		count int64
-		want  int
-	}{{-3, 0}, {0, 0}, {1, MaxBatch}, {3, MaxBatch}, {MaxBatch, MaxBatch}, {MaxBatch + 1, 2 * MaxBatch}, {1 << 40, ((1 << 40) + MaxBatch - 1) / MaxBatch * MaxBatch}} {
-		assert.Equal(t, c.want, cursorLimit(c.count), "count %d", c.count)
+		name      string
+		count     int64
+		positions []refgraph.SeqRange
+		taken     []int64
+		want      int
+	}{
+		{"drifted", -3, []refgraph.SeqRange{rng(1, 5)}, span(1, 4), 0},
+		{"count 0", 0, nil, span(1, 4), 0},
+		// seed 243: count 3, four candidates after the last ack (one
+		// acknowledged as unmatched): the batch holds all four
+		{"one batch", 3, []refgraph.SeqRange{rng(1, 1), rng(3, 5)}, span(1, 4), 4},
+		// 381 of the positions and 33 acknowledged ones of the later
+		// batches (the PRICES subscriptions): the first two batches spend
+		// the count, the store's count of what is left (14) goes on
+		{"read again", 381, []refgraph.SeqRange{rng(1, 367), rng(401, 415)}, append(span(1, 400), span(401, 414)...), 414},
+		// past zero with nothing of the positions left: stops
+		{"nothing left", 200, []refgraph.SeqRange{rng(1, 201)}, span(1, 300), 200},
+		{"spent on acknowledged ones", 201, []refgraph.SeqRange{rng(1, 200), rng(301, 302)}, span(1, 400), 400},
+	} {
+		sub := &refgraph.Subscription{Count: c.count, AckPositions: c.positions}
+		assert.Equal(t, c.want, cursorLimit(sub, msgs(c.taken...)), c.name)
 	}
 }
