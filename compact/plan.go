@@ -189,21 +189,11 @@ func removedByTransactions(g *refgraph.Graph) []codec.Destination {
 func stillAgain(s *refgraph.Subscription) int {
 	n := 0
 	for _, m := range s.PendingFiltered() {
-		if !holds(s.AckPositions, m.Seq) {
+		if !s.InAckPositions(m.Seq) {
 			n++
 		}
 	}
 	return n
-}
-
-// holds reports whether the ranges rs hold v.
-func holds(rs []refgraph.SeqRange, v int64) bool {
-	for _, r := range rs {
-		if r.First <= v && v <= r.Last {
-			return true
-		}
-	}
-	return false
 }
 
 // quirks lists what a restarted broker does on g that the compacted store

@@ -30,7 +30,6 @@ package deliver
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/openwire"
@@ -106,7 +105,7 @@ func cursorLimit(sub *refgraph.Subscription, taken []*refgraph.Message) int {
 		}
 		k := min(MaxBatch, len(taken)-n)
 		for _, m := range taken[n : n+k] {
-			if inPositions(sub.AckPositions, m.Seq) {
+			if sub.InAckPositions(m.Seq) {
 				consumed++
 			}
 		}
@@ -114,12 +113,6 @@ func cursorLimit(sub *refgraph.Subscription, taken []*refgraph.Message) int {
 		size -= int64(k)
 	}
 	return n
-}
-
-// inPositions reports whether the ack-position ranges rs hold v.
-func inPositions(rs []refgraph.SeqRange, v int64) bool {
-	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= v })
-	return i < len(rs) && rs[i].First <= v
 }
 
 // matching returns the candidates of sub its selector matches, in order,

@@ -489,6 +489,10 @@ func (s *Subscription) PendingFiltered() []*Message {
 	return pick(ms, b.recover(ms, nil))
 }
 
+// InAckPositions reports whether the subscription's ack-position set
+// holds sequence v.
+func (s *Subscription) InAckPositions(v int64) bool { return positionsHold(s.AckPositions, v) }
+
 func positionsHold(rs []SeqRange, v int64) bool {
 	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= v })
 	return i < len(rs) && rs[i].First <= v
