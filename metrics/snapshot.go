@@ -21,7 +21,9 @@ import (
 // that keeps a store's Snapshot: bump its version whenever what a
 // snapshot holds or how a metric is computed changes, so that no side
 // file of an older kahafs is rendered.
-const SideKind = "metrics-v1"
+// v2: a durable subscription's pending messages include what the store
+// hands past its first batch (refgraph's storeBatches).
+const SideKind = "metrics-v2"
 
 // Snapshot is the metrics of a store, or of each store of a layout, as
 // numbers before rendering: what an analysis gives, without the constant
