@@ -400,6 +400,13 @@ func (b *Builder) Command(rec codec.Record, c *codec.Command) error {
 	b.commands++
 	b.lastRecord = loc
 
+	if c.Type == codec.AckMessageFileMapCommand {
+		// The broker loads the ack map its index names straight from its
+		// record (recoverAckMessageFileMap), wherever the replay goes: also
+		// when the record lies in what the replay skips (the rest of an
+		// ack-compaction file whose source still exists, seed 62).
+		b.loadIndexAckMap(loc, c)
+	}
 	if b.skipping {
 		switch {
 		case int64(loc.Offset) < b.skipTo:
@@ -553,15 +560,22 @@ func (b *Builder) process(loc codec.Location, c *codec.Command) {
 	case codec.AckMessageFileMapCommand:
 		b.setLastUpdate(loc)
 		b.lastAckMap, b.hasAckMap, b.ackAfterMap = loc, true, false
-		if m := b.opts.Index; m != nil && m.AckMap != nil && sameLoc(*m.AckMap, loc) {
-			am, err := javaser.ParseAckMap(c.Blob)
-			if err != nil {
-				b.warnf("ack map record at %s (named by the index) does not parse: %v", loc, err)
-			} else {
-				b.ackLoaded, b.ackLoadOK = am, true
-			}
-		}
 	}
+}
+
+// loadIndexAckMap loads the ack map of the record at loc if the index
+// names it.
+func (b *Builder) loadIndexAckMap(loc codec.Location, c *codec.Command) {
+	m := b.opts.Index
+	if m == nil || m.AckMap == nil || !sameLoc(*m.AckMap, loc) || b.ackLoadOK {
+		return
+	}
+	am, err := javaser.ParseAckMap(c.Blob)
+	if err != nil {
+		b.warnf("ack map record at %s (named by the index) does not parse: %v", loc, err)
+		return
+	}
+	b.ackLoaded, b.ackLoadOK = am, true
 }
 
 func sameLoc(a, b codec.Location) bool { return a.File == b.File && a.Offset == b.Offset }
