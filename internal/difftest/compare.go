@@ -845,9 +845,11 @@ func sortedKeys[V any](m map[string]V) []string {
 // name), the messages kahafs found the original's broker holds back
 // because its stored count drifted (refgraph.Destination.Undelivered),
 // explains the compacted store delivering them: its index is rebuilt, so
-// its count is right (compaction's report names the quirk).
-func compareViews(want, got, noIndex *View, heldBack map[string][]string) []Finding {
-	c := &viewsCmp{want: want, got: got, noIndex: noIndex, heldBack: heldBack}
+// its count is right (compaction's report names the quirk) — all but
+// those of them that had expired when got's broker started (expired, nil:
+// none), which it counts and discards, as any broker does.
+func compareViews(want, got, noIndex *View, heldBack map[string][]string, expired func(queue, id string) bool) []Finding {
+	c := &viewsCmp{want: want, got: got, noIndex: noIndex, heldBack: heldBack, expired: expired}
 	c.destinations()
 	c.queues()
 	c.subscriptions()
@@ -861,6 +863,7 @@ func compareViews(want, got, noIndex *View, heldBack map[string][]string) []Find
 type viewsCmp struct {
 	want, got, noIndex *View
 	heldBack           map[string][]string
+	expired            func(queue, id string) bool
 	fs                 []Finding
 }
 
@@ -885,18 +888,30 @@ func (c *viewsCmp) add(where, what, w, g, n string) *Finding {
 // delivered compares the messages where delivered in the original (w) and
 // in the compacted store (g); x: those of the original without its index;
 // held, those kahafs found the original's drifted count holds back and
-// the workload confirms (info.witnessedHeld).
-func (c *viewsCmp) delivered(where string, w, g, x, held []string) {
+// the workload confirms (info.witnessedHeld); expired, whether one of held
+// had expired when the compacted store's broker started (nil: none).
+func (c *viewsCmp) delivered(where string, w, g, x, held []string, expired func(id string) bool) {
 	if equalStrings(w, g) {
 		return
 	}
 	f := c.add(where, "delivered", fmt.Sprintf("%d messages", len(w)), fmt.Sprintf("%d messages", len(g)), "")
+	// the held back ones the compacted store's broker can deliver: not
+	// those that had expired when it started
+	var live []string
+	for _, id := range held {
+		if expired == nil || !expired(id) {
+			live = append(live, id)
+		}
+	}
 	switch {
 	case c.noIndex != nil && equalStrings(x, g):
 		f.Explained = "the broker delivers the same for the original without its index"
-	case len(held) > 0 && len(g) == len(w)+len(held) && equalStrings(setDiff(g, held), w):
-		// (with the lengths, setDiff took every one of held out of g)
+	case len(live) > 0 && len(g) == len(w)+len(live) && equalStrings(setDiff(g, live), w):
+		// (with the lengths, setDiff took every one of live out of g)
 		f.Explained = heldBackExplains
+		if n := len(held) - len(live); n > 0 {
+			f.Explained += fmt.Sprintf("; %d more it held back had expired when the compacted store's broker started (the workload's expirations): that broker counts them and discards them, as the original's does its expired ones", n)
+		}
 	}
 	f.Detail = idListDiff(w, g)
 }
@@ -950,7 +965,9 @@ func (c *viewsCmp) queues() {
 				f.Explained = heldBackExplains
 			}
 		}
-		c.delivered("queue://"+n, w.Consumed, g.Consumed, x.Consumed, held)
+		c.delivered("queue://"+n, w.Consumed, g.Consumed, x.Consumed, held, func(id string) bool {
+			return c.expired != nil && c.expired(n, id)
+		})
 	}
 }
 
@@ -979,7 +996,7 @@ func (c *viewsCmp) subscriptions() {
 		if w.StoreCount != g.StoreCount {
 			c.add(k, "count", str(w.StoreCount), str(g.StoreCount), str(x.StoreCount))
 		}
-		c.delivered(k, w.Delivered, g.Delivered, x.Delivered, nil)
+		c.delivered(k, w.Delivered, g.Delivered, x.Delivered, nil, nil)
 	}
 }
 

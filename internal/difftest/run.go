@@ -231,7 +231,8 @@ func (s *seedRun) compaction() {
 				Kahafs: "compaction or its broker view failed", Broker: "-", Detail: strings.Split(err.Error(), "\n")})
 			return cached, nil
 		}
-		s.r.Findings = append(s.r.Findings, compareViews(s.views[true], cv, s.views[false], s.in.witnessedHeld(s.heldBack))...)
+		s.r.Findings = append(s.r.Findings, compareViews(s.views[true], cv, s.views[false], s.in.witnessedHeld(s.heldBack),
+			func(q, id string) bool { return s.in.expired("queue://"+q, id, cv.StartedAt) })...)
 		return cached, nil
 	})
 }
@@ -366,7 +367,7 @@ func brokerNotes(views map[bool]*View, in *info) []string {
 	}
 	if a, b := views[true], views[false]; a != nil && b != nil {
 		var diff []string
-		for _, f := range compareViews(a, b, nil, nil) {
+		for _, f := range compareViews(a, b, nil, nil, nil) {
 			diff = append(diff, strings.TrimSpace(fmt.Sprintf("%s %s, without: %s", f.Where,
 				strings.TrimPrefix(f.Broker, "original: "), strings.TrimPrefix(f.Kahafs, "compacted: "))))
 		}
