@@ -1,6 +1,7 @@
 package kahaindex
 
 import (
+	"encoding/binary"
 	"fmt"
 )
 
@@ -32,6 +33,35 @@ type btree[K, V any] struct {
 	// spare: a node nothing refers to any more (recycle); the next
 	// decode fills its arrays instead of making new ones
 	spare *node[K, V]
+	// skim, when set, reads a leaf that lies in one page without decoding
+	// its keys and values (for a reader that keeps neither: the nodes it
+	// makes hold zero keys and values, the right number of them): see
+	// skimLeaf.
+	skim *skim
+}
+
+// skim is how the keys and values of a B-tree's leaf are laid out, for
+// skimLeaf: key returns where the key at b[i:] ends (ok false: not one
+// skimLeaf can pass over, e.g. a string that is not ASCII); the values
+// are value bytes each.
+type skim struct {
+	key   func(b []byte, i int) (end int, ok bool)
+	value int
+}
+
+// skimASCII passes over a readUTF string that is ASCII (its modified
+// UTF-8 is then valid: the decoder could not fail on it).
+func skimASCII(b []byte, i int) (int, bool) {
+	if i+2 > len(b) {
+		return 0, false
+	}
+	end := i + 2 + int(binary.BigEndian.Uint16(b[i:]))
+	return end, end <= len(b) && isASCII(b[i+2:end])
+}
+
+// skimFixed passes over a key of n bytes.
+func skimFixed(n int) func(b []byte, i int) (int, bool) {
+	return func(b []byte, i int) (int, bool) { return i + n, i+n <= len(b) }
 }
 
 type node[K, V any] struct {
@@ -77,6 +107,12 @@ func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
 	s, err := t.pf.openStream(id, t.what)
 	if err != nil {
 		return nil, err
+	}
+	if t.skim != nil {
+		if n := t.skimLeaf(s, id); n != nil {
+			t.pf.release(s)
+			return n, nil
+		}
 	}
 	n, err := t.decodeFrom(s, id)
 	t.pf.release(s) // what the node holds is copied out of it
@@ -146,6 +182,66 @@ func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
 		return nil, err
 	}
 	return n, nil
+}
+
+// skimLeaf is decodeFrom for a leaf node that lies in one page and that
+// decodeFrom would read without error, as t.skim describes its entries:
+// the node it returns has as many keys and values as decodeFrom's, all
+// zero, and its next leaf. For any other node (a branch, one that goes on
+// in another page, one skim cannot pass over, one short of bytes) it
+// returns nil and leaves s as it was: decodeFrom reads that node, with its
+// errors. Either way the page was read alike (openStream), so what the
+// read counts (the reads' budget, the shapes) is the same.
+func (t *btree[K, V]) skimLeaf(s *stream, id int64) *node[K, V] {
+	if s.typ != pageEnd || s.end > len(s.buf) || s.pos != pageHeaderSize {
+		return nil
+	}
+	b := s.buf[:s.end]
+	i := s.pos
+	if i+2 > len(b) {
+		return nil
+	}
+	count := int(int16(binary.BigEndian.Uint16(b[i:])))
+	i += 2
+	if count < 0 {
+		return nil
+	}
+	for range count {
+		var ok bool
+		if i, ok = t.skim.key(b, i); !ok {
+			return nil
+		}
+	}
+	// the leaf flag, the values, the next leaf
+	if i+1 > len(b) || b[i] != 0 {
+		return nil
+	}
+	i++
+	if count > (len(b)-i)/t.skim.value {
+		return nil
+	}
+	i += count * t.skim.value
+	if i+8 > len(b) {
+		return nil
+	}
+	n := t.spare
+	if n != nil {
+		t.spare = nil
+	} else {
+		n = &node[K, V]{}
+	}
+	*n = node[K, V]{page: id, next: int64(binary.BigEndian.Uint64(b[i:])), keys: zeroed(n.keys, count), values: zeroed(n.values, count)}
+	return n
+}
+
+// zeroed returns s (its array reused where it has room) as n zero values.
+func zeroed[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 // maxNodeHint bounds the room a node's arrays are made with before its

@@ -439,7 +439,14 @@ func (r *reader) readLater(l *loaded) error {
 		return err
 	}
 	if r.part != partOrder {
-		stopped, err := l.locations.iterate(nil, func(loc codec.Location, seq int64) {
+		locations := l.locations
+		if r.sink != nil {
+			// nothing kept of it: its leaves skimmed
+			c := *locations
+			c.skim = &skim{key: skimFixed(locationBytes(r.version)), value: 8}
+			locations = &c
+		}
+		stopped, err := locations.iterate(nil, func(loc codec.Location, seq int64) {
 			if r.sink == nil {
 				d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
 			}
@@ -554,7 +561,7 @@ func (r *reader) checkMessageIDs(l *loaded) error {
 	d := l.d
 	var scratch []byte
 	ids := &btree[struct{}, int64]{pf: l.messageIDs.pf, root: l.messageIDs.root, what: l.messageIDs.what, kind: l.messageIDs.kind,
-		value: readI64,
+		value: readI64, skim: &skim{key: skimASCII, value: 8},
 		key: func(in dataInput) (struct{}, error) {
 			var err error
 			scratch, err = readUTFBytes(in, scratch[:0])

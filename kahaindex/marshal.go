@@ -106,6 +106,14 @@ func readLocation(in dataInput) (codec.Location, error) {
 	return l, err
 }
 
+// locationBytes is how many bytes readLocationSize reads.
+func locationBytes(version int32) int {
+	if version < 6 {
+		return 8
+	}
+	return 12
+}
+
 // readLocationSize is MessageDatabase.LocationSizeMarshaller: file,
 // offset, and from version 6 on the record size.
 func readLocationSize(in dataInput, version int32) (codec.Location, error) {

@@ -431,13 +431,15 @@ func (pf *pageFile) readAt(b []byte, off int64) error {
 	if off < 0 || off+int64(len(b)) > pf.length || off+int64(len(b)) < off {
 		return io.ErrUnexpectedEOF
 	}
-	clear(b)
-	if off < pf.data.size {
-		n := min(int64(len(b)), pf.data.size-off)
+	// the file's bytes, zeros past its end (b is cleared only there: a
+	// page of the file is read over whatever b held)
+	n := max(min(int64(len(b)), pf.data.size-off), 0)
+	if n > 0 {
 		if err := pf.data.readFull(b[:n], off); err != nil {
 			return err
 		}
 	}
+	clear(b[n:])
 	if len(pf.patches) == 0 {
 		return nil
 	}

@@ -1,0 +1,84 @@
+package kahaindex
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+)
+
+// TestSkimLeafAsDecoded: every page of every fixture store's db.data, as
+// it is and with bytes flipped, read as a message-id index node and as a
+// location index node (both layouts): where skimLeaf takes the page, the
+// full decode reads it without error, as a leaf of as many entries, with
+// the same next leaf; where it does not, nothing of the stream moved.
+// Both kinds of leaf are skimmed on the fixtures, and both fall back.
+func TestSkimLeafAsDecoded(t *testing.T) {
+	skimmed, fallbacks := map[string]int{}, map[string]int{}
+	for _, fx := range fixtureIndexes() {
+		for _, flip := range []bool{false, true} {
+			data := fx.data
+			if flip {
+				data = append([]byte(nil), data...)
+				for i := 4096 + 37; i < len(data); i += 211 {
+					data[i] ^= 0x81
+				}
+			}
+			files := byteSources("db", data, fx.redo, fx.free)
+			pf, fresh, err := openPageFile(files[0], files[1], files[2])
+			if err != nil || fresh {
+				continue
+			}
+			pf.budget = 1 << 40
+			for id := int64(0); id < pf.filePages(); id++ {
+				ids := &btree[struct{}, int64]{pf: pf, what: "ids", value: readI64, key: func(in dataInput) (struct{}, error) {
+					_, err := readUTFBytes(in, nil)
+					return struct{}{}, err
+				}}
+				skimAgrees(t, fmt.Sprintf("%s page %d as message ids", fx.dir, id), ids, &skim{key: skimASCII, value: 8}, id, skimmed, fallbacks, "ids")
+				for _, v := range []int32{5, 6} {
+					locs := &btree[codec.Location, int64]{pf: pf, what: "locations", value: readI64,
+						key: func(in dataInput) (codec.Location, error) { return readLocationSize(in, v) }}
+					skimAgrees(t, fmt.Sprintf("%s page %d as locations (version %d)", fx.dir, id, v), locs,
+						&skim{key: skimFixed(locationBytes(v)), value: 8}, id, skimmed, fallbacks, "locations")
+				}
+			}
+		}
+	}
+	for _, k := range []string{"ids", "locations"} {
+		if skimmed[k] == 0 || fallbacks[k] == 0 {
+			t.Errorf("%s: %d leaves skimmed, %d fallbacks: the test exercises one path only", k, skimmed[k], fallbacks[k])
+		}
+	}
+	t.Logf("skimmed %v, fell back %v", skimmed, fallbacks)
+}
+
+func skimAgrees[K, V any](t *testing.T, what string, tr *btree[K, V], sk *skim, id int64, skimmed, fallbacks map[string]int, kind string) {
+	t.Helper()
+	s, err := tr.pf.openStream(id, tr.what)
+	if err != nil {
+		return
+	}
+	tr.skim = sk
+	n := tr.skimLeaf(s, id)
+	pos, page := s.pos, s.page
+	full, ferr := tr.decodeFrom(s, id)
+	tr.pf.release(s)
+	if n == nil {
+		fallbacks[kind]++
+		if pos != pageHeaderSize || page != id {
+			t.Fatalf("%s: a fallback moved the stream (position %d, page %d)", what, pos, page)
+		}
+		return
+	}
+	skimmed[kind]++
+	switch {
+	case ferr != nil:
+		t.Fatalf("%s: skimmed, but decoding fails: %v", what, ferr)
+	case full.branch():
+		t.Fatalf("%s: skimmed, but decoded as a branch", what)
+	case len(full.keys) != len(n.keys) || len(full.values) != len(n.values) || full.next != n.next || n.page != id:
+		t.Fatalf("%s: skimmed %d keys, %d values, next %d; decoded %d, %d, next %d", what, len(n.keys), len(n.values), n.next,
+			len(full.keys), len(full.values), full.next)
+	}
+}
