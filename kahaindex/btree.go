@@ -38,6 +38,13 @@ type btree[K, V any] struct {
 	// makes hold zero keys and values, the right number of them): see
 	// skimLeaf.
 	skim *skim
+	// leaf, when set, decodes a leaf node that lies in one page straight
+	// from the page's bytes, b (up to the stream's end; the node's bytes
+	// start at b[pageHeaderSize:]), into n (a node for page id with no
+	// keys or values yet) the way decodeFrom would, or reports false
+	// (what it wrote to n is dropped: decodeFrom reads the node, with its
+	// errors). startNode is called before either.
+	leaf func(b []byte, n *node[K, V]) bool
 }
 
 // skim is how the keys and values of a B-tree's leaf are laid out, for
@@ -113,6 +120,24 @@ func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
 			t.pf.release(s)
 			return n, nil
 		}
+	}
+	if t.leaf != nil && s.typ == pageEnd && s.end <= len(s.buf) && s.pos == pageHeaderSize {
+		if t.startNode != nil {
+			t.startNode()
+		}
+		n := t.spare
+		if n != nil {
+			t.spare = nil
+		} else {
+			n = &node[K, V]{}
+		}
+		*n = node[K, V]{page: id, next: -1, keys: n.keys[:0], values: n.values[:0], children: n.children}
+		if t.leaf(s.buf[:s.end], n) {
+			n.children = nil
+			t.pf.release(s)
+			return n, nil
+		}
+		t.spare = n
 	}
 	n, err := t.decodeFrom(s, id)
 	t.pf.release(s) // what the node holds is copied out of it

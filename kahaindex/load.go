@@ -1,6 +1,7 @@
 package kahaindex
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -520,10 +521,6 @@ func (r *reader) streamOrder(l *loaded) error {
 	d := l.d
 	zero := int64(0)
 	var arena []byte // the ids of the node being read
-	type rawKeys struct {
-		from, to int
-		loc      codec.Location
-	}
 	var msg StreamMessage
 	for _, c := range []struct {
 		t     *btree[int64, messageKeys]
@@ -540,6 +537,11 @@ func (r *reader) streamOrder(l *loaded) error {
 				loc, err := readLocationSize(in, r.version)
 				return rawKeys{from, len(arena), loc}, err
 			}}
+		t.leaf = func(b []byte, n *node[int64, rawKeys]) bool {
+			var ok bool
+			arena, ok = orderLeaf(b, n, arena, locationBytes(r.version))
+			return ok
+		}
 		msg.Class = c.class
 		stopped, err := t.iterate(&zero, func(seq int64, k rawKeys) {
 			msg.Seq, msg.ID, msg.Loc = seq, arena[k.from:k.to:k.to], k.loc
@@ -555,6 +557,63 @@ func (r *reader) streamOrder(l *loaded) error {
 		}
 	}
 	return nil
+}
+
+// rawKeys is an order index value as streamOrder reads it: the id's
+// bytes (arena[from:to] of the node being read) and the location.
+type rawKeys struct {
+	from, to int
+	loc      codec.Location
+}
+
+// orderLeaf decodes the order index leaf in b (a page up to its stream's
+// end) into n as streamOrder's decoder would, the ids appended to arena,
+// when every id is ASCII and the node's bytes are all there (locBytes:
+// the location's, 8 or 12); otherwise it reports false, and arena is
+// what it was.
+func orderLeaf(b []byte, n *node[int64, rawKeys], arena []byte, locBytes int) ([]byte, bool) {
+	i := pageHeaderSize
+	if i+2 > len(b) {
+		return arena, false
+	}
+	count := int(int16(binary.BigEndian.Uint16(b[i:])))
+	i += 2
+	if count < 0 || count > (len(b)-i)/8 {
+		return arena, false
+	}
+	for range count {
+		n.keys = append(n.keys, int64(binary.BigEndian.Uint64(b[i:])))
+		i += 8
+	}
+	if i+1 > len(b) || b[i] != 0 {
+		return arena, false // a branch (or short): decodeFrom
+	}
+	i++
+	start := len(arena)
+	for range count {
+		if i+2 > len(b) {
+			return arena[:start], false
+		}
+		from := i + 2
+		to := from + int(binary.BigEndian.Uint16(b[i:]))
+		if to+locBytes > len(b) || !isASCII(b[from:to]) {
+			return arena[:start], false
+		}
+		at := len(arena)
+		arena = append(arena, b[from:to]...)
+		i = to
+		loc := codec.Location{File: int32(binary.BigEndian.Uint32(b[i:])), Offset: int32(binary.BigEndian.Uint32(b[i+4:]))}
+		if locBytes == 12 {
+			loc.Size = int32(binary.BigEndian.Uint32(b[i+8:]))
+		}
+		i += locBytes
+		n.values = append(n.values, rawKeys{at, len(arena), loc})
+	}
+	if i+8 > len(b) {
+		return arena[:start], false
+	}
+	n.next = int64(binary.BigEndian.Uint64(b[i:]))
+	return arena, true
 }
 
 func (r *reader) checkMessageIDs(l *loaded) error {

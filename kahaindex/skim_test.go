@@ -2,6 +2,7 @@ package kahaindex
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
@@ -37,6 +38,7 @@ func TestSkimLeafAsDecoded(t *testing.T) {
 				}}
 				skimAgrees(t, fmt.Sprintf("%s page %d as message ids", fx.dir, id), ids, &skim{key: skimASCII, value: 8}, id, skimmed, fallbacks, "ids")
 				for _, v := range []int32{5, 6} {
+					orderLeafAgrees(t, fmt.Sprintf("%s page %d as an order index node (version %d)", fx.dir, id, v), pf, id, v, skimmed, fallbacks)
 					locs := &btree[codec.Location, int64]{pf: pf, what: "locations", value: readI64,
 						key: func(in dataInput) (codec.Location, error) { return readLocationSize(in, v) }}
 					skimAgrees(t, fmt.Sprintf("%s page %d as locations (version %d)", fx.dir, id, v), locs,
@@ -45,7 +47,7 @@ func TestSkimLeafAsDecoded(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []string{"ids", "locations"} {
+	for _, k := range []string{"ids", "locations", "order"} {
 		if skimmed[k] == 0 || fallbacks[k] == 0 {
 			t.Errorf("%s: %d leaves skimmed, %d fallbacks: the test exercises one path only", k, skimmed[k], fallbacks[k])
 		}
@@ -80,5 +82,49 @@ func skimAgrees[K, V any](t *testing.T, what string, tr *btree[K, V], sk *skim, 
 	case len(full.keys) != len(n.keys) || len(full.values) != len(n.values) || full.next != n.next || n.page != id:
 		t.Fatalf("%s: skimmed %d keys, %d values, next %d; decoded %d, %d, next %d", what, len(n.keys), len(n.values), n.next,
 			len(full.keys), len(full.values), full.next)
+	}
+}
+
+// orderLeafAgrees: where orderLeaf decodes page id, streamOrder's decoder
+// (decodeFrom) gives the same node and ids, without error.
+func orderLeafAgrees(t *testing.T, what string, pf *pageFile, id int64, version int32, done, fallbacks map[string]int) {
+	t.Helper()
+	s, err := pf.openStream(id, "order")
+	if err != nil {
+		return
+	}
+	defer pf.release(s)
+	if s.typ != pageEnd || s.end > len(s.buf) {
+		return
+	}
+	fast := &node[int64, rawKeys]{}
+	fastArena, ok := orderLeaf(s.buf[:s.end], fast, []byte("x"), locationBytes(version))
+	if !ok {
+		fallbacks["order"]++
+		if string(fastArena) != "x" {
+			t.Fatalf("%s: a fallback left the arena %q", what, fastArena)
+		}
+		return
+	}
+	done["order"]++
+	arena := []byte("x")
+	tr := &btree[int64, rawKeys]{pf: pf, what: "order", key: readI64, value: func(in dataInput) (rawKeys, error) {
+		from := len(arena)
+		var err error
+		if arena, err = readUTFBytes(in, arena); err != nil {
+			return rawKeys{}, err
+		}
+		loc, err := readLocationSize(in, version)
+		return rawKeys{from, len(arena), loc}, err
+	}}
+	full, err := tr.decodeFrom(s, id)
+	switch {
+	case err != nil:
+		t.Fatalf("%s: decoded fast, but decodeFrom fails: %v", what, err)
+	case full.branch():
+		t.Fatalf("%s: decoded fast, but decodeFrom reads a branch", what)
+	case !slices.Equal(full.keys, fast.keys) || !slices.Equal(full.values, fast.values) || full.next != fast.next || string(arena) != string(fastArena):
+		t.Fatalf("%s: fast %v %v next %d %q; decodeFrom %v %v next %d %q", what, fast.keys, fast.values, fast.next, fastArena,
+			full.keys, full.values, full.next, arena)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/kahaindex"
@@ -268,4 +269,12 @@ func TestFeedPrefixes(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Equal(t, plain.refs, b.ids.refs)
 	assert.Equal(t, plain.names, b.ids.names)
+}
+
+// TestFeedEventSize: a feed event is 40 bytes (840 k of them pass from
+// the feed to the adoption on a big store).
+func TestFeedEventSize(t *testing.T) {
+	if n := unsafe.Sizeof(feedEvent{}); n != 40 {
+		t.Fatalf("feedEvent is %d bytes", n)
+	}
 }
