@@ -446,24 +446,11 @@ func subscriptionDelivery(ms []Message, s *sub, held map[string]string) (pending
 	// §5.4: filtered delivery when some pending seq is below lastAck
 	var deliver []int32
 	if s.hasPos && !s.pos.empty() && s.pos.head() < s.lastAck {
-		batch = &storeBatches{head: s.pos.head()}
-		for i, m := range ms {
-			if !s.pos.contains(m.Seq) {
-				continue
-			}
-			if len(held) > 0 {
-				if _, ok := held[m.ID()]; ok {
-					inDoubt = append(inDoubt, int32(i))
-					continue
-				}
-			}
-			batch.filtered = append(batch.filtered, int32(i))
-		}
+		batch, inDoubt = filteredBatches(ms, s.pos.head(), s.pos.contains, held)
 		if len(batch.filtered) <= MaxPageSize {
 			// one batch holds them all: nothing after it
 			return batch.filtered, inDoubt, nil
 		}
-		batch.held = held
 		return batch.recover(ms, nil), inDoubt, batch
 	} else {
 		for i, m := range ms {
@@ -495,6 +482,29 @@ type storeBatches struct {
 	head     int64   // the first ack position: where the batches start
 	filtered []int32 // the messages the first batch may take, in order
 	held     map[string]string
+}
+
+// filteredBatches is the store's batches of a subscription whose ack
+// positions (in) start at head, below its last ack: the first batch may
+// take the messages of ms the positions hold, but those a prepared
+// transaction acked for it (their ids in held), which it holds back
+// (inDoubt, as ms indexes, in order).
+func filteredBatches(ms []Message, head int64, in func(seq int64) bool, held map[string]string) (b *storeBatches, inDoubt []int32) {
+	b = &storeBatches{head: head, held: held}
+	for i := range ms {
+		m := &ms[i]
+		if !in(m.Seq) {
+			continue
+		}
+		if len(held) > 0 {
+			if _, ok := held[m.ID()]; ok {
+				inDoubt = append(inDoubt, int32(i))
+				continue
+			}
+		}
+		b.filtered = append(b.filtered, int32(i))
+	}
+	return b, inDoubt
 }
 
 // recover lists what the cursor takes, in order: the messages of the

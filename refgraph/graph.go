@@ -467,24 +467,16 @@ func (s *Subscription) PendingFiltered() []*Message {
 	if len(s.AckPositions) == 0 {
 		return nil
 	}
-	b := &storeBatches{head: s.AckPositions[0].First}
-	inDoubt := map[int32]bool{}
-	for _, i := range s.inDoubt {
-		inDoubt[i] = true
-	}
-	for i := range ms {
-		if positionsHold(s.AckPositions, ms[i].Seq) && !inDoubt[int32(i)] {
-			b.filtered = append(b.filtered, int32(i))
+	var held map[string]string
+	if len(s.inDoubt) > 0 {
+		held = map[string]string{}
+		for _, i := range s.inDoubt {
+			held[ms[i].ID()] = ""
 		}
 	}
+	b, _ := filteredBatches(ms, s.AckPositions[0].First, s.InAckPositions, held)
 	if len(b.filtered) <= MaxPageSize {
 		return pick(ms, b.filtered)
-	}
-	if len(s.inDoubt) > 0 {
-		b.held = map[string]string{}
-		for _, i := range s.inDoubt {
-			b.held[ms[i].ID()] = ""
-		}
 	}
 	return pick(ms, b.recover(ms, nil))
 }
