@@ -66,6 +66,17 @@ public final class Logs {
         Logger amq = Logger.getLogger("org.apache.activemq");
         amq.setLevel(Level.INFO);
         KEEP.add(amq);
+        // BROKERKIT_TRACE: loggers (comma-separated names) logged at TRACE too,
+        // to see what the broker does where a tool's answer is in question
+        String extra = System.getenv("BROKERKIT_TRACE");
+        if (extra != null) {
+            for (String name : extra.split(",")) {
+                if (name.isBlank()) continue;
+                Logger l = Logger.getLogger(name.trim());
+                l.setLevel(Level.ALL);
+                KEEP.add(l);
+            }
+        }
         CAPTURE.setLevel(Level.ALL);
         root.addHandler(CAPTURE);
         if (logFile != null) {
