@@ -121,7 +121,7 @@ func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
 			return n, nil
 		}
 	}
-	if t.leaf != nil && s.typ == pageEnd && s.end <= len(s.buf) && s.pos == pageHeaderSize {
+	if t.leaf != nil && onePage(s) {
 		if t.startNode != nil {
 			t.startNode()
 		}
@@ -218,7 +218,7 @@ func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
 // errors. Either way the page was read alike (openStream), so what the
 // read counts (the reads' budget, the shapes) is the same.
 func (t *btree[K, V]) skimLeaf(s *stream, id int64) *node[K, V] {
-	if s.typ != pageEnd || s.end > len(s.buf) || s.pos != pageHeaderSize {
+	if !onePage(s) {
 		return nil
 	}
 	b := s.buf[:s.end]
@@ -257,6 +257,13 @@ func (t *btree[K, V]) skimLeaf(s *stream, id int64) *node[K, V] {
 	}
 	*n = node[K, V]{page: id, next: int64(binary.BigEndian.Uint64(b[i:])), keys: zeroed(n.keys, count), values: zeroed(n.values, count)}
 	return n
+}
+
+// onePage reports whether the stream s, just opened, is one end page
+// whose data (from the header to the end offset it names, an int the
+// file gives) lies within the page.
+func onePage(s *stream) bool {
+	return s.typ == pageEnd && s.pos == pageHeaderSize && s.end >= pageHeaderSize && s.end <= len(s.buf)
 }
 
 // zeroed returns s (its array reused where it has room) as n zero values.

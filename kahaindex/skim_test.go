@@ -128,3 +128,27 @@ func orderLeafAgrees(t *testing.T, what string, pf *pageFile, id int64, version 
 			full.keys, full.values, full.next, arena)
 	}
 }
+
+// TestSkimLeafOddEnds: an end page whose data ends before its header or
+// past the page (the end offset is the file's word) is left to the full
+// decoder, which reports it; neither fast path panics.
+func TestSkimLeafOddEnds(t *testing.T) {
+	x := testIndex()
+	data := x.bytes()
+	files := byteSources("db", data, x.redo, x.free)
+	pf, _, err := openPageFile(files[0], files[1], files[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf.budget = 1 << 40
+	for _, end := range []int32{-5, 0, pageHeaderSize - 1, int32(pf.pageSize) + 1} {
+		s := &stream{pf: pf, buf: make([]byte, pf.pageSize), typ: pageEnd, pos: pageHeaderSize, end: int(end)}
+		tr := &btree[struct{}, int64]{pf: pf, skim: &skim{key: skimASCII, value: 8}}
+		if n := tr.skimLeaf(s, 1); n != nil {
+			t.Errorf("end %d: skimmed", end)
+		}
+		if onePage(s) {
+			t.Errorf("end %d: taken as one page", end)
+		}
+	}
+}
