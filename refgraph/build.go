@@ -430,6 +430,12 @@ func queueDelivery(gd *Destination, statDelta int64, held map[string]string) (wa
 		// index's classes, then dispatches)
 		warning = fmt.Sprintf("%s: the broker's stored count is %d but it holds %d message(s) to deliver; its store cursor stops at its count, so it does not deliver the last %d (%s …) until the count is right again (KahaDB 5.17.2 subtracts the messages acked in a prepared transaction from the stored count once more at every restart while the transaction stays prepared)",
 			gd, gd.Stats.Count, len(gd.delivery), int64(len(gd.delivery))-n, gd.Messages[gd.delivery[n]].ID())
+		if isPrioritized(gd.Messages, gd.delivery) {
+			// seen from a real broker (internal/difftest, seeds 125 and
+			// 148): its store batches are taken by priority, and the
+			// messages it expires while paging change its page sizes
+			warning += "; on this prioritized queue, messages that have expired by the time the broker pages them in change which ones"
+		}
 		gd.undelivered = gd.delivery[n:]
 		gd.delivery = gd.delivery[:n]
 	}
@@ -592,14 +598,7 @@ func (m *model) newPrefixes() []*string { return make([]*string, len(m.ids.names
 // (dispatch.go). A queue is prioritized when its messages were stored
 // with prioritySupported, as the destination policy says.
 func dispatchOrder(ms []Message, delivery []int32) []int32 {
-	prioritized := false
-	for _, i := range delivery {
-		if ms[i].PrioritySupported {
-			prioritized = true
-			break
-		}
-	}
-	if !prioritized {
+	if !isPrioritized(ms, delivery) {
 		return delivery
 	}
 	prios := make([]int32, len(delivery))
@@ -612,6 +611,17 @@ func dispatchOrder(ms []Message, delivery []int32) []int32 {
 		out[k] = delivery[j]
 	}
 	return out
+}
+
+// isPrioritized reports whether any of the messages at delivery was
+// stored with prioritySupported (the queue's prioritizedMessages).
+func isPrioritized(ms []Message, delivery []int32) bool {
+	for _, i := range delivery {
+		if ms[i].PrioritySupported {
+			return true
+		}
+	}
+	return false
 }
 
 func indexesOf(n int) []int32 {
