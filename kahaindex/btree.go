@@ -125,12 +125,7 @@ func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
 		if t.startNode != nil {
 			t.startNode()
 		}
-		n := t.spare
-		if n != nil {
-			t.spare = nil
-		} else {
-			n = &node[K, V]{}
-		}
+		n := t.takeSpare()
 		*n = node[K, V]{page: id, next: -1, keys: n.keys[:0], values: n.values[:0], children: n.children}
 		if t.leaf(s.buf[:s.end], n) {
 			n.children = nil
@@ -249,12 +244,7 @@ func (t *btree[K, V]) skimLeaf(s *stream, id int64) *node[K, V] {
 	if i+8 > len(b) {
 		return nil
 	}
-	n := t.spare
-	if n != nil {
-		t.spare = nil
-	} else {
-		n = &node[K, V]{}
-	}
+	n := t.takeSpare()
 	*n = node[K, V]{page: id, next: int64(binary.BigEndian.Uint64(b[i:])), keys: zeroed(n.keys, count), values: zeroed(n.values, count)}
 	return n
 }
@@ -264,6 +254,17 @@ func (t *btree[K, V]) skimLeaf(s *stream, id int64) *node[K, V] {
 // file gives) lies within the page.
 func onePage(s *stream) bool {
 	return s.typ == pageEnd && s.pos == pageHeaderSize && s.end >= pageHeaderSize && s.end <= len(s.buf)
+}
+
+// takeSpare returns the spare node (recycle), or a new one: the fast
+// leaf paths fill its arrays.
+func (t *btree[K, V]) takeSpare() *node[K, V] {
+	n := t.spare
+	if n == nil {
+		return &node[K, V]{}
+	}
+	t.spare = nil
+	return n
 }
 
 // zeroed returns s (its array reused where it has room) as n zero values.
