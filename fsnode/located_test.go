@@ -90,3 +90,44 @@ func TestLocatedMatchesIndex(t *testing.T) {
 	}
 	assert.Zero(t, damaged, "records of a file read with damage found from themselves")
 }
+
+// TestReadBatchesChunked: the batch list read in chunks of any size (a
+// header across two reads, a chunk smaller than a batch) is the one read
+// at once, and its batches are those the file's index puts its records
+// in, for every clean file of every fixture; a file read to less than
+// its end stops at the last batch within it.
+func TestReadBatchesChunked(t *testing.T) {
+	files := 0
+	for _, fx := range brokertest.Fixtures(t) {
+		s := openFixture(t, fx)
+		for _, f := range s.files {
+			if !f.sum.Clean() {
+				continue
+			}
+			fd, err := f.open()
+			require.NoError(t, err)
+			whole := readBatches(fd, f.sum.End, f.sum.Batches, make([]byte, f.sum.End+1))
+			require.Len(t, whole, f.sum.Batches, "%s", f.info.Name)
+			idx, err := f.index()
+			require.NoError(t, err)
+			starts := map[int32]bool{}
+			for _, b := range whole {
+				starts[b.off] = true
+			}
+			for _, e := range idx {
+				require.True(t, starts[e.batch], "%s: record at %d in a batch at %d not listed", f.info.Name, e.off, e.batch)
+			}
+			for _, size := range []int{codec.BatchHeaderSize, codec.BatchHeaderSize + 1, 61, 100, 257, 1000, 4096, 65536} {
+				got := readBatches(fd, f.sum.End, f.sum.Batches, make([]byte, size))
+				require.Equal(t, whole, got, "%s read %d bytes at a time", f.info.Name, size)
+			}
+			if len(whole) > 1 {
+				cut := int64(whole[len(whole)-1].end) - 1
+				got := readBatches(fd, cut, f.sum.Batches, make([]byte, 100))
+				require.Equal(t, whole[:len(whole)-1], got, "%s read to %d", f.info.Name, cut)
+			}
+			files++
+		}
+	}
+	assert.Greater(t, files, 10)
+}
