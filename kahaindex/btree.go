@@ -33,23 +33,20 @@ type btree[K, V any] struct {
 	// spare: a node nothing refers to any more (recycle); the next
 	// decode fills its arrays instead of making new ones
 	spare *node[K, V]
-	// skim, when set, reads a leaf that lies in one page without decoding
-	// its keys and values (for a reader that keeps neither: the nodes it
-	// makes hold zero keys and values, the right number of them): see
-	// skimLeaf.
-	skim *skim
 	// leaf, when set, decodes a leaf node that lies in one page straight
 	// from the page's bytes, b (up to the stream's end; the node's bytes
 	// start at b[pageHeaderSize:]), into n (a node for page id with no
 	// keys or values yet) the way decodeFrom would, or reports false
 	// (what it wrote to n is dropped: decodeFrom reads the node, with its
-	// errors). startNode is called before either.
+	// errors). startNode is called before either. A reader that keeps
+	// neither keys nor values passes over them (skimmer: the node then
+	// holds the right number of zero keys and values).
 	leaf func(b []byte, n *node[K, V]) bool
 }
 
 // skim is how the keys and values of a B-tree's leaf are laid out, for
-// skimLeaf: key returns where the key at b[i:] ends (ok false: not one
-// skimLeaf can pass over, e.g. a string that is not ASCII); the values
+// skimmer: key returns where the key at b[i:] ends (ok false: not one
+// skimmer can pass over, e.g. a string that is not ASCII); the values
 // are value bytes each.
 type skim struct {
 	key   func(b []byte, i int) (end int, ok bool)
@@ -115,28 +112,33 @@ func (t *btree[K, V]) decodeNode(id int64) (*node[K, V], error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.skim != nil {
-		if n := t.skimLeaf(s, id); n != nil {
-			t.pf.release(s)
-			return n, nil
-		}
-	}
-	if t.leaf != nil && onePage(s) {
-		if t.startNode != nil {
-			t.startNode()
-		}
-		n := t.takeSpare()
-		*n = node[K, V]{page: id, next: -1, keys: n.keys[:0], values: n.values[:0], children: n.children}
-		if t.leaf(s.buf[:s.end], n) {
-			n.children = nil
-			t.pf.release(s)
-			return n, nil
-		}
-		t.spare = n
+	if n := t.leafNode(s, id); n != nil {
+		t.pf.release(s)
+		return n, nil
 	}
 	n, err := t.decodeFrom(s, id)
 	t.pf.release(s) // what the node holds is copied out of it
 	return n, err
+}
+
+// leafNode is the node of page id read by t.leaf from the stream s, just
+// opened, when it lies in one page and t.leaf takes it; else nil, s as it
+// was (decodeFrom then reads it).
+func (t *btree[K, V]) leafNode(s *stream, id int64) *node[K, V] {
+	if t.leaf == nil || !onePage(s) {
+		return nil
+	}
+	if t.startNode != nil {
+		t.startNode()
+	}
+	n := t.takeSpare()
+	*n = node[K, V]{page: id, next: -1, keys: n.keys[:0], values: n.values[:0], children: n.children}
+	if !t.leaf(s.buf[:s.end], n) {
+		t.spare = n
+		return nil
+	}
+	n.children = nil
+	return n
 }
 
 func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
@@ -204,49 +206,46 @@ func (t *btree[K, V]) decodeFrom(s *stream, id int64) (*node[K, V], error) {
 	return n, nil
 }
 
-// skimLeaf is decodeFrom for a leaf node that lies in one page and that
-// decodeFrom would read without error, as t.skim describes its entries:
-// the node it returns has as many keys and values as decodeFrom's, all
-// zero, and its next leaf. For any other node (a branch, one that goes on
-// in another page, one skim cannot pass over, one short of bytes) it
-// returns nil and leaves s as it was: decodeFrom reads that node, with its
-// errors. Either way the page was read alike (openStream), so what the
-// read counts (the reads' budget, the shapes) is the same.
-func (t *btree[K, V]) skimLeaf(s *stream, id int64) *node[K, V] {
-	if !onePage(s) {
-		return nil
-	}
-	b := s.buf[:s.end]
-	i := s.pos
-	if i+2 > len(b) {
-		return nil
-	}
-	count := int(int16(binary.BigEndian.Uint16(b[i:])))
-	i += 2
-	if count < 0 {
-		return nil
-	}
-	for range count {
-		var ok bool
-		if i, ok = t.skim.key(b, i); !ok {
-			return nil
+// skimmer is a leaf function (btree.leaf) for a leaf whose entries are
+// laid out as sk says and that decodeFrom would read without error: the
+// node it fills has as many keys and values as decodeFrom's, all zero,
+// and its next leaf. For any other node (a branch, one sk cannot pass
+// over, one short of bytes) it reports false: decodeFrom reads that node,
+// with its errors. Either way the page was read alike (openStream), so
+// what the read counts (the reads' budget, the shapes) is the same.
+func skimmer[K, V any](sk skim) func(b []byte, n *node[K, V]) bool {
+	return func(b []byte, n *node[K, V]) bool {
+		i := pageHeaderSize
+		if i+2 > len(b) {
+			return false
 		}
+		count := int(int16(binary.BigEndian.Uint16(b[i:])))
+		i += 2
+		if count < 0 {
+			return false
+		}
+		for range count {
+			var ok bool
+			if i, ok = sk.key(b, i); !ok {
+				return false
+			}
+		}
+		// the leaf flag, the values, the next leaf
+		if i+1 > len(b) || b[i] != 0 {
+			return false
+		}
+		i++
+		if count > (len(b)-i)/sk.value {
+			return false
+		}
+		i += count * sk.value
+		if i+8 > len(b) {
+			return false
+		}
+		n.keys, n.values = zeroed(n.keys, count), zeroed(n.values, count)
+		n.next = int64(binary.BigEndian.Uint64(b[i:]))
+		return true
 	}
-	// the leaf flag, the values, the next leaf
-	if i+1 > len(b) || b[i] != 0 {
-		return nil
-	}
-	i++
-	if count > (len(b)-i)/t.skim.value {
-		return nil
-	}
-	i += count * t.skim.value
-	if i+8 > len(b) {
-		return nil
-	}
-	n := t.takeSpare()
-	*n = node[K, V]{page: id, next: int64(binary.BigEndian.Uint64(b[i:])), keys: zeroed(n.keys, count), values: zeroed(n.values, count)}
-	return n
 }
 
 // onePage reports whether the stream s, just opened, is one end page

@@ -444,7 +444,7 @@ func (r *reader) readLater(l *loaded) error {
 		if r.sink != nil {
 			// nothing kept of it: its leaves skimmed
 			c := *locations
-			c.skim = &skim{key: skimFixed(locationBytes(r.version)), value: 8}
+			c.leaf = skimmer[codec.Location, int64](skim{key: skimFixed(locationBytes(r.version)), value: 8})
 			locations = &c
 		}
 		stopped, err := locations.iterate(nil, func(loc codec.Location, seq int64) {
@@ -620,7 +620,7 @@ func (r *reader) checkMessageIDs(l *loaded) error {
 	d := l.d
 	var scratch []byte
 	ids := &btree[struct{}, int64]{pf: l.messageIDs.pf, root: l.messageIDs.root, what: l.messageIDs.what, kind: l.messageIDs.kind,
-		value: readI64, skim: &skim{key: skimASCII, value: 8},
+		value: readI64, leaf: skimmer[struct{}, int64](skim{key: skimASCII, value: 8}),
 		key: func(in dataInput) (struct{}, error) {
 			var err error
 			scratch, err = readUTFBytes(in, scratch[:0])

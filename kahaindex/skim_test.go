@@ -10,7 +10,7 @@ import (
 
 // TestSkimLeafAsDecoded: every page of every fixture store's db.data, as
 // it is and with bytes flipped, read as a message-id index node and as a
-// location index node (both layouts): where skimLeaf takes the page, the
+// location index node (both layouts): where skimmer takes the page, the
 // full decode reads it without error, as a leaf of as many entries, with
 // the same next leaf; where it does not, nothing of the stream moved.
 // Both kinds of leaf are skimmed on the fixtures, and both fall back.
@@ -61,8 +61,8 @@ func skimAgrees[K, V any](t *testing.T, what string, tr *btree[K, V], sk *skim, 
 	if err != nil {
 		return
 	}
-	tr.skim = sk
-	n := tr.skimLeaf(s, id)
+	tr.leaf = skimmer[K, V](*sk)
+	n := tr.leafNode(s, id)
 	pos, page := s.pos, s.page
 	full, ferr := tr.decodeFrom(s, id)
 	tr.pf.release(s)
@@ -143,8 +143,8 @@ func TestSkimLeafOddEnds(t *testing.T) {
 	pf.budget = 1 << 40
 	for _, end := range []int32{-5, 0, pageHeaderSize - 1, int32(pf.pageSize) + 1} {
 		s := &stream{pf: pf, buf: make([]byte, pf.pageSize), typ: pageEnd, pos: pageHeaderSize, end: int(end)}
-		tr := &btree[struct{}, int64]{pf: pf, skim: &skim{key: skimASCII, value: 8}}
-		if n := tr.skimLeaf(s, 1); n != nil {
+		tr := &btree[struct{}, int64]{pf: pf, leaf: skimmer[struct{}, int64](skim{key: skimASCII, value: 8})}
+		if n := tr.leafNode(s, 1); n != nil {
 			t.Errorf("end %d: skimmed", end)
 		}
 		if onePage(s) {
@@ -154,7 +154,7 @@ func TestSkimLeafOddEnds(t *testing.T) {
 }
 
 // FuzzLeafFastPaths: any page, read as a message-id, location (both
-// layouts) or order index node, gives through skimLeaf and orderLeaf
+// layouts) or order index node, gives through skimmer and orderLeaf
 // what the full decoder gives, or is left to it; nothing panics.
 func FuzzLeafFastPaths(f *testing.F) {
 	x := testIndexSized(256)
