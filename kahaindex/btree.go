@@ -42,6 +42,9 @@ type btree[K, V any] struct {
 	// neither keys nor values passes over them (skimmer: the node then
 	// holds the right number of zero keys and values).
 	leaf func(b []byte, n *node[K, V]) bool
+	// aheadKey, when set, passes over a key of a branch node (as skim's
+	// key): an iteration then reads the leaves ahead (readahead.go)
+	aheadKey func(b []byte, i int) (end int, ok bool)
 }
 
 // skim is how the keys and values of a B-tree's leaf are laid out, for
@@ -362,6 +365,11 @@ func binarySearch[K any](keys []K, key K, cmp func(a, b K) int) int {
 
 // leafFor is BTreeNode.getLeafNode: the leaf a lookup of key ends in.
 func (t *btree[K, V]) leafFor(key K) (*node[K, V], error) {
+	return t.leafForAhead(key, nil)
+}
+
+// leafForAhead is leafFor telling la the way down.
+func (t *btree[K, V]) leafForAhead(key K, la *leafAhead[K, V]) (*node[K, V], error) {
 	n, err := t.rootNode()
 	if err != nil {
 		return nil, err
@@ -378,6 +386,7 @@ func (t *btree[K, V]) leafFor(key K) (*node[K, V], error) {
 		if err := seen.visit(t, id); err != nil {
 			return nil, err
 		}
+		la.down(n, idx)
 		t.recycle(n)
 		if n, err = t.loadNode(id); err != nil {
 			return nil, err
@@ -407,6 +416,7 @@ func (t *btree[K, V]) get(key K) (v V, ok bool, err error) {
 func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err error) {
 	var n *node[K, V]
 	idx := 0
+	la := t.newLeafAhead()
 	if start == nil {
 		if n, err = t.rootNode(); err != nil {
 			return nil, err
@@ -417,13 +427,14 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 			if err := seen.visit(t, id); err != nil {
 				return nil, err
 			}
+			la.down(n, 0)
 			t.recycle(n)
 			if n, err = t.loadNode(id); err != nil {
 				return nil, err
 			}
 		}
 	} else {
-		if n, err = t.leafFor(*start); err != nil {
+		if n, err = t.leafForAhead(*start, la); err != nil {
 			return nil, err
 		}
 		if idx = binarySearch(n.keys, *start, t.cmp); idx < 0 {
@@ -439,6 +450,7 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 			if err := leaves.visit(t, n.next); err != nil {
 				return nil, err
 			}
+			la.before(n.next)
 			next, err := t.loadNode(n.next)
 			if err != nil {
 				if swallowed(err) {

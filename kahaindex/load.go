@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,13 @@ func loadPart(data, redo, free source, sink *Sink, part part) (*Index, *pageFile
 		return nil, nil, err
 	}
 	ix := &Index{Path: data.name, PageFile: pf.info, Fresh: fresh}
+	if f, ok := data.r.(*os.File); ok {
+		pf.ahead = newReadAhead(f, pf.pageSize)
+		defer func() {
+			pf.ahead.close()
+			pf.ahead = nil
+		}()
+	}
 	r := &reader{pf: pf, ix: ix, sink: sink, part: part}
 	if fresh {
 		// loadPageFile allocates the metadata page and the destinations
@@ -445,6 +453,7 @@ func (r *reader) readLater(l *loaded) error {
 			// nothing kept of it: its leaves skimmed
 			c := *locations
 			c.leaf = skimmer[codec.Location, int64](skim{key: skimFixed(locationBytes(r.version)), value: 8})
+			c.aheadKey = skimFixed(locationBytes(r.version))
 			locations = &c
 		}
 		stopped, err := locations.iterate(nil, func(loc codec.Location, seq int64) {
@@ -537,6 +546,7 @@ func (r *reader) streamOrder(l *loaded) error {
 				loc, err := readLocationSize(in, r.version)
 				return rawKeys{from, len(arena), loc}, err
 			}}
+		t.aheadKey = skimFixed(8)
 		t.leaf = func(b []byte, n *node[int64, rawKeys]) bool {
 			var ok bool
 			arena, ok = orderLeaf(b, n, arena, locationBytes(r.version))
@@ -620,7 +630,7 @@ func (r *reader) checkMessageIDs(l *loaded) error {
 	d := l.d
 	var scratch []byte
 	ids := &btree[struct{}, int64]{pf: l.messageIDs.pf, root: l.messageIDs.root, what: l.messageIDs.what, kind: l.messageIDs.kind,
-		value: readI64, leaf: skimmer[struct{}, int64](skim{key: skimASCII, value: 8}),
+		value: readI64, leaf: skimmer[struct{}, int64](skim{key: skimASCII, value: 8}), aheadKey: skimASCII,
 		key: func(in dataInput) (struct{}, error) {
 			var err error
 			scratch, err = readUTFBytes(in, scratch[:0])

@@ -125,6 +125,9 @@ type pageFile struct {
 	cache      pageCache
 	shape      shape
 	spare      *stream // a released stream (its page buffer is reused)
+	// ahead holds leaves read ahead of their loads (readahead.go; nil:
+	// every page is read when loaded)
+	ahead *readAhead
 }
 
 // objectKind is the kind of object the broker's page cache holds for a page
@@ -434,7 +437,7 @@ func (pf *pageFile) readAt(b []byte, off int64) error {
 	// the file's bytes, zeros past its end (b is cleared only there: a
 	// page of the file is read over whatever b held)
 	n := max(min(int64(len(b)), pf.data.size-off), 0)
-	if n > 0 {
+	if n > 0 && (n < int64(len(b)) || !pf.ahead.take(off, b)) {
 		if err := pf.data.readFull(b[:n], off); err != nil {
 			return err
 		}
