@@ -18,6 +18,10 @@
 // passes, the order indexes in one and the message-id and location indexes
 // in another beside it, and starts over with Stream (Sink.Restart) when
 // either pass meets anything (fast.go). refgraph adopts an index with it.
+// From a file on Linux, Stream's iterations of the order, message-id and
+// location indexes read the leaves they are about to load 64 at a time
+// (readahead.go), where the branches above them tell which: the same
+// bytes, checks and counts as a read each.
 //
 // ReadHead reads only the head of the index (header properties and page 0,
 // redo applied): the recovery position, the producer audit and ack-map
