@@ -26,6 +26,11 @@ func (b *Builder) Build() (*Graph, error) {
 	if err := b.reach(math.MaxInt32); err != nil {
 		return nil, err
 	}
+	if b.hasRecovery && !b.phaseB {
+		// the recovery position is after the last record: the broker
+		// replays nothing
+		b.dropUnknownTxs(b.recovery)
+	}
 	if err := b.adoptIndex(); err != nil { // the recovery position is after the last record
 		return nil, err
 	}

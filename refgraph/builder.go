@@ -513,19 +513,33 @@ func (b *Builder) enterPhaseB(loc codec.Location) error {
 	b.phaseB = true
 	b.seenPhaseB = true
 	b.phaseBStart = loc
-	if len(b.txs) > 0 {
-		// in the order the transactions were met, not the map's
-		open := make([]*txState, 0, len(b.txs))
-		for _, t := range b.txs {
-			open = append(open, t)
-		}
-		sort.Slice(open, func(i, j int) bool { return open[i].order < open[j].order })
-		for _, t := range open {
-			b.warnf("transaction %s has operations before the index's recovery position %s: a restarted broker does not know it", t.id, loc)
-			b.dropTx(t)
-		}
-	}
+	b.dropUnknownTxs(loc)
 	return b.adoptIndex()
+}
+
+// dropUnknownTxs drops the transactions met before the index's recovery
+// position (all of them, at the position; at is the first record past it,
+// or the position itself): a broker restarted with the
+// index replays the journal from there, so it does not know them (the
+// index keeps none; one in progress at the index's last checkpoint would
+// have put the position at its first operation). Called when the replay
+// reaches the position, or at the end when no record lies past it (the
+// broker then replays nothing: seed 180, a transaction prepared and rolled
+// back whose rollback's file is gone, listed as prepared).
+func (b *Builder) dropUnknownTxs(at codec.Location) {
+	if len(b.txs) == 0 {
+		return
+	}
+	// in the order the transactions were met, not the map's
+	open := make([]*txState, 0, len(b.txs))
+	for _, t := range b.txs {
+		open = append(open, t)
+	}
+	sort.Slice(open, func(i, j int) bool { return open[i].order < open[j].order })
+	for _, t := range open {
+		b.warnf("transaction %s has operations before the index's recovery position %s: a restarted broker does not know it", t.id, at)
+		b.dropTx(t)
+	}
 }
 
 func (b *Builder) process(loc codec.Location, c *codec.Command) {

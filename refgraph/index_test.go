@@ -242,6 +242,28 @@ func TestTransactionBeforeRecoveryPosition(t *testing.T) {
 	assert.Len(t, q.Messages, 1)
 }
 
+// TestTransactionBeforeRecoveryPositionAtEnd: with no record past the
+// index's recovery position the restarted broker replays nothing, so a
+// transaction the journal leaves prepared before it (its rollback in a
+// file since deleted) is not one the broker knows (seed 180); without
+// the index its replay recovers it prepared.
+func TestTransactionBeforeRecoveryPositionAtEnd(t *testing.T) {
+	xa := codec.NewXATx(4660, []byte("gx.180.29"), []byte("b1"))
+	j := newJournal(t, 1<<20)
+	j.add(queue("Q.T"), prodA, 1, addOpt{tx: &xa})
+	j.txCmd(codec.PrepareCommand, xa)
+	lu := j.trace("checkpoint")
+	dir := j.close()
+	g := replayWith(t, dir, Options{Index: &kahaindex.Head{Metadata: kahaindex.Metadata{LastUpdate: &lu}}})
+	assert.Empty(t, g.PreparedTransactions())
+	require.NotEmpty(t, g.Warnings())
+	assert.Contains(t, g.Warnings()[0], xa.String())
+	assert.Contains(t, g.Warnings()[0], "a restarted broker does not know it")
+
+	g = replayWith(t, dir, Options{})
+	assert.Len(t, g.PreparedTransactions(), 1)
+}
+
 // TestDestinationOrderWithIndex: a restarted broker loads the index's
 // destinations in ascending key order; a replay from scratch inserts them
 // in order of first use. Within a bucket that order shows.
