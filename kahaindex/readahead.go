@@ -40,10 +40,12 @@ type readAhead struct {
 	f        *os.File
 	batch    pageBatcher
 	pageSize int
-	buf      []byte  // slot i: buf[i*pageSize:]
-	offs     []int64 // offsets of the pages the slots hold (-1: taken)
-	next     int     // where take looks first (pages are taken in order)
-	taken    int64   // pages taken (aheadStats)
+	buf      []byte   // slot i: buf[i*pageSize:]
+	offs     []int64  // offsets of the pages the slots hold (-1: taken)
+	next     int      // where take looks first (pages are taken in order)
+	taken    int64    // pages taken (aheadStats)
+	bufs     [][]byte // the slots' buffers
+	whole    []bool   // which slots the last batch read whole
 }
 
 // aheadStats count, over the process, the pages taken from read-aheads,
@@ -70,7 +72,12 @@ func newReadAhead(f *os.File, pageSize int) *readAhead {
 	if b == nil {
 		return nil
 	}
-	return &readAhead{f: f, batch: b, pageSize: pageSize, buf: make([]byte, slots*pageSize), offs: make([]int64, 0, slots)}
+	a := &readAhead{f: f, batch: b, pageSize: pageSize, buf: make([]byte, slots*pageSize), offs: make([]int64, 0, slots),
+		whole: make([]bool, slots)}
+	for i := range slots {
+		a.bufs = append(a.bufs, a.buf[i*pageSize:(i+1)*pageSize:(i+1)*pageSize])
+	}
+	return a
 }
 
 // noReadAhead turns reading ahead off (tests compare with and without).
@@ -89,12 +96,9 @@ func (a *readAhead) slots() int { return len(a.buf) / a.pageSize }
 // read drops what a holds and reads the pages at offs (at most slots()).
 func (a *readAhead) read(offs []int64) {
 	offs = offs[:min(len(offs), a.slots())]
-	bufs := make([][]byte, len(offs))
-	for i := range offs {
-		bufs[i] = a.buf[i*a.pageSize : (i+1)*a.pageSize]
-	}
-	whole := make([]bool, len(offs))
-	a.batch.readPages(a.f, bufs, offs, whole)
+	whole := a.whole[:len(offs)]
+	clear(whole)
+	a.batch.readPages(a.f, a.bufs[:len(offs)], offs, whole)
 	a.offs, a.next = a.offs[:0], 0
 	for i, off := range offs {
 		if !whole[i] {
