@@ -40,11 +40,10 @@ type readAhead struct {
 	f        *os.File
 	batch    pageBatcher
 	pageSize int
-	buf      []byte   // slot i: buf[i*pageSize:]
 	offs     []int64  // offsets of the pages the slots hold (-1: taken)
 	next     int      // where take looks first (pages are taken in order)
 	taken    int64    // pages taken (aheadStats)
-	bufs     [][]byte // the slots' buffers
+	bufs     [][]byte // the slots' pages, of one allocation
 	whole    []bool   // which slots the last batch read whole
 }
 
@@ -72,10 +71,10 @@ func newReadAhead(f *os.File, pageSize int) *readAhead {
 	if b == nil {
 		return nil
 	}
-	a := &readAhead{f: f, batch: b, pageSize: pageSize, buf: make([]byte, slots*pageSize), offs: make([]int64, 0, slots),
-		whole: make([]bool, slots)}
+	a := &readAhead{f: f, batch: b, pageSize: pageSize, offs: make([]int64, 0, slots), whole: make([]bool, slots)}
+	buf := make([]byte, slots*pageSize)
 	for i := range slots {
-		a.bufs = append(a.bufs, a.buf[i*pageSize:(i+1)*pageSize:(i+1)*pageSize])
+		a.bufs = append(a.bufs, buf[i*pageSize:(i+1)*pageSize:(i+1)*pageSize])
 	}
 	return a
 }
@@ -91,7 +90,7 @@ func (a *readAhead) close() {
 }
 
 // slots is how many pages a batch reads at most.
-func (a *readAhead) slots() int { return len(a.buf) / a.pageSize }
+func (a *readAhead) slots() int { return len(a.bufs) }
 
 // read drops what a holds and reads the pages at offs (at most slots()).
 func (a *readAhead) read(offs []int64) {
@@ -117,7 +116,7 @@ func (a *readAhead) take(off int64, b []byte) bool {
 	for k := range a.offs {
 		i := (a.next + k) % len(a.offs)
 		if a.offs[i] == off {
-			copy(b, a.buf[i*a.pageSize:(i+1)*a.pageSize])
+			copy(b, a.bufs[i])
 			a.offs[i], a.next = -1, i+1
 			a.taken++
 			return true
