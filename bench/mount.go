@@ -139,8 +139,12 @@ func (b *bench) busiestQueues() []string {
 // pending messages (a DLQ nobody reads) as `ls` does (sorted) on the mount
 // mnt, and unsorted (`ls -f`) on a fresh mount of its own (the kernel
 // keeps a big directory's listing: a second one on mnt asks kahafs
-// nothing), each against the same names on tmpfs (lsFloor): issue 22's
-// target is within 1.5× of tmpfs.
+// nothing), each against the same names on tmpfs (floorNames): issue 22's
+// target is within 1.5× of tmpfs. A listing of a million names varies
+// by a third from one run to the next on tmpfs too (ls's own sorting and
+// memory), so with -runs N each is timed N times, each time on a fresh
+// mount and right after on tmpfs, and the rows give the medians (every
+// time in the notes).
 func (b *bench) lsPending(r, rf *result, srv *mountServer, mnt string) {
 	qs := b.busiestQueues()
 	if len(qs) == 0 {
@@ -153,88 +157,171 @@ func (b *bench) lsPending(r, rf *result, srv *mountServer, mnt string) {
 	var lines countWriter
 	before := srv.cpu()
 	c, err := b.runChild(&lines, nil, "ls", []string{dir})
-	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
-	r.serverCPU = srv.cpu() - before
-	r.note("the mount's CPU meanwhile %s", seconds(r.serverCPU))
+	sorted := lsSamples{}
+	sorted.add(c, srv.cpu()-before)
 	r.command = "`ls MNT/by-destination/queue/" + qs[0] + "/pending`"
 	rf.command = "`ls -f MNT/by-destination/queue/" + qs[0] + "/pending` on a fresh mount"
-	r.note("%s entries (%s pending messages, a .json and a .body each)", thousands(int64(lines.n)), thousands(b.cs.man.QueuePending[qs[0]]))
 	if err != nil {
+		r.err = err
 		rf.skipped = "the sorted listing failed"
 		return
 	}
+	entries := lines.n
 	// ls's own share: the same listing again, answered by the kernel's
 	// cache of it (a big directory is kept: no request reaches kahafs),
 	// sorted as the timed one and unsorted (ls -f)
 	again, err := b.runChild(io.Discard, nil, "ls", []string{dir})
 	unsorted, err2 := b.runChild(io.Discard, nil, "ls", []string{"-f", dir})
+	cacheNote := ""
 	if err == nil && err2 == nil {
-		r.note("ls's own share — the second listing, from the kernel's cache: %s sorted, %s unsorted (ls -f)", seconds(again.wall), seconds(unsorted.wall))
+		cacheNote = fmt.Sprintf("ls's own share — the second listing, from the kernel's cache: %s sorted, %s unsorted (ls -f)", seconds(again.wall), seconds(unsorted.wall))
 	}
-	b.lsUnsorted(rf, rel)
-	b.lsFloor(r, rf, dir)
+	floor, n, err := b.floorNames(dir)
+	if err != nil {
+		r.note("no floor listing: %v", err)
+	}
+	if floor != "" {
+		defer os.RemoveAll(floor)
+	}
+	var sortedFloor, unsortedFloor, unsortedMount lsSamples
+	for i := range max(b.o.runs, 1) {
+		if i > 0 {
+			// a fresh mount for each further sorted listing
+			c, cpu, err := b.lsFresh(rel, "")
+			if err != nil {
+				r.err = err
+				break
+			}
+			sorted.add(c, cpu)
+		}
+		if floor != "" {
+			sortedFloor.floor(b, floor, "")
+		}
+		c, cpu, err := b.lsFresh(rel, "-f")
+		if err != nil {
+			rf.err = err
+			break
+		}
+		unsortedMount.add(c, cpu)
+		if floor != "" {
+			unsortedFloor.floor(b, floor, "-f")
+		}
+	}
+	sorted.set(r)
+	unsortedMount.set(rf)
+	r.note("%s entries (%s pending messages, a .json and a .body each)", thousands(int64(entries)), thousands(b.cs.man.QueuePending[qs[0]]))
+	rf.note("%s entries (with . and ..)", thousands(int64(entries)))
+	if cacheNote != "" {
+		r.note("%s", cacheNote)
+	}
+	sorted.notes(r, "the first listing of a mount")
+	unsortedMount.notes(rf, "the first listing of a fresh mount")
+	for _, x := range []struct {
+		r     *result
+		f     *lsSamples
+		flags string
+	}{{r, &sortedFloor, "ls"}, {rf, &unsortedFloor, "ls -f"}} {
+		if len(x.f.walls) == 0 || !x.r.ok() {
+			continue
+		}
+		x.r.floor, x.r.floorCPU = median(x.f.walls), median(x.f.cpus)
+		x.r.note("the same %s names as empty files in %s: `%s` %s (CPU %s), this listing %.2f× that (target ≤ %.1f×)",
+			thousands(int64(n)), filepath.Dir(floor), x.flags, seconds(x.r.floor), seconds(x.r.floorCPU),
+			x.r.wall.Seconds()/x.r.floor.Seconds(), targetLsRatio)
+		x.f.notes(x.r, "on tmpfs, each right after the mount's")
+	}
 }
 
-// lsUnsorted times `ls -f` of rel on a fresh mount.
-func (b *bench) lsUnsorted(r *result, rel string) {
-	mnt := filepath.Join(b.work, "mnt-ls-f")
-	if err := os.MkdirAll(mnt, 0o755); err != nil {
-		r.err = err
+// lsSamples are the times of one listing run again: its wall and CPU
+// times, and the mount's CPU time meanwhile (none on tmpfs).
+type lsSamples struct {
+	walls, cpus, server []time.Duration
+	rss                 int64
+	err                 error
+}
+
+func (l *lsSamples) add(c child, server time.Duration) {
+	l.walls, l.cpus, l.server = append(l.walls, c.wall), append(l.cpus, c.cpu), append(l.server, server)
+	l.rss = max(l.rss, c.rss)
+}
+
+// floor times ls (with flags) of the floor directory.
+func (l *lsSamples) floor(b *bench, dir, flags string) {
+	args := []string{dir}
+	if flags != "" {
+		args = []string{flags, dir}
+	}
+	c, err := b.runChild(io.Discard, nil, "ls", args)
+	if err != nil {
+		l.err = err
 		return
+	}
+	l.add(c, 0)
+}
+
+// set gives r the medians.
+func (l *lsSamples) set(r *result) {
+	if len(l.walls) == 0 {
+		return
+	}
+	r.wall, r.cpu, r.serverCPU, r.rss = median(l.walls), median(l.cpus), median(l.server), l.rss
+	r.note("the mount's CPU meanwhile %s", seconds(r.serverCPU))
+}
+
+// notes lists the samples, when there are several.
+func (l *lsSamples) notes(r *result, what string) {
+	if len(l.walls) > 1 {
+		r.note("median of %d (%s): %s (CPU %s)", len(l.walls), what, secondsList(l.walls), secondsList(l.cpus))
+	}
+}
+
+// lsFresh times `ls [flags] MNT/rel` on a fresh mount, and returns the
+// mount's CPU time meanwhile.
+func (b *bench) lsFresh(rel, flags string) (child, time.Duration, error) {
+	mnt := filepath.Join(b.work, "mnt-ls")
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return child{}, 0, err
 	}
 	srv, err := b.startMount(mnt, "--no-cache")
 	if err != nil {
-		r.err = err
-		return
+		return child{}, 0, err
 	}
 	srv.settle()
-	var lines countWriter
-	before := srv.cpu()
-	c, err := b.runChild(&lines, nil, "ls", []string{"-f", filepath.Join(mnt, rel)})
-	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
-	r.serverCPU = srv.cpu() - before
-	r.note("the mount's CPU meanwhile %s", seconds(r.serverCPU))
-	r.note("%s entries (with . and ..); the mount answered its first ls in %s", thousands(int64(lines.n)), seconds(srv.ready))
-	if _, err := srv.stop(mnt); err != nil && r.err == nil {
-		r.err = err
+	args := []string{filepath.Join(mnt, rel)}
+	if flags != "" {
+		args = []string{flags, args[0]}
 	}
+	before := srv.cpu()
+	c, err := b.runChild(io.Discard, nil, "ls", args)
+	cpu := srv.cpu() - before
+	if _, serr := srv.stop(mnt); serr != nil && err == nil {
+		err = serr
+	}
+	return c, cpu, err
 }
 
-// lsFloor lists the names of dir again in a directory of empty files on
-// the machine's fastest file system (tmpfs, /dev/shm, where there is
-// one), sorted (r's floor) and unsorted (rf's): what ls itself takes for a
-// directory of that size with no file system work to speak of, the floor
-// under the timed listings. The names stream from an untimed listing (the
-// bench holds none of them: see spawnArg).
-func (b *bench) lsFloor(r, rf *result, dir string) {
+// floorNames makes the names of dir again in a directory of empty files
+// on the machine's fastest file system (tmpfs, /dev/shm, where there is
+// one): listed by ls, what ls itself takes for a directory of that size
+// with no file system work to speak of, the floor under the timed
+// listings. The names stream from an untimed listing (the bench holds
+// none of them: see spawnArg). It returns the directory and how many
+// names it holds.
+func (b *bench) floorNames(dir string) (string, int, error) {
 	parent := "/dev/shm"
 	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
 		parent = b.work
 	}
 	floor, err := os.MkdirTemp(parent, "kahafs-bench-ls-")
 	if err != nil {
-		r.note("no floor listing: %v", err)
-		return
+		return "", 0, err
 	}
-	defer os.RemoveAll(floor)
 	n, err := copyNames(dir, floor)
 	if err != nil {
-		r.note("no floor listing: %v", err)
-		return
+		os.RemoveAll(floor)
+		return "", 0, err
 	}
-	for _, x := range []struct {
-		r    *result
-		args []string
-	}{{r, []string{floor}}, {rf, []string{"-f", floor}}} {
-		c, err := b.runChild(io.Discard, nil, "ls", x.args)
-		if err != nil || !x.r.ok() {
-			continue
-		}
-		x.r.floor, x.r.floorCPU = c.wall, c.cpu
-		x.r.note("the same %s names as empty files in %s: `ls %s` %s (CPU %s), this listing %.2f× that (target ≤ %.1f×)",
-			thousands(int64(n)), parent, strings.Join(x.args[:len(x.args)-1], " "), seconds(c.wall), seconds(c.cpu),
-			x.r.wall.Seconds()/c.wall.Seconds(), targetLsRatio)
-	}
+	return floor, n, nil
 }
 
 // copyNames makes an empty file in to for every entry of from, and

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,6 +265,15 @@ func TestAppendNames(t *testing.T) {
 	assert.Equal(t, "0000001234-KAHA_ADD_MESSAGE_COMMAND.body", commandName(e, true))
 	assert.Equal(t, "0000000007", padInt(7, positionDigits))
 	assert.Equal(t, "12345678901", padInt(12345678901, positionDigits))
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 4242, 999999999, 1000000000, 9999999999, 10000000000, -1, -123, 1<<63 - 1} {
+		for _, width := range []int{0, 1, 3, 10, 18, 19, 20} {
+			want := strconv.FormatInt(v, 10)
+			if len(want) < width { // (a negative value: the zeros before its sign, as ever)
+				want = strings.Repeat("0", width-len(want)) + want
+			}
+			assert.Equal(t, want, padInt(v, width), "%d in %d digits", v, width)
+		}
+	}
 }
 
 // TestRelistingRendersNothing: a pending/ that fits in the link limit is
@@ -622,5 +632,41 @@ func TestLinkAheadBytesBound(t *testing.T) {
 		// at most the bound and the last file's (and its pair's) content
 		assert.Less(t, h, bound+3*4096, "chunk %d holds %d bytes", c, h)
 		assert.GreaterOrEqual(t, h, bound, "chunk %d stopped at the bound, not before", c)
+	}
+}
+
+// TestListingNamesBodiesFromCommands: a pending/ listing names a
+// message's .body from its .json (listAfter) as listAt would, escaped
+// and shortened ids included, and a listing resumed at any position
+// (Seekdir: at a .body whose .json it did not list last, or did) names
+// every entry as the table does.
+func TestListingNamesBodiesFromCommands(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	ids := []string{"ID:a:1:1:1:1", "", ".hidden", "a/b", "100%", "tab\there", "ünïcode", long, "y" + long}
+	ms := make([]*refgraph.Message, len(ids))
+	for i, id := range ids {
+		ms[i] = refgraph.NewMessage(id, codec.Location{File: 1, Offset: int32(i) * 100})
+	}
+	list := messagesOf(ms)
+	for i := 1; i < list.len(); i += 2 {
+		prev := list.at(i - 1).name
+		name, ino, dir, named := list.listAfter([]byte("junk"), prev, i)
+		require.True(t, named, "entry %d", i)
+		assert.Equal(t, list.at(i).name, string(name[4:]), "entry %d", i)
+		assert.Equal(t, list.at(i).ino, ino, "entry %d", i)
+		assert.False(t, dir)
+	}
+	_, _, _, named := list.listAfter(nil, list.at(1).name, 2) // a .json is named whole
+	assert.False(t, named)
+
+	l := tableStream(&Snapshot{}, list)
+	for _, start := range []int{0, 1, 2, 3, 7, 1, 16, 17, 0} {
+		require.Zero(t, l.Seekdir(context.Background(), uint64(start)))
+		for i := start; l.HasNext(); i++ {
+			e, errno := l.Next()
+			require.Zero(t, errno)
+			require.Equal(t, list.at(i).name, e.Name, "entry %d (from %d)", i, start)
+			require.Equal(t, list.at(i).ino, e.Ino, "entry %d (from %d)", i, start)
+		}
 	}
 }

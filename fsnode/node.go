@@ -409,6 +409,13 @@ type listStream struct {
 	// is last; spare are slabs to use again.
 	slabs []nameSlabUse
 	spare [][]byte
+
+	// prev is the name of entry prevAt, the last one Next made from
+	// lister (its bytes in a slab, intact for three calls at least): a
+	// siblingLister names the entry after it from it.
+	prev    string
+	prevAt  int
+	sibling siblingLister // lister, if it is one
 }
 
 // nameSlabUse is a slab of names, and the calls that put names in it.
@@ -438,8 +445,15 @@ func (l *listStream) Next() (fuse.DirEntry, syscall.Errno) {
 		}
 		l.slabs[len(l.slabs)-1].last = l.calls
 		start := len(l.names)
-		l.names, e.Ino, dir = l.lister.listAt(l.names, l.pos)
+		named := false
+		if l.sibling != nil && l.prev != "" && l.prevAt == l.pos-1 {
+			l.names, e.Ino, dir, named = l.sibling.listAfter(l.names, l.prev, l.pos)
+		}
+		if !named {
+			l.names, e.Ino, dir = l.lister.listAt(l.names, l.pos)
+		}
 		e.Name = unsafe.String(unsafe.SliceData(l.names[start:]), len(l.names)-start)
+		l.prev, l.prevAt = e.Name, l.pos
 	} else {
 		te := l.t.at(l.pos)
 		e.Name, e.Ino, dir, link = te.name, te.ino, te.isDir(), te.kind == linkEntry

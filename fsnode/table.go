@@ -2,6 +2,7 @@ package fsnode
 
 import (
 	"sort"
+	"strings"
 	"unsafe"
 
 	"github.com/kahafs/kahafs/codec"
@@ -107,6 +108,16 @@ type dirTable interface {
 // shows of it besides: the same as at(i).
 type dirLister interface {
 	listAt(dst []byte, i int) (name []byte, ino uint64, dir bool)
+}
+
+// siblingLister is a dirLister whose entry i may be named from the name
+// of entry i-1 (a message's .body from its .json: the same name but for
+// the suffix), which costs a copy instead of making the name again.
+// listAfter appends the name of entry i to dst, given prev, the name of
+// entry i-1, and returns what listAt would; named false: it did not
+// (dst as it was), listAt names it.
+type siblingLister interface {
+	listAfter(dst []byte, prev string, i int) (name []byte, ino uint64, dir, named bool)
 }
 
 // hiddenFinder is a table with entries it does not list: names looked up
@@ -361,6 +372,20 @@ func (l *messageList) listAt(dst []byte, i int) ([]byte, uint64, bool) {
 	dst = appendPendingName(dst, i/2, id, body)
 	n := copy(dst[start:], dst[idEnd:])
 	return dst[:start+n], inoLoc(k, m.Loc), false
+}
+
+var _ siblingLister = (*messageList)(nil)
+
+// listAfter names a message's body (odd i) from its command's name,
+// entry i-1: appendPendingName spells the two alike but for the suffix,
+// of the same length.
+func (l *messageList) listAfter(dst []byte, prev string, i int) ([]byte, uint64, bool, bool) {
+	if i%2 == 0 || !strings.HasSuffix(prev, suffixJSON) {
+		return dst, 0, false, false
+	}
+	dst = append(dst, prev[:len(prev)-len(suffixJSON)]...)
+	dst = append(dst, suffixBody...)
+	return dst, inoLoc(kindBody, l.msg(i/2).Loc), false, true
 }
 
 func (l *messageList) find(name string) (int, bool) {

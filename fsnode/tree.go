@@ -237,6 +237,7 @@ func (d *tableDir) lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 func tableStream(s *Snapshot, t dirTable) *listStream {
 	l := &listStream{n: t.len(), t: t, s: s, pinned: -1}
 	l.lister, _ = t.(dirLister)
+	l.sibling, _ = t.(siblingLister)
 	return l
 }
 
@@ -301,8 +302,28 @@ func padInt(v int64, width int) string {
 	return string(appendPadInt(nil, v, width))
 }
 
+// pow10[w] is 10 to the power w.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
 // appendPadInt appends v in decimal, zero-padded to width digits, to dst.
 func appendPadInt(dst []byte, v int64, width int) []byte {
+	if v >= 0 && width >= 1 && width <= 18 && v < pow10[width] {
+		// the digits from the last, in place (a listing names a million
+		// entries: no strconv call and copy each)
+		n := len(dst)
+		dst = append(dst, make([]byte, width)...)
+		for k := n + width - 1; k >= n; k-- {
+			dst[k] = '0' + byte(v%10)
+			v /= 10
+		}
+		return dst
+	}
 	var digits [20]byte
 	d := strconv.AppendInt(digits[:0], v, 10)
 	for k := len(d); k < width; k++ {
