@@ -65,7 +65,51 @@ func timeMillis(w *jsonw.Writer, key, millisKey string, ms int64) {
 // AppendMillis appends milliseconds since 1970 as RFC 3339 in UTC with
 // milliseconds: 2026-11-29T22:13:36.985Z.
 func AppendMillis(dst []byte, ms int64) []byte {
-	return time.UnixMilli(ms).UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
+	const msPerDay = 24 * 60 * 60 * 1000
+	days, inDay := ms/msPerDay, ms%msPerDay
+	if inDay < 0 {
+		days, inDay = days-1, inDay+msPerDay
+	}
+	y, m, d := civil(days)
+	if y < 0 || y > 9999 {
+		return time.UnixMilli(ms).UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
+	}
+	// by hand, as AppendFormat spells it (every message's JSON has two:
+	// a fifth of rendering it went to AppendFormat)
+	two := func(dst []byte, v int64) []byte { return append(dst, byte('0'+v/10), byte('0'+v%10)) }
+	dst = two(dst, y/100)
+	dst = two(dst, y%100)
+	dst = two(append(dst, '-'), m)
+	dst = two(append(dst, '-'), d)
+	dst = two(append(dst, 'T'), inDay/3600000)
+	dst = two(append(dst, ':'), inDay/60000%60)
+	dst = two(append(dst, ':'), inDay/1000%60)
+	ms3 := inDay % 1000
+	return append(dst, '.', byte('0'+ms3/100), byte('0'+ms3/10%10), byte('0'+ms3%10), 'Z')
+}
+
+// civil returns the proleptic Gregorian date of the day days after
+// 1970-01-01 (Howard Hinnant's days_from_civil, inverted).
+func civil(days int64) (year, month, day int64) {
+	z := days + 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // [0, 365]
+	mp := (5*doy + 2) / 153                                // [0, 11], from March
+	day = doy - (153*mp+2)/5 + 1
+	month = mp + 3
+	if mp >= 10 {
+		month = mp - 9
+	}
+	year = yoe + era*400
+	if month <= 2 {
+		year++
+	}
+	return year, month, day
 }
 
 // putID writes the member key when the id appended to its scratch space

@@ -294,3 +294,12 @@ func (b *Builder) startFeed() {
 	b.feed = startFeed(b.opts.LoadIndex)
 	runtime.AddCleanup(b, (*indexFeed).halt, b.feed)
 }
+
+// haltFeed halts the feed of a Builder that will not adopt (a resumed
+// state that did not decode).
+func (b *Builder) haltFeed() {
+	if f := b.feed; f != nil {
+		b.feed = nil
+		f.halt()
+	}
+}

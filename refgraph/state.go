@@ -506,6 +506,7 @@ func resumeBuilder(opts Options, data []byte) (*Builder, error) {
 	b.opts.Files = files
 	d := &stateDecoder{r: rd, data: data, b: b, paths: b.opts.filePaths(), names: strTable{}}
 	if err := d.decode(); err != nil {
+		b.haltFeed()
 		return nil, fmt.Errorf("%w: %v", ErrStateCorrupt, err)
 	}
 	b.names = d.names
@@ -513,6 +514,7 @@ func resumeBuilder(opts Options, data []byte) (*Builder, error) {
 		b.addFile(fi)
 	}
 	if err := b.resumeEarly(); err != nil {
+		b.haltFeed()
 		return nil, err
 	}
 	return b, nil
@@ -622,7 +624,19 @@ func (d *stateDecoder) curFile(f **File) {
 	}
 }
 
-func (d *stateDecoder) position(p *position) { loadPosition(d.r, p) }
+func (d *stateDecoder) position(p *position) {
+	loadPosition(d.r, p)
+	if d.r.Err() == nil && !d.b.built {
+		// the index is read (both passes at once) while the rest of the
+		// state is decoded, when the resumed replay is to adopt it: on a
+		// cache hit the adoption then takes it as it does at the end of
+		// a replay (feed.go), not read at that moment on this goroutine
+		d.b.startFeed()
+		if f := d.b.feed; f != nil {
+			f.startCheck()
+		}
+	}
+}
 
 // dests: the id table comes after the destinations in the encoding, but
 // the destinations refer to its slots: ids checks d.slotsUsed once it is read

@@ -194,6 +194,10 @@ func TestStateResume(t *testing.T) {
 
 				r, err := ResumeBuilder(opts, &buf)
 				require.NoError(t, err, "split %d", k)
+				// a state before the adoption reads the index while it
+				// is decoded (the adoption takes it from the feed)
+				wantFeed := opts.LoadIndex != nil && r.hasRecovery && !r.adopted
+				require.Equal(t, wantFeed, r.feed != nil, "split %d: the index read during the decoding", k)
 				// the encoding is complete and deterministic: a resumed
 				// builder saves the same bytes
 				again, err := r.AppendState(nil)

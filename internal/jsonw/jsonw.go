@@ -22,8 +22,9 @@ func AppendString[T ~string | ~[]byte](dst []byte, s T) []byte {
 		// eight plain ASCII bytes at a time (a message body is mostly
 		// that): none of them escaped, none past ASCII
 		for i+8 <= len(s) {
-			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			w := s[i : i+8] // (one bounds check, not eight: one load)
+			x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+				uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 			if !plainASCII8(x) {
 				break
 			}
@@ -77,20 +78,21 @@ func AppendString[T ~string | ~[]byte](dst []byte, s T) []byte {
 }
 
 // plainASCII8: each byte of x is ASCII that AppendString copies as it is
-// (0x20 to 0x7e, neither '"' nor '\\').
+// (0x20 to 0x7e, neither '"' nor '\\'). Small enough to be inlined in
+// AppendString's loop (a call per eight bytes of a message body cost as
+// much as the test).
 func plainASCII8(x uint64) bool {
 	const (
 		ones = 0x0101010101010101
 		high = 0x8080808080808080
 	)
 	// a byte with its high bit set, below 0x20, or (a zero byte after
-	// the xor) '"', '\\' or 0x7f: the tests are exact for bytes below
-	// 0x80, and a byte at or above it fails the first
-	zero := func(v uint64) uint64 { return (v - ones) & ^v & high }
-	bad := x&high |
-		(x-0x20*ones)&^x&high |
-		zero(x^('"'*ones)) | zero(x^('\\'*ones)) | zero(x^(0x7f*ones))
-	return bad == 0
+	// the xor: (v-ones)&^v has its high bit) '"', '\\' or 0x7f: the tests
+	// are exact for the lowest such byte below 0x80 (a borrow may flag a
+	// byte above it too: the bytes are then looked at one by one), and a
+	// byte at or above 0x80 fails the first
+	q, b, d := x^('"'*ones), x^('\\'*ones), x^(0x7f*ones)
+	return (x|(x-0x20*ones)&^x|(q-ones)&^q|(b-ones)&^b|(d-ones)&^d)&high == 0
 }
 
 // AppendFloat appends f as a JSON number in the shortest form that reads
