@@ -76,6 +76,9 @@ type result struct {
 	// cpu: the child's user + system time (one run; 0 when unknown or
 	// several runs, which the notes list)
 	cpu time.Duration
+	// walls: each run's wall time, in order, when the row ran several
+	// (wall is their median)
+	walls []time.Duration
 }
 
 func (r *result) note(format string, a ...any) { r.notes = append(r.notes, fmt.Sprintf(format, a...)) }
@@ -121,7 +124,7 @@ func (p *pairedRuns) fill(r *result, what, cpuWhat, other string) {
 	if r.err = p.err; r.err != nil {
 		return
 	}
-	r.wall, r.rss, r.hwmReady = median(p.walls), p.rss, p.hwmReady
+	r.wall, r.rss, r.hwmReady, r.walls = median(p.walls), p.rss, p.hwmReady, p.walls
 	if len(p.walls) > 1 {
 		r.note("median of %d %s: %s (%s: %s)", len(p.walls), what, secondsList(p.walls), cpuWhat, secondsList(p.cpus))
 	} else {
@@ -394,12 +397,35 @@ func (b *bench) repeat(r *result, run func() (child, error)) {
 		walls, cpus = append(walls, c.wall), append(cpus, c.cpu)
 		r.rss = max(r.rss, c.rss)
 	}
-	r.wall = median(walls)
+	r.wall, r.walls = median(walls), walls
 	if len(walls) > 1 {
 		r.note("median of %d runs: %s (CPU, user + system: %s)", len(walls), secondsList(walls), secondsList(cpus))
 	} else {
 		r.cpu = cpus[0]
 	}
+}
+
+// pairRatios describes a[i]/b[i], runs timed in pairs (one of a just
+// after one of b): each ratio and their median, which the machine's
+// drift between pairs moves less than the ratio of the medians; "" when
+// the runs are not pairs.
+func pairRatios(a, b []time.Duration) string {
+	if len(a) < 2 || len(a) != len(b) {
+		return ""
+	}
+	rs := make([]float64, len(a))
+	parts := make([]string, len(a))
+	for i := range a {
+		rs[i] = a[i].Seconds() / b[i].Seconds()
+		parts[i] = fmt.Sprintf("%.2f", rs[i])
+	}
+	sorted := slices.Clone(rs)
+	slices.Sort(sorted)
+	m := sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		m = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+	}
+	return fmt.Sprintf("; pair by pair %s×, their median %.2f×", strings.Join(parts, ", "), m)
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -148,12 +148,12 @@ func (b *bench) ratios() []string {
 			100*mc.wall.Seconds()/m.wall.Seconds(), 100*mc.wall.Seconds()/h.wall.Seconds(), targetCachedPercent))
 	}
 	if hn := b.result(stepHoldersNoIdx); hn != nil {
-		out = append(out, fmt.Sprintf("`holders` with the broker's index adopted takes %.2f× the time of `holders --no-index` on the same store, at %s against %s peak RSS (issue 22's target ≤ %.2f×).",
-			h.wall.Seconds()/hn.wall.Seconds(), mibOrUnknown(h.rss), mibOrUnknown(hn.rss), targetIndexRatio))
+		out = append(out, fmt.Sprintf("`holders` with the broker's index adopted takes %.2f× the time of `holders --no-index` on the same store (the medians' ratio%s), at %s against %s peak RSS (issue 22's target ≤ %.2f×).",
+			h.wall.Seconds()/hn.wall.Seconds(), pairRatios(h.walls, hn.walls), mibOrUnknown(h.rss), mibOrUnknown(hn.rss), targetIndexRatio))
 	}
 	if m, mn := b.result(stepMount), b.result(stepMountNoIdx); m != nil && mn != nil {
-		out = append(out, fmt.Sprintf("The mount answers first with the index adopted in %.2f× the time of `mount --no-index` on the same store, at %s against %s RSS at its first answer (target ≤ %.2f×).",
-			m.wall.Seconds()/mn.wall.Seconds(), mibOrUnknown(m.hwmReady), mibOrUnknown(mn.hwmReady), targetIndexRatio))
+		out = append(out, fmt.Sprintf("The mount answers first with the index adopted in %.2f× the time of `mount --no-index` on the same store (the medians' ratio%s), at %s against %s RSS at its first answer (target ≤ %.2f×).",
+			m.wall.Seconds()/mn.wall.Seconds(), pairRatios(m.walls, mn.walls), mibOrUnknown(m.hwmReady), mibOrUnknown(mn.hwmReady), targetIndexRatio))
 	}
 	for _, step := range []string{stepLsPending, stepLsFPending} {
 		if l := b.result(step); l != nil && l.floor > 0 {

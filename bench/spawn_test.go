@@ -58,3 +58,26 @@ func TestChildTimeout(t *testing.T) {
 		return os.IsNotExist(err)
 	}, 10*time.Second, 10*time.Millisecond, "the child %s outlived its spawner", pid)
 }
+
+// TestPairRatios: runs timed in pairs are compared pair by pair, with
+// the median of the ratios; runs that are not pairs are not.
+func TestPairRatios(t *testing.T) {
+	s := func(v ...float64) []time.Duration {
+		var ds []time.Duration
+		for _, x := range v {
+			ds = append(ds, time.Duration(x*float64(time.Second)))
+		}
+		return ds
+	}
+	if got, want := pairRatios(s(1.2, 1.1, 2.6), s(1, 1, 2)), "; pair by pair 1.20, 1.10, 1.30×, their median 1.20×"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := pairRatios(s(1.2, 1.1), s(1, 1)), "; pair by pair 1.20, 1.10×, their median 1.15×"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, c := range [][2][]time.Duration{{s(1.2), s(1)}, {s(1, 2), s(1)}, {nil, nil}} {
+		if got := pairRatios(c[0], c[1]); got != "" {
+			t.Errorf("%v / %v: %q, want nothing", c[0], c[1], got)
+		}
+	}
+}
