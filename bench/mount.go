@@ -185,24 +185,18 @@ func (b *bench) lsPending(r, rf *result, srv *mountServer, mnt string) {
 	}
 	var sortedFloor, unsortedFloor, unsortedMount lsSamples
 	for i := range max(b.o.runs, 1) {
+		// a fresh mount for each further sorted listing
 		if i > 0 {
-			// a fresh mount for each further sorted listing
-			c, cpu, err := b.lsFresh(rel, "")
-			if err != nil {
-				r.err = err
+			if r.err = sorted.fresh(b, rel, ""); r.err != nil {
 				break
 			}
-			sorted.add(c, cpu)
 		}
 		if floor != "" {
 			sortedFloor.floor(b, floor, "")
 		}
-		c, cpu, err := b.lsFresh(rel, "-f")
-		if err != nil {
-			rf.err = err
+		if rf.err = unsortedMount.fresh(b, rel, "-f"); rf.err != nil {
 			break
 		}
-		unsortedMount.add(c, cpu)
 		if floor != "" {
 			unsortedFloor.floor(b, floor, "-f")
 		}
@@ -243,6 +237,15 @@ type lsSamples struct {
 func (l *lsSamples) add(c child, server time.Duration) {
 	l.walls, l.cpus, l.server = append(l.walls, c.wall), append(l.cpus, c.cpu), append(l.server, server)
 	l.rss = max(l.rss, c.rss)
+}
+
+// fresh times ls (with flags) of rel on a fresh mount (lsFresh).
+func (l *lsSamples) fresh(b *bench, rel, flags string) error {
+	c, cpu, err := b.lsFresh(rel, flags)
+	if err == nil {
+		l.add(c, cpu)
+	}
+	return err
 }
 
 // floor times ls (with flags) of the floor directory.
