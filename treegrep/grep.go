@@ -20,7 +20,12 @@ type Options struct {
 	// Count counts every matching line of a file (grep -c); else a
 	// file's count stops at its first match (grep -l).
 	Count bool
-	// Workers is how many goroutines render and match (0: GOMAXPROCS).
+	// Workers is how many goroutines render and match (0: twice
+	// GOMAXPROCS). More than the cores: the reads (and the chunks
+	// queued, two a worker) then run further ahead of the renders, which
+	// wait for them less. kahafs grep over the bench store's 180,000
+	// files of REPORTS/pending/ on two cores, 8 alternated runs: 2
+	// workers 1.34-1.48 s, 4 1.26-1.35 s, 8 1.29 s.
 	Workers int
 	// ChunkSize is the most a read of the journal takes at once, unless a
 	// record is bigger (0: 1 MiB).
@@ -87,7 +92,7 @@ func Grep(s *fsnode.Snapshot, p string, opts Options, fn func(Result) error) (St
 	}
 	g := &grep{opts: opts, errs: map[int32]error{}, prepared: map[fileKey]bool{}}
 	if g.opts.Workers <= 0 {
-		g.opts.Workers = runtime.GOMAXPROCS(0)
+		g.opts.Workers = 2 * runtime.GOMAXPROCS(0)
 	}
 	if g.opts.ChunkSize <= 0 {
 		g.opts.ChunkSize = 1 << 20
