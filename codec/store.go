@@ -104,8 +104,12 @@ func dataFileError(fi FileInfo, err error) *CorruptionError {
 	return &CorruptionError{File: fi.Path, FileID: fi.ID, Err: ErrUnreadable, Detail: err.Error()}
 }
 
-// Workers is the default parallelism for reading files.
-func Workers() int { return runtime.GOMAXPROCS(0) }
+// Workers is the default parallelism for reading files: GOMAXPROCS as the
+// program started (a mount raises it to serve: fsnode.serveProcs), the
+// cores it may use.
+func Workers() int { return startProcs }
+
+var startProcs = runtime.GOMAXPROCS(0)
 
 // ScanOrdered runs perFile on up to workers files at a time and hands the
 // results to inOrder strictly in the order of files. At most 2×workers

@@ -18,9 +18,9 @@ import (
 // about 150 a call), and the listing handle pushes the content of the
 // files it looked up into the kernel's page cache (FUSE_NOTIFY_STORE) as
 // soon as the kernel has made their inodes (when the next call of the
-// listing arrives), on a goroutine of its own while that call is
-// answered; the last call of the listing waits until everything is
-// pushed. A walk then opens and reads those files without asking the
+// listing arrives), on a goroutine of its own while that call and the
+// next are answered (pushDepth calls' pushes under way at most); the
+// last call of the listing waits until everything is pushed. A walk then opens and reads those files without asking the
 // server anything: grep -r over a pending/ of 216,546 files costs 1,436
 // READDIRPLUS calls and a push a file, nothing else. The lookups of a
 // call are rendered ahead of them on a goroutine of their own (the other
@@ -54,20 +54,21 @@ type dirHandle struct {
 	s      *Snapshot
 	stream fs.DirStream // made at the first call
 
-	req     context.Context // the call the pending pushes were looked up in
-	push    []pushItem      // looked up in the call req
-	linked  int             // entries looked up by this listing (since the last batch: see linking)
-	walked  bool            // LOOKUPs followed a call of this listing (see linking)
-	first   twoRounds       // the call req links only what a walk reads first (see linking); nil: all
-	entries bool            // the call req has listed entries
-	looked  bool            // the call req has looked entries up (READDIRPLUS)
-	link    bool            // the call req links its entries (see linking)
-	seen    int64           // the directory's LOOKUP count at the last call that looked up
-	de      fuse.DirEntry   // the entry Readdirent returns (go-fuse copies it)
-	pushing chan []pushItem // the pushes under way, given back when done; nil: none
-	la      *linkAhead      // renders ahead of the lookups (linkahead.go); nil: none yet
-	names   []byte          // scratch for a name (named)
-	pinned  bool            // the call req looked an entry up: go-fuse keeps its name (see listStream)
+	req     context.Context   // the call the pending pushes were looked up in
+	push    []pushItem        // looked up in the call req
+	linked  int               // entries looked up by this listing (since the last batch: see linking)
+	walked  bool              // LOOKUPs followed a call of this listing (see linking)
+	first   twoRounds         // the call req links only what a walk reads first (see linking); nil: all
+	entries bool              // the call req has listed entries
+	looked  bool              // the call req has looked entries up (READDIRPLUS)
+	link    bool              // the call req links its entries (see linking)
+	seen    int64             // the directory's LOOKUP count at the last call that looked up
+	de      fuse.DirEntry     // the entry Readdirent returns (go-fuse copies it)
+	pushing []chan []pushItem // the pushes under way, oldest first, each given back when done
+	spare   []pushItem        // a slice given back, for the next call
+	la      *linkAhead        // renders ahead of the lookups (linkahead.go); nil: none yet
+	names   []byte            // scratch for a name (named)
+	pinned  bool              // the call req looked an entry up: go-fuse keeps its name (see listStream)
 
 	// listing: the kernelCache counts this listing as under way (from
 	// its first call to the call that lists nothing, or the release, or
@@ -164,16 +165,23 @@ func (h *dirHandle) pause() {
 	}
 }
 
-// flush pushes the content of the files looked up in the last call.
+// flush pushes the content of the files looked up in the last call, on
+// a goroutine of its own, while the calls after it are answered: up to
+// pushDepth calls' pushes are under way at once before a call waits for
+// the oldest.
 func (h *dirHandle) flush() {
-	spare := h.wait()
 	if len(h.push) == 0 {
 		return
 	}
+	if len(h.pushing) >= pushDepth {
+		h.spare = <-h.pushing[0]
+		h.pushing = h.pushing[1:]
+	}
 	items := h.push
-	h.push = spare
-	h.pushing = make(chan []pushItem, 1)
-	go func(done chan<- []pushItem) {
+	h.push, h.spare = h.spare, nil
+	done := make(chan []pushItem, 1)
+	h.pushing = append(h.pushing, done)
+	go func() {
 		for i, p := range items {
 			// ENOENT: the kernel has dropped the node already.
 			_ = p.node.WriteCache(0, p.data)
@@ -181,18 +189,18 @@ func (h *dirHandle) flush() {
 			items[i] = pushItem{}
 		}
 		done <- items[:0]
-	}(h.pushing)
+	}()
 }
 
-// wait returns when the pushes under way are done, with their slice for
-// reuse.
-func (h *dirHandle) wait() []pushItem {
-	if h.pushing == nil {
-		return nil
+// pushDepth is how many calls' pushes may be under way at once.
+const pushDepth = 3
+
+// wait returns when the pushes under way are done.
+func (h *dirHandle) wait() {
+	for _, done := range h.pushing {
+		h.spare = <-done
 	}
-	items := <-h.pushing
-	h.pushing = nil
-	return items
+	h.pushing = h.pushing[:0]
 }
 
 func (h *dirHandle) open(ctx context.Context) syscall.Errno {
