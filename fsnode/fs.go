@@ -419,6 +419,8 @@ var serveProcs sync.Once
 // linked pending/ of 180 k files 4 % faster in 7 alternated pairs, 10 %
 // with pushes pushDepth calls deep (three Ps or six: slower than four,
 // on two cores). The analysis of a refresh reads with codec.Workers.
+// Setting GOMAXPROCS also ends the runtime's own updates of it to a CPU
+// limit that changes while the mount runs (Go 1.25's default).
 func raiseProcs() {
 	runtime.GOMAXPROCS(2 * codec.Workers())
 }
