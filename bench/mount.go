@@ -311,11 +311,7 @@ func (b *bench) lsFresh(rel, flags string) (child, time.Duration, error) {
 // none of them: see spawnArg). It returns the directory and how many
 // names it holds.
 func (b *bench) floorNames(dir string) (string, int, error) {
-	parent := "/dev/shm"
-	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
-		parent = b.work
-	}
-	floor, err := os.MkdirTemp(parent, "kahafs-bench-ls-")
+	floor, err := b.floorDir("kahafs-bench-ls-")
 	if err != nil {
 		return "", 0, err
 	}
@@ -325,6 +321,16 @@ func (b *bench) floorNames(dir string) (string, int, error) {
 		return "", 0, err
 	}
 	return floor, n, nil
+}
+
+// floorDir makes a new directory on tmpfs (/dev/shm, or the bench's work
+// directory where there is none), for a floor's copy.
+func (b *bench) floorDir(prefix string) (string, error) {
+	parent := "/dev/shm"
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+		parent = b.work
+	}
+	return os.MkdirTemp(parent, prefix)
 }
 
 // copyNames makes an empty file in to for every entry of from, and
@@ -474,11 +480,7 @@ const grepFloorRuns = 3
 // notes the median of grepFloorRuns runs and the mount's walk against
 // it.
 func (b *bench) grepFloor(r *result, dir string) {
-	parent := "/dev/shm"
-	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
-		parent = b.work
-	}
-	floor, err := os.MkdirTemp(parent, "kahafs-bench-grep-")
+	floor, err := b.floorDir("kahafs-bench-grep-")
 	if err != nil {
 		r.note("no copy on tmpfs: %v", err)
 		return

@@ -105,7 +105,7 @@ func dataFileError(fi FileInfo, err error) *CorruptionError {
 }
 
 // Workers is the default parallelism for reading files: GOMAXPROCS as the
-// program started (a mount raises it to serve: fsnode.serveProcs), the
+// program started (a mount raises it to serve: fsnode.raiseProcs), the
 // cores it may use.
 func Workers() int { return startProcs }
 

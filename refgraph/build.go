@@ -433,8 +433,9 @@ func queueDelivery(gd *Destination, statDelta int64, held map[string]string) (wa
 		// its store cursor stops when the count runs out (the last in
 		// store order: a prioritized queue's cursor recovers the order
 		// index's classes, then dispatches)
+		heldBack := int64(len(gd.delivery)) - n
 		warning = fmt.Sprintf("%s: the broker's stored count is %d but it holds %d message(s) to deliver; its store cursor stops at its count, so it does not deliver the last %d (%s …) until the count is right again (KahaDB 5.17.2 subtracts the messages acked in a prepared transaction from the stored count once more at every restart while the transaction stays prepared)",
-			gd, gd.Stats.Count, len(gd.delivery), int64(len(gd.delivery))-n, gd.Messages[gd.delivery[n]].ID())
+			gd, gd.Stats.Count, len(gd.delivery), heldBack, gd.Messages[gd.delivery[n]].ID())
 		if n > MaxPageSize {
 			// ActiveMQ 5.17.2: the store cursor spends its count on
 			// every message it pages in, an expired one too, and a
@@ -447,7 +448,7 @@ func queueDelivery(gd *Destination, statDelta int64, held map[string]string) (wa
 			// (internal/difftest, kept seeds 125, 160, 212, 222, 261,
 			// 276): it delivered more of the held-back messages than
 			// its count allowed, up to all of them.
-			warning += fmt.Sprintf("; if some of its messages have expired by the time the broker pages them in, it may deliver some or all of these %d as well (its count is past one page of %d: the expired messages can take the cursor's count below zero, and it then reads the count again from the store, with the messages delivered but not yet acknowledged)", int64(len(gd.delivery))-n, MaxPageSize)
+			warning += fmt.Sprintf("; if some of its messages have expired by the time the broker pages them in, it may deliver some or all of these %d as well (its count is past one page of %d: the expired messages can take the cursor's count below zero, and it then reads the count again from the store, with the messages delivered but not yet acknowledged)", heldBack, MaxPageSize)
 		}
 		if isPrioritized(gd.Messages, gd.delivery) {
 			// seen from a real broker (internal/difftest, seeds 125 and
