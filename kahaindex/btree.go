@@ -3,6 +3,8 @@ package kahaindex
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/kahafs/kahafs/codec"
+	"slices"
 )
 
 // btree reads a BTreeIndex (disk/index/BTreeIndex, BTreeNode). Each node is
@@ -45,6 +47,9 @@ type btree[K, V any] struct {
 	// aheadKey, when set, passes over a key of a branch node (as skim's
 	// key): an iteration then reads the leaves ahead (readahead.go)
 	aheadKey func(b []byte, i int) (end int, ok bool)
+	// onLeaf, when set, is told the page of every leaf an iteration
+	// reads
+	onLeaf func(id int64)
 }
 
 // skim is how the keys and values of a B-tree's leaf are laid out, for
@@ -442,6 +447,9 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 		}
 	}
 	leaves := t.newDescent(n.page)
+	if t.onLeaf != nil {
+		t.onLeaf(n.page)
+	}
 	for {
 		if idx >= len(n.keys) {
 			if n.next < 0 {
@@ -463,6 +471,9 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 				return nil, t.pf.pageErr(next.page, t.pf.toOffset(next.page), t.what, ErrInconsistent,
 					fmt.Sprintf("leaf %d links to branch node %d", n.page, next.page), false)
 			}
+			if t.onLeaf != nil {
+				t.onLeaf(next.page)
+			}
 			t.recycle(n)
 			n, idx = next, 0
 			continue
@@ -470,4 +481,83 @@ func (t *btree[K, V]) iterate(start *K, fn func(k K, v V)) (stopped error, err e
 		fn(n.keys[idx], n.values[idx])
 		idx++
 	}
+}
+
+// shape reads the branches of a location index whose leaves an iteration
+// read (leaves: their pages): the branch nodes from the root down, each
+// child that is not one of the leaves read as a branch. Nil when a node is
+// neither (the iteration and the branches disagree: a damaged index) or
+// the walk comes back to a page. Nothing it reads is cached or counted:
+// the broker's cleanup walks the same nodes, after the load.
+func (t *btree[K, V]) shape(leaves []int64) *LocationNode {
+	slices.Sort(leaves)
+	isLeaf := func(id int64) bool { _, ok := slices.BinarySearch(leaves, id); return ok }
+	if isLeaf(t.root) {
+		return &LocationNode{}
+	}
+	seen := map[int64]bool{}
+	var walk func(id int64, depth int) *LocationNode
+	walk = func(id int64, depth int) *LocationNode {
+		if seen[id] || depth > 64 {
+			return nil
+		}
+		seen[id] = true
+		keys, children, ok := t.readBranch(id)
+		if !ok {
+			return nil
+		}
+		n := &LocationNode{Keys: make([]codec.Location, 0, len(keys)), Children: make([]*LocationNode, 0, len(children))}
+		for _, k := range keys {
+			l, ok := any(k).(codec.Location)
+			if !ok {
+				return nil
+			}
+			n.Keys = append(n.Keys, l)
+		}
+		for _, c := range children {
+			if isLeaf(c) {
+				n.Children = append(n.Children, &LocationNode{})
+				continue
+			}
+			cn := walk(c, depth+1)
+			if cn == nil {
+				return nil
+			}
+			n.Children = append(n.Children, cn)
+		}
+		return n
+	}
+	return walk(t.root, 0)
+}
+
+// readBranch reads the branch node in page id; ok false when it is not
+// one or does not read.
+func (t *btree[K, V]) readBranch(id int64) (keys []K, children []int64, ok bool) {
+	s, err := t.pf.openStream(id, t.what)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer t.pf.release(s)
+	count, err := readI16(s)
+	if err != nil || count <= 0 {
+		return nil, nil, false
+	}
+	for range count {
+		k, err := t.key(s)
+		if err != nil {
+			return nil, nil, false
+		}
+		keys = append(keys, k)
+	}
+	if branch, err := readBool(s); err != nil || !branch {
+		return nil, nil, false
+	}
+	for range int(count) + 1 {
+		c, err := readI64(s)
+		if err != nil {
+			return nil, nil, false
+		}
+		children = append(children, c)
+	}
+	return keys, children, true
 }

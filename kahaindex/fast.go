@@ -69,6 +69,7 @@ func streamFast(files [3]source, sink Sink) (*Index, error) {
 	if err == nil && c.err == nil && ix != nil && !ix.Fresh && c.ix != nil && len(c.ix.Notes) == 0 &&
 		pf.read+c.pf.read <= pf.budget && sameObjects(&pf.cache, &c.pf.cache) {
 		ix.shape = mergeShapes(ix.shape, c.ix.shape)
+		ix.LocationShapes = c.ix.LocationShapes // the second pass reads the location indexes
 		return ix, nil
 	}
 	sink.Restart()

@@ -22,6 +22,11 @@ type Index struct {
 	Meta         Metadata
 	Destinations []*Destination // in the destinations B-tree's order (Java String order of keys)
 	Notes        []Note
+	// LocationShapes: the location index of each destination (by key)
+	// whose shape was read: a leaf for one that is a single leaf. A
+	// destination whose location index could not be walked whole has
+	// none.
+	LocationShapes map[string]*LocationNode
 
 	shape shape
 }
@@ -35,6 +40,17 @@ func (ix *Index) Damaged() bool {
 		}
 	}
 	return false
+}
+
+// LocationNode is a node of a destination's location index as stored: a
+// branch's keys and children, or a leaf (Children nil), whose keys are not
+// kept (they are the destination's messages between its branch's keys).
+// The broker's cleanup keeps the file of every branch key
+// (MessageDatabase.checkpointUpdate's visitor), whether a message is still
+// there or not.
+type LocationNode struct {
+	Keys     []codec.Location
+	Children []*LocationNode
 }
 
 // Destination returns the destination with key ("0:Q.A", "1:T.B"), or nil.

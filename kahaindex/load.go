@@ -456,6 +456,12 @@ func (r *reader) readLater(l *loaded) error {
 			c.aheadKey = skimFixed(locationBytes(r.version))
 			locations = &c
 		}
+		var leaves []int64
+		if locations == l.locations {
+			c := *locations
+			locations = &c
+		}
+		locations.onLeaf = func(id int64) { leaves = append(leaves, id) }
 		stopped, err := locations.iterate(nil, func(loc codec.Location, seq int64) {
 			if r.sink == nil {
 				d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
@@ -466,6 +472,11 @@ func (r *reader) readLater(l *loaded) error {
 		}
 		if stopped != nil {
 			r.stopNote(d.Key, "location index", stopped)
+		} else if shape := l.locations.shape(leaves); shape != nil {
+			if r.ix.LocationShapes == nil {
+				r.ix.LocationShapes = map[string]*LocationNode{}
+			}
+			r.ix.LocationShapes[d.Key] = shape
 		}
 	}
 	if l.subscriptions != nil && r.part != partCheck {

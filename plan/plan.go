@@ -561,7 +561,8 @@ func heldBy(g *refgraph.Graph, a *Action) []string {
 func mine(a *Action, r refgraph.Reason) bool {
 	switch a.Action {
 	case Purge:
-		return r.Kind == refgraph.KindPendingMessages && r.Destination == a.Target.Destination
+		// a purge empties the location index too
+		return (r.Kind == refgraph.KindPendingMessages || r.Kind == refgraph.KindIndexKey) && r.Destination == a.Target.Destination
 	case DeleteSubscription:
 		key := a.Target.ClientID + ":" + a.Target.SubscriptionName
 		if r.Destination != a.Target.Destination {
@@ -600,6 +601,8 @@ func reasonShort(r refgraph.Reason) string {
 		return "acks for messages in " + strings.Join(fs, ", ")
 	case refgraph.KindLastUpdate:
 		return "the broker's write position"
+	case refgraph.KindIndexKey:
+		return "a key of " + r.Destination + "'s location index"
 	default:
 		return string(r.Kind)
 	}

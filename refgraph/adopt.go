@@ -830,6 +830,11 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 			b.indexKeys = append(b.indexKeys, d.key)
 		}
 	}
+	for _, d := range a.dests {
+		if d != nil {
+			d.locs = adoptedLocTree(d, ix.LocationShapes[d.key], a.old[d.key])
+		}
+	}
 	b.adoptedIndex = true
 	a.dropPrefixes()
 	old := a.old // dropped: readEarly looks up its messages by location
@@ -842,7 +847,6 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 	a.cur = curDest{}
 	a.readEarly(old, len(a.given) > 0)
 	a.given, a.taken = nil, nil
-	_ = ix
 }
 
 // detailRead is what the record of an adopted message tells of it: the

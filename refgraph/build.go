@@ -34,6 +34,9 @@ func (b *Builder) Build() (*Graph, error) {
 	if err := b.adoptIndex(); err != nil { // the recovery position is after the last record
 		return nil, err
 	}
+	if !b.adoptedIndex && b.opts.LoadIndex != nil {
+		b.guessLocs()
+	}
 	b.finishAdoption()
 	defer trace.StartRegion(context.Background(), "refgraph: build the graph").End()
 	b.built = true
@@ -341,7 +344,7 @@ func (m *model) materialize(g *Graph, open []*txState) {
 // else of m.
 func (m *model) destination(d *dest, acked map[string]map[string]string, prefixes []*string) (*Destination, []string) {
 	var warnings []string
-	gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq}
+	gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq, IndexKeys: d.indexKeys()}
 	gd.Messages, gd.Stats.Files, gd.ackedTx = m.messages(d, acked, prefixes)
 	gd.Stats.Messages, gd.Stats.Bytes, gd.Stats.Count = d.count, d.bytes, d.count
 	if !d.topic {
@@ -969,6 +972,10 @@ func (p *cleanupPlan) destinationStep(d destStep) {
 	cand := &p.deleted
 	key := d.key
 	for _, f := range d.files {
+		cand.remove(f)
+	}
+	// the location index's visitor: the files of its branch keys too
+	for _, f := range d.keys {
 		cand.remove(f)
 	}
 	for _, s := range d.subs {

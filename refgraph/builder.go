@@ -142,7 +142,8 @@ type dest struct {
 	nextSeq int64
 	entries orderIndex
 	ids     idIndex
-	subs    []*sub // subLocations list order
+	subs    []*sub   // subLocations list order
+	locs    *locTree // the location index's shape (loctree.go); nil: empty
 	count   int64
 	bytes   int64
 	// statDelta: the index's stored message count less the messages it
@@ -514,7 +515,11 @@ func (b *Builder) enterPhaseB(loc codec.Location) error {
 	b.seenPhaseB = true
 	b.phaseBStart = loc
 	b.dropUnknownTxs(loc)
-	return b.adoptIndex()
+	err := b.adoptIndex()
+	if !b.adoptedIndex && b.opts.LoadIndex != nil {
+		b.guessLocs()
+	}
+	return err
 }
 
 // dropUnknownTxs drops the transactions met before the index's recovery
@@ -719,6 +724,10 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 			return
 		}
 		b.warnf("%s: duplicate message add rejected: %s://%s %s", loc, d.typ.Scheme(), d.name, b.ids.String(k))
+		// the broker put the location in its location index before it
+		// met the id, and takes it out again
+		b.locPut(d, loc)
+		b.locRemove(d, loc)
 		return
 	}
 	var fl uint8
@@ -728,6 +737,7 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	if interned {
 		fl |= flagTx // a transaction's add, applied at its commit
 	}
+	b.locPut(d, loc)
 	d.entries.set(seq, entry{id: k, loc: loc, prio: prio, size: size, class: class(prio, supported), flags: fl})
 	d.count++
 	d.bytes += int64(loc.Size)
@@ -749,6 +759,10 @@ func (b *Builder) updateCmd(loc codec.Location, c *codec.Command) {
 	if k, ok := b.ids.lookup(c.MessageID); ok {
 		if seq, ok := d.ids.find(k); ok {
 			e, _ := d.entries.find(seq)
+			b.locPut(d, loc)
+			if !sameLoc(e.loc, loc) {
+				b.locRemove(d, e.loc)
+			}
 			d.bytes += int64(loc.Size) - int64(e.loc.Size)
 			e.loc = loc
 			e.prio = c.Priority
@@ -804,10 +818,12 @@ func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, has
 		if !ok {
 			return
 		}
-		e, ok := d.entries.take(seq)
+		e, ok := d.entries.find(seq)
 		if !ok {
 			return
 		}
+		b.locRemove(d, e.loc)
+		d.entries.take(seq)
 		b.entryDeleted(d, e)
 		b.ackRef(loc.File, e.loc.File)
 		b.setLastUpdate(loc)
@@ -835,6 +851,7 @@ func (b *Builder) applyRemove(d *dest, k msgKey, loc codec.Location, s *sub, has
 }
 
 func (b *Builder) deleteEntry(d *dest, seq int64, e entry, dropID bool) {
+	b.locRemove(d, e.loc)
 	d.entries.del(seq)
 	if dropID {
 		d.ids.del(e.id)

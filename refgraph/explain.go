@@ -2,6 +2,7 @@ package refgraph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,6 +46,7 @@ func explain(m *model, g *Graph, cl cleanup, plan *cleanupPlan, inprog []*txStat
 	ackMapReasons(h, cl)                              //    ack map
 	transactionRangeReasons(h, m.files, plan, inprog) // 3. transaction range
 	pendingReasons(h, m, g)                           // 4. pending messages, per destination
+	indexKeyReasons(h, g)                             //    keys of its location index
 	subscriptionReasons(h, m, g, plan)                // 5. subscriptions
 	ackReasons(h, plan, g)                            // 6. acks referring to kept files
 	compactionSkippedNotes(h, m.files)                // compaction files skipped on replay
@@ -193,6 +195,24 @@ func pendingReasons(h *holders, m *model, g *Graph) {
 		sortInt32(order)
 		for _, id := range order {
 			h.add(id, pendingReason(gd, d.topic, per[id]))
+		}
+	}
+}
+
+// indexKeyReasons: KindIndexKey, the files a destination's location index
+// names in a branch key but holds no message of it in.
+func indexKeyReasons(h *holders, g *Graph) {
+	for _, key := range g.order {
+		gd := g.destByK[key]
+		if gd == nil {
+			continue
+		}
+		for _, k := range gd.IndexKeys {
+			if _, held := slices.BinarySearch(gd.Stats.Files, k.File); held {
+				continue
+			}
+			h.add(k.File, Reason{Kind: KindIndexKey, Destination: gd.String(), Location: k.String(), Loc: k,
+				Text: fmt.Sprintf("holds no message of %s, but the destination's location index still has a key here (%s, in a branch node: the first key of a leaf when the leaf was split off, left there after its message was removed); the broker's cleanup keeps every file its index's branch keys name", gd, k)})
 		}
 	}
 }

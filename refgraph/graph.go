@@ -128,6 +128,11 @@ const (
 	// KindCompactionSkipped: an ack-compaction file whose records the
 	// broker skips on replay because its source file still exists.
 	KindCompactionSkipped ReasonKind = "compaction-skipped"
+	// KindIndexKey: the file holds no message of a destination any more,
+	// but a key of the destination's location index (a branch's, left
+	// from a message removed since) names it: the broker's cleanup keeps
+	// the file.
+	KindIndexKey ReasonKind = "index-key"
 	// KindTxStoreOutcome: an mKahaDB txStore file holding the decided
 	// commit of a transaction that spans stores, not yet completed
 	// (Graph.Pin: package store).
@@ -199,6 +204,11 @@ type Destination struct {
 	// NextSeq is the sequence the broker gives the destination's next
 	// message.
 	NextSeq int64
+	// IndexKeys are the keys of the branches of the destination's
+	// location index, the first of each file, by file: the broker's
+	// cleanup keeps their files, whether a message is still there or not
+	// (a key stays in its branch after its message is gone).
+	IndexKeys []codec.Location
 
 	// delivery: indexes into Messages of what a restarted broker
 	// delivers from the queue, in order; inDoubt: the queue's messages

@@ -73,7 +73,8 @@ type inFile struct {
 // files of its stored messages and its subscriptions.
 type destStep struct {
 	key   string
-	files []int32
+	files []int32 // of its messages
+	keys  []int32 // of its location index's branch keys
 	subs  []*sub
 }
 
@@ -100,6 +101,9 @@ func (in *cleanupInput) destSteps(g *Graph) []destStep {
 		d := destStep{key: key, subs: in.subs[key]}
 		if gd := g.destByK[key]; gd != nil {
 			d.files = gd.Stats.Files
+			for _, k := range gd.IndexKeys {
+				d.keys = append(d.keys, k.File)
+			}
 		}
 		out = append(out, d)
 	}
@@ -317,6 +321,12 @@ func (g *Graph) changed(d destStep, c *destChange) destStep {
 		out.files = append(out.files, f)
 	}
 	sortInt32(out.files)
+	// The location index's branch keys stay while it holds a message
+	// (those of the leaves that empty go: a guess that keeps more files,
+	// never fewer); one that holds none is a single empty leaf.
+	if len(out.files) > 0 {
+		out.keys = d.keys
+	}
 	return out
 }
 

@@ -1,0 +1,398 @@
+package refgraph
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/binenc"
+	"github.com/kahafs/kahafs/kahaindex"
+)
+
+// The shape of a destination's location index (StoredDestination's
+// locationIndex: a BTreeIndex from a message's journal location to its
+// sequence), as the broker's BTreeNode builds it. Its shape matters to the
+// cleanup: the broker walks the index with a visitor whose
+// isInterestedInKeysBetween takes the file of every branch key it meets
+// out of the candidates (MessageDatabase.checkpointUpdate), and a branch
+// key is the first key of a leaf when that leaf was split off, which stays
+// in its branch after the message is gone. A file that holds no message
+// any more but such a stale key is kept by the broker (kept seed 340:
+// db-56.log, a topic's messages all acknowledged, kept by the key 56:9165
+// in the root of the topic's location index).
+//
+// locTree mirrors BTreeNode's put, remove and split exactly for the
+// location keys (12 bytes, file then offset then size) and sequence values
+// (8 bytes): a node that no longer fits its page after a put splits in
+// the middle, a leaf's separator is its right half's first key, a branch's
+// the key between its halves; a leaf that loses its last key leaves its
+// branch with the key to its right (to its left, for the last child); a
+// branch left with one child is replaced by it; a root left with one child
+// becomes it. Removing a key never changes a branch's keys otherwise.
+//
+// An adopted index's tree is its shape as stored (kahaindex.LocationNode),
+// its leaves filled from the adopted messages only once the replay after
+// the index changes the tree (fill): a leaf holds exactly the live keys
+// between its branch keys.
+type locTree struct {
+	root *ltNode
+	max  int  // keys a node holds; one more splits it
+	fill bool // the leaves are still to be filled from the destination's messages
+}
+
+// ltNode is a node of a locTree: a leaf when children is nil.
+type ltNode struct {
+	keys     []ltKey
+	children []*ltNode
+}
+
+// ltKey is a location as the index orders it (Location.compareTo: file,
+// then offset).
+type ltKey uint64
+
+func ltKeyOf(l codec.Location) ltKey { return ltKey(locKey(l)) }
+
+func (k ltKey) file() int32 { return int32(uint32(k>>32) ^ 1<<31) }
+
+func (k ltKey) offset() int32 { return int32(uint32(k) ^ 1<<31) }
+
+// pageSize is the index's page size (PageFile's default; MessageDatabase
+// does not change it).
+const pageSize = 4096
+
+// nodeKeys is how many keys a node of a location index holds in a page of
+// size ps: Transaction.store fails a node whose 21-byte page header and
+// payload reach the page size (a node of up to 3 keys may overflow into
+// more pages instead; locations never come that close). A leaf's payload is
+// a short count, 12 bytes a key, a boolean, 8 bytes a value and the next
+// leaf's id; a branch's the count, the keys, the boolean and count+1 child
+// ids: 11 + 20 bytes a key both.
+func nodeKeys(ps int) int { return (ps - 21 - 11 - 1) / 20 }
+
+func newLocTree() *locTree { return &locTree{root: &ltNode{}, max: nodeKeys(pageSize)} }
+
+func (n *ltNode) leaf() bool { return n.children == nil }
+
+// search is Arrays.binarySearch: the index of k, or -(insertion point)-1.
+func search(keys []ltKey, k ltKey) int {
+	i, found := slices.BinarySearch(keys, k)
+	if found {
+		return i
+	}
+	return -i - 1
+}
+
+// childFor is the index of the child a branch descends to for k.
+func childFor(keys []ltKey, k ltKey) int {
+	i := search(keys, k)
+	if i < 0 {
+		return -(i + 1)
+	}
+	return i + 1
+}
+
+// put is BTreeIndex.put of a new key (an existing one: its value is
+// overwritten, the shape stays).
+func (t *locTree) put(k ltKey) {
+	// the path from the root to the leaf, for the splits
+	var path [24]*ltNode
+	depth := 0
+	n := t.root
+	for !n.leaf() {
+		if depth < len(path) {
+			path[depth] = n
+		}
+		depth++
+		n = n.children[childFor(n.keys, k)]
+	}
+	i := search(n.keys, k)
+	if i >= 0 {
+		return
+	}
+	n.keys = slices.Insert(n.keys, -(i + 1), k)
+	if len(n.keys) <= t.max {
+		return
+	}
+	t.split(n, path[:min(depth, len(path))])
+}
+
+// split splits n, which holds one key too many; parents is the path from
+// the root to n's parent (empty: n is the root).
+func (t *locTree) split(n *ltNode, parents []*ltNode) {
+	vc := len(n.keys)
+	pivot := vc / 2
+	var left, right *ltNode
+	var sep ltKey
+	if n.leaf() {
+		left = &ltNode{keys: slices.Clone(n.keys[:pivot])}
+		right = &ltNode{keys: slices.Clone(n.keys[pivot:])}
+		sep = right.keys[0]
+	} else {
+		left = &ltNode{keys: slices.Clone(n.keys[:pivot]), children: slices.Clone(n.children[:pivot+1])}
+		right = &ltNode{keys: slices.Clone(n.keys[pivot+1:]), children: slices.Clone(n.children[pivot+1:])}
+		sep = n.keys[pivot]
+	}
+	if len(parents) == 0 {
+		// the root keeps its page and becomes a branch over the halves
+		n.keys = []ltKey{sep}
+		n.children = []*ltNode{left, right}
+		return
+	}
+	*n = *left
+	p := parents[len(parents)-1]
+	// promoteValue
+	i := childFor(p.keys, sep)
+	p.keys = slices.Insert(p.keys, i, sep)
+	p.children = slices.Insert(p.children, i+1, right)
+	if len(p.keys) > t.max {
+		t.split(p, parents[:len(parents)-1])
+	}
+}
+
+// remove is BTreeIndex.remove.
+func (t *locTree) remove(k ltKey) {
+	t.removeFrom(t.root, k, true)
+}
+
+func (t *locTree) removeFrom(n *ltNode, k ltKey, root bool) {
+	if n.leaf() {
+		if i := search(n.keys, k); i >= 0 {
+			n.keys = slices.Delete(n.keys, i, i+1)
+		}
+		return
+	}
+	idx := childFor(n.keys, k)
+	child := n.children[idx]
+	t.removeFrom(child, k, false)
+	if len(child.keys) > 0 {
+		return
+	}
+	if !child.leaf() {
+		// a branch is never empty: it is down to one child
+		n.children[idx] = child.children[0]
+		return
+	}
+	if idx < len(n.children)-1 {
+		n.keys = slices.Delete(n.keys, idx, idx+1)
+	} else {
+		n.keys = slices.Delete(n.keys, idx-1, idx)
+	}
+	n.children = slices.Delete(n.children, idx, idx+1)
+	if len(n.children) == 1 && root {
+		*n = *n.children[0]
+	}
+}
+
+// fillFrom fills the leaves of an adopted shape with keys, the
+// destination's live locations in ascending order: each leaf takes those
+// below the next branch key.
+func (t *locTree) fillFrom(keys []ltKey) {
+	t.fill = false
+	var walk func(n *ltNode, hi ltKey, bounded bool)
+	walk = func(n *ltNode, hi ltKey, bounded bool) {
+		if n.leaf() {
+			j := len(keys)
+			if bounded {
+				j, _ = slices.BinarySearch(keys, hi)
+			}
+			n.keys = append(n.keys[:0], keys[:j]...)
+			keys = keys[j:]
+			return
+		}
+		for i, c := range n.children {
+			if i < len(n.keys) {
+				walk(c, n.keys[i], true)
+			} else {
+				walk(c, hi, bounded)
+			}
+		}
+	}
+	walk(t.root, 0, false)
+}
+
+// locPut and locRemove are d's location index's put and remove of l.
+// Before the recovery position of an index that is to be adopted they do
+// nothing: the adoption replaces the replayed location indexes by the
+// index's (guessLocs, if it adopts nothing).
+func (b *Builder) locPut(d *dest, l codec.Location) {
+	if !b.skipLocs() {
+		d.locTree().put(ltKeyOf(l))
+	}
+}
+
+func (b *Builder) locRemove(d *dest, l codec.Location) {
+	if d.locs != nil && !b.skipLocs() {
+		d.locTree().remove(ltKeyOf(l))
+	}
+}
+
+func (b *Builder) skipLocs() bool { return !b.phaseB && b.opts.LoadIndex != nil }
+
+// guessLocs gives the destinations that have messages but no location
+// index (an index was to be adopted, and was not) one made by putting
+// their locations in ascending order: a guess.
+func (b *Builder) guessLocs() {
+	for _, m := range b.dests {
+		for _, d := range m {
+			if d.locs == nil {
+				d.locs = adoptedLocTree(d, nil, nil)
+			}
+		}
+	}
+}
+
+// locTree is d's location index, its leaves filled.
+func (d *dest) locTree() *locTree {
+	if d.locs == nil {
+		d.locs = newLocTree()
+	}
+	if d.locs.fill {
+		keys := make([]ltKey, 0, d.entries.len())
+		d.entries.each(func(_ int64, e entry) { keys = append(keys, ltKeyOf(e.loc)) })
+		slices.Sort(keys)
+		d.locs.fillFrom(slices.Compact(keys))
+	}
+	return d.locs
+}
+
+// indexKeys are the keys of d's location index's branches, the first of
+// each file, by file.
+func (d *dest) indexKeys() []codec.Location {
+	if d.locs == nil {
+		return nil
+	}
+	var out []codec.Location
+	var walk func(n *ltNode)
+	walk = func(n *ltNode) {
+		if n.leaf() {
+			return
+		}
+		for _, k := range n.keys {
+			out = append(out, codec.Location{File: k.file(), Offset: k.offset()})
+		}
+		for _, c := range n.children {
+			walk(c)
+		}
+	}
+	walk(d.locs.root)
+	slices.SortFunc(out, func(a, b codec.Location) int { return cmp.Compare(ltKeyOf(a), ltKeyOf(b)) })
+	return slices.CompactFunc(out, func(a, b codec.Location) bool { return a.File == b.File })
+}
+
+// locTreeFrom is the tree of an index's shape (leaves to fill).
+func locTreeFrom(shape *kahaindex.LocationNode) *locTree {
+	var conv func(n *kahaindex.LocationNode) *ltNode
+	conv = func(n *kahaindex.LocationNode) *ltNode {
+		if n.Children == nil {
+			return &ltNode{}
+		}
+		out := &ltNode{keys: make([]ltKey, len(n.Keys)), children: make([]*ltNode, len(n.Children))}
+		for i, k := range n.Keys {
+			out.keys[i] = ltKeyOf(k)
+		}
+		for i, c := range n.Children {
+			out.children[i] = conv(c)
+		}
+		return out
+	}
+	t := newLocTree()
+	t.root, t.fill = conv(shape), true
+	return t
+}
+
+// saveLocTree writes t: whether there is one and is still to be filled,
+// then its nodes depth first (a leaf's keys are written unless it is to
+// be filled).
+func saveLocTree(w *binenc.Writer, t *locTree) {
+	w.Bool(t != nil)
+	if t == nil {
+		return
+	}
+	w.Bool(t.fill)
+	var node func(n *ltNode)
+	node = func(n *ltNode) {
+		w.Bool(n.leaf())
+		if n.leaf() && t.fill {
+			return
+		}
+		w.Uvarint(uint64(len(n.keys)))
+		prev := ltKey(0)
+		for _, k := range n.keys {
+			w.Uvarint(uint64(k - prev)) // ascending
+			prev = k
+		}
+		for _, c := range n.children {
+			node(c)
+		}
+	}
+	node(t.root)
+}
+
+// locTree reads what saveLocTree wrote.
+func (d *stateDecoder) locTree(key string) *locTree {
+	r := d.r
+	if !r.Bool() {
+		return nil
+	}
+	t := newLocTree()
+	t.fill = r.Bool()
+	var node func(depth int) *ltNode
+	node = func(depth int) *ltNode {
+		n := &ltNode{}
+		leaf := r.Bool()
+		if depth > 64 {
+			r.Fail("location index of %s: too deep", key)
+		}
+		if r.Err() != nil || leaf && t.fill {
+			return n
+		}
+		m := r.Count(1)
+		n.keys = make([]ltKey, 0, m)
+		prev := ltKey(0)
+		for i := 0; i < m && r.Err() == nil; i++ {
+			delta := ltKey(r.Uvarint())
+			if i > 0 && delta == 0 {
+				r.Fail("location index of %s: keys out of order", key)
+			}
+			prev += delta
+			n.keys = append(n.keys, prev)
+		}
+		if !leaf {
+			if m == 0 {
+				r.Fail("location index of %s: a branch without keys", key)
+			}
+			for i := 0; i <= m && r.Err() == nil; i++ {
+				n.children = append(n.children, node(depth+1))
+			}
+		}
+		return n
+	}
+	t.root = node(0)
+	return t
+}
+
+// adoptedLocTree is the location index of d, adopted from an index whose
+// shape of it is shape (nil: not read, the index damaged there). Without
+// a shape the tree is the replay's (old: the replay's destination, if
+// any), else one made by putting d's locations in ascending order: a
+// guess.
+func adoptedLocTree(d *dest, shape *kahaindex.LocationNode, old *dest) *locTree {
+	if shape != nil {
+		return locTreeFrom(shape)
+	}
+	if old != nil && old.locs != nil {
+		return old.locs
+	}
+	if d.entries.len() == 0 {
+		return nil
+	}
+	t := &locTree{root: &ltNode{}, max: nodeKeys(pageSize), fill: true}
+	keys := t.root.keys
+	d.entries.each(func(_ int64, e entry) { keys = append(keys, ltKeyOf(e.loc)) })
+	slices.Sort(keys)
+	t.root.keys, t.fill = nil, false
+	for _, k := range slices.Compact(keys) {
+		t.put(k)
+	}
+	return t
+}
