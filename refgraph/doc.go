@@ -49,10 +49,12 @@
 // ack map files; minus the in-progress transaction range; then every
 // destination in Java HashMap iteration order (§6.5, emulated including
 // table growth and the key order in which a restarted broker loads its
-// index), removing the files of its messages and of its subscriptions'
-// commands unless a subscription with nothing pending is rewritten because
-// its file is the oldest candidate; finally one ascending pass over the
-// ack map. Graph.GCLog renders the steps as the broker's TRACE lines.
+// index), removing the files of its messages, the files its location
+// index's branch keys name (the visitor's isInterestedInKeysBetween takes
+// them out, whether a message is still there or not: loctree.go) and the
+// files of its subscriptions' commands unless a subscription with nothing
+// pending is rewritten because its file is the oldest candidate; finally
+// one ascending pass over the ack map. Graph.GCLog renders the steps as the broker's TRACE lines.
 //
 // Build keeps what the emulation read (whatif.go), so that
 // Graph.CleanupAfter can run it again with holders resolved — a queue
