@@ -38,6 +38,11 @@ type locTree struct {
 	root *ltNode
 	max  int  // keys a node holds; one more splits it
 	fill bool // the leaves are still to be filled from the destination's messages
+	// right: the rightmost leaf, where a key not below rightLow goes
+	// (the last key of the branch above it); nil: not known (the shape
+	// changed since it was found)
+	right    *ltNode
+	rightLow ltKey
 }
 
 // ltNode is a node of a locTree: a leaf when children is nil.
@@ -94,16 +99,32 @@ func childFor(keys []ltKey, k ltKey) int {
 // put is BTreeIndex.put of a new key (an existing one: its value is
 // overwritten, the shape stays).
 func (t *locTree) put(k ltKey) {
+	// A replay appends: a key past the rightmost leaf's last, where it
+	// fits, goes there without a descent.
+	if r := t.right; r != nil && k >= t.rightLow && len(r.keys) < t.max && (len(r.keys) == 0 || k > r.keys[len(r.keys)-1]) {
+		r.keys = append(r.keys, k)
+		return
+	}
 	// the path from the root to the leaf, for the splits
 	var path [24]*ltNode
 	depth := 0
 	n := t.root
+	rightmost, low := true, ltKey(0)
 	for !n.leaf() {
 		if depth < len(path) {
 			path[depth] = n
 		}
 		depth++
-		n = n.children[childFor(n.keys, k)]
+		i := childFor(n.keys, k)
+		if i == len(n.children)-1 {
+			low = n.keys[len(n.keys)-1]
+		} else {
+			rightmost = false
+		}
+		n = n.children[i]
+	}
+	if rightmost && depth <= len(path) {
+		t.right, t.rightLow = n, low
 	}
 	i := search(n.keys, k)
 	if i >= 0 {
@@ -113,6 +134,7 @@ func (t *locTree) put(k ltKey) {
 	if len(n.keys) <= t.max {
 		return
 	}
+	t.right = nil
 	t.split(n, path[:min(depth, len(path))])
 }
 
@@ -167,6 +189,7 @@ func (t *locTree) removeFrom(n *ltNode, k ltKey, root bool) {
 	if len(child.keys) > 0 {
 		return
 	}
+	t.right = nil
 	if !child.leaf() {
 		// a branch is never empty: it is down to one child
 		n.children[idx] = child.children[0]
@@ -187,7 +210,7 @@ func (t *locTree) removeFrom(n *ltNode, k ltKey, root bool) {
 // destination's live locations in ascending order: each leaf takes those
 // below the next branch key.
 func (t *locTree) fillFrom(keys []ltKey) {
-	t.fill = false
+	t.fill, t.right = false, nil
 	var walk func(n *ltNode, hi ltKey, bounded bool)
 	walk = func(n *ltNode, hi ltKey, bounded bool) {
 		if n.leaf() {
