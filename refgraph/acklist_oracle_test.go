@@ -40,9 +40,6 @@ func TestAckListLosesAfterSplit(t *testing.T) {
 	l.add(d)
 	e := mk("E", 300)
 	l.add(e)
-	if got := ackListJSON(l); got != `{"nodes":[["A 0,2,4,…"],["B …"],["C 0,2","D 0,2"],["E …"]],"tail":3}` && testing.Verbose() {
-		t.Log(got)
-	}
 	// C grows: its node (not the last) splits, the tail points at D's node
 	c.pos = mk("C", 250).pos
 	l.put(c)
@@ -70,10 +67,7 @@ func TestAckListOracle(t *testing.T) {
 	for seed := int64(1); seed <= 24; seed++ {
 		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
 			t.Parallel()
-			g := genAckOps(seed, 300)
-			if g.lost == 0 && seed == 1 {
-				t.Logf("seed %d: no entry lost", seed)
-			}
+			g := genAckOps(seed, 600)
 			runAckOracle(t, g)
 		})
 	}
@@ -245,6 +239,16 @@ func genAckOps(seed int64, n int) *ackGen {
 				break
 			}
 			j := r.Intn(len(cache))
+			if t := l.tail; t.next != nil && len(t.subs) == 1 && r.Intn(2) == 0 {
+				// the subscription alone in a tail node that is not the
+				// last (after a split of a node further up): the broker
+				// loses the nodes after it
+				for i, o := range cache {
+					if o == t.subs[0] {
+						j = i
+					}
+				}
+			}
 			s := cache[j]
 			cache = append(cache[:j], cache[j+1:]...)
 			if !l.empty() && s.node != nil {
