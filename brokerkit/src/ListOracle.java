@@ -59,9 +59,6 @@ public final class ListOracle {
             pageFile = new PageFile(dir, "db");
             pageFile.setEnableDiskSyncs(false);
             pageFile.setPageCacheSize(10000);
-            if (System.getenv("LISTORACLE_NOCACHE") != null) {
-                pageFile.setEnablePageCaching(false);
-            }
             pageFile.load();
             // as MessageDatabase creates it: the head page allocated and the list loaded in one transaction
             pageFile.tx().execute(new Transaction.Closure<IOException>() {
