@@ -4,7 +4,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -lt 1 ]; then
-  echo "usage: $0 CLASS ARGS...  (classes: Generate Inspect Records RegenCheck IndexDump IndexStores Workload BrokerView SelectorCheck SchedulerGen SchedulerCleanup LayoutWorkload)" >&2
+  echo "usage: $0 CLASS ARGS...  (classes: Generate Inspect Records RegenCheck IndexDump IndexStores Workload BrokerView SelectorCheck SchedulerGen SchedulerCleanup LayoutWorkload BTreeOracle ListOracle)" >&2
   exit 2
 fi
 "$here/build.sh" >&2

@@ -222,6 +222,10 @@ type LastAckEntry struct {
 type AckPositionsEntry struct {
 	Key    string
 	Ranges []Range
+	// Node: the ordinal of the list node holding it (0: the head node);
+	// the broker's ListNode splits and loses entries by node
+	// (refgraph/acklist.go)
+	Node int
 }
 
 // SubscriptionLocationEntry is an entry of the subscription-locations list.

@@ -21,6 +21,7 @@ type listIndex[K, V any] struct {
 type listEntry[K, V any] struct {
 	key   K
 	value V
+	node  int // the ordinal of its node in the chain (0: the head)
 }
 
 // load is ListIndex.load followed by an iteration: every entry in chain
@@ -37,15 +38,19 @@ func (l *listIndex[K, V]) load() ([]listEntry[K, V], error) {
 	}
 	var out []listEntry[K, V]
 	seen := map[int64]struct{}{}
-	for id := l.head; ; {
+	for id, node := l.head, 0; ; node++ {
 		if _, ok := seen[id]; ok {
 			return nil, l.pf.pageErr(id, l.pf.toOffset(id), l.what, ErrCycle,
 				"the list's node chain comes back to this page", false)
 		}
 		seen[id] = struct{}{}
+		from := len(out)
 		next, err := l.loadNode(id, &out)
 		if err != nil {
 			return nil, err
+		}
+		for i := from; i < len(out); i++ {
+			out[i].node = node
 		}
 		if next == -1 { // ListIndex.NOT_SET; any other negative id fails to load
 			return out, nil
@@ -92,7 +97,7 @@ func (l *listIndex[K, V]) decodeNode(id int64, out *[]listEntry[K, V]) (int64, e
 		if err != nil {
 			return 0, err
 		}
-		*out = append(*out, listEntry[K, V]{k, v})
+		*out = append(*out, listEntry[K, V]{key: k, value: v})
 	}
 	return next, nil
 }

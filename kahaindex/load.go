@@ -378,7 +378,7 @@ func (r *reader) loadSubscriptionIndexes(l *loaded, sd storedDest, what func(str
 		return err
 	}
 	for _, e := range positions {
-		d.Indexes.AckPositions = append(d.Indexes.AckPositions, AckPositionsEntry{e.key.String(), e.value})
+		d.Indexes.AckPositions = append(d.Indexes.AckPositions, AckPositionsEntry{e.key.String(), e.value, e.node})
 	}
 	for _, e := range locs {
 		d.Indexes.SubscriptionLocations = append(d.Indexes.SubscriptionLocations, SubscriptionLocationEntry{e.key.String(), e.value})

@@ -732,6 +732,9 @@ func (a *adoption) done(xd *kahaindex.Destination) {
 			}
 			d.subs = append(d.subs, s)
 		}
+		if d.topic {
+			d.acks, d.cache = adoptAckList(d.subs, xd.Indexes.AckPositions, b.names.get)
+		}
 	}
 	old := cur.old
 	if old == nil {

@@ -126,7 +126,8 @@ type sub struct {
 	loc     codec.Location
 	lastAck int64
 	pos     seqSet
-	hasPos  bool
+	hasPos  bool    // it has an entry in ackPositions (node != nil)
+	node    *alNode // the node of the ack list holding its entry (acklist.go)
 	// first: the first command that adds it since it was last deleted,
 	// as a journal-only rebuild meets it (rebuild.go)
 	first    codec.Location
@@ -144,8 +145,13 @@ type dest struct {
 	ids     idIndex
 	subs    []*sub   // subLocations list order
 	locs    *locTree // the location index's shape (loctree.go); nil: empty
-	count   int64
-	bytes   int64
+	acks    *ackList // ackPositions (acklist.go); nil: an empty list
+	// cache: subscriptionCache, the order a message add meets the
+	// subscriptions in (subscribe order in one process, key order after a
+	// load)
+	cache []*sub
+	count int64
+	bytes int64
 	// statDelta: the index's stored message count less the messages it
 	// holds (adopt.go): a broker reports, and its store cursor delivers,
 	// by the stored count
@@ -743,9 +749,17 @@ func (b *Builder) applyAdd(d *dest, idb []byte, k msgKey, interned bool, loc cod
 	d.bytes += int64(loc.Size)
 	b.addAfterAudit = true
 	if d.topic {
-		for _, s := range d.subs {
-			s.pos.addRange(seq, seq+1)
-			s.hasPos = true
+		// addAckLocationForNewMessage
+		l := d.ackList()
+		for _, s := range d.cache {
+			if s.node == nil {
+				s.pos = seqSet{}
+				s.pos.addRange(seq, seq+1)
+				l.add(s)
+			} else {
+				s.pos.addRange(seq, seq+1)
+				l.put(s)
+			}
 		}
 	}
 	b.setLastUpdate(loc)
@@ -867,12 +881,18 @@ func (b *Builder) entryDeleted(d *dest, e entry) {
 }
 
 func (b *Builder) removeAckLocation(d *dest, s *sub, seq int64) {
-	if s == nil || !s.hasPos || s.pos.empty() {
+	if s == nil || s.node == nil || s.pos.empty() {
 		return
 	}
 	s.pos.remove(seq)
-	if s.pos.empty() {
-		s.hasPos = false
+	l := d.ackList()
+	if !s.pos.empty() {
+		l.put(s)
+	} else {
+		if l.lonely(s) {
+			b.warnf("%s: the ack of %s's last message empties its ack-positions node after a get: the broker's ListIndex.remove fails on it (NullPointerException)", b.lastRecord, s.key)
+		}
+		l.remove(s, b.lostPositions)
 	}
 	if referenced(d, seq) {
 		return
@@ -883,7 +903,7 @@ func (b *Builder) removeAckLocation(d *dest, s *sub, seq int64) {
 }
 
 func referenced(d *dest, seq int64) bool {
-	for _, s := range d.subs {
+	for _, s := range d.cache {
 		if s.hasPos && s.pos.contains(seq) {
 			return true
 		}
@@ -907,8 +927,21 @@ func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
 			return
 		}
 		if s == nil {
-			s = &sub{key: b.names.get(c.SubscriptionKey)}
+			l := d.ackList()
+			if g := l.find(string(c.SubscriptionKey)); g != nil {
+				// a deleted subscription's entry the unsubscribe left:
+				// the new one has it
+				s = &sub{key: g.key, pos: g.pos, node: g.node, hasPos: true}
+				for i, o := range s.node.subs {
+					if o == g {
+						s.node.subs[i] = s
+					}
+				}
+			} else {
+				s = &sub{key: b.names.get(c.SubscriptionKey)}
+			}
 			d.subs = append(d.subs, s)
+			d.cache = append(d.cache, s)
 		}
 		s.noteAdd(loc)
 		s.info = append(s.info[:0], c.SubscriptionInfo...)
@@ -917,16 +950,17 @@ func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
 		if !c.Retroactive {
 			s.lastAck = d.nextSeq - 1
 		} else {
+			// addAckLocationForRetroactiveSub: every entry's sequences
 			s.lastAck = -1
 			var all seqSet
-			for _, o := range d.subs {
-				if o.hasPos {
-					for _, r := range o.pos.r {
-						all.addRange(r.first, r.last)
-					}
+			l := d.ackList()
+			l.each(func(o *sub) {
+				for _, r := range o.pos.r {
+					all.addRange(r.first, r.last)
 				}
-			}
-			s.pos, s.hasPos = all, true
+			})
+			s.pos = all
+			l.put(s)
 		}
 		return
 	}
@@ -938,19 +972,35 @@ func (b *Builder) subscriptionCmd(loc codec.Location, c *codec.Command) {
 				break
 			}
 		}
-		if s.hasPos {
-			// the removed set's messages no one else needs go; walk the
-			// stored messages, not the set's ranges (which may be wide:
-			// a sequence counter reset, a damaged index)
-			var unref []int64
-			d.entries.each(func(seq int64, _ entry) {
-				if s.pos.contains(seq) && !referenced(d, seq) {
-					unref = append(unref, seq)
-				}
-			})
-			for _, seq := range unref {
-				if e, ok := d.entries.find(seq); ok {
-					b.deleteEntry(d, seq, e, true)
+		for i, o := range d.cache {
+			if o == s {
+				d.cache = append(d.cache[:i], d.cache[i+1:]...)
+				break
+			}
+		}
+	}
+	// removeAckLocationsForSub: only when the list's head node has entries
+	// (else the entry stays, its sub a ghost); it may be a ghost's entry
+	if l := d.acks; l != nil && !l.empty() {
+		if s == nil || s.node == nil {
+			s = l.find(string(c.SubscriptionKey))
+		}
+		if s != nil && s.node != nil {
+			l.remove(s, b.lostPositions)
+			if !s.pos.empty() {
+				// the removed set's messages no one else needs go; walk
+				// the stored messages, not the set's ranges (which may be
+				// wide: a sequence counter reset, a damaged index)
+				var unref []int64
+				d.entries.each(func(seq int64, _ entry) {
+					if s.pos.contains(seq) && !referenced(d, seq) {
+						unref = append(unref, seq)
+					}
+				})
+				for _, seq := range unref {
+					if e, ok := d.entries.find(seq); ok {
+						b.deleteEntry(d, seq, e, true)
+					}
 				}
 			}
 		}

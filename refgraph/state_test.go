@@ -370,10 +370,11 @@ var stateFields = map[reflect.Type]map[string]string{
 	reflect.TypeOf(dest{}): {
 		"typ": "saved (position)", "name": "saved", "key": "derived", "topic": "derived", "nextSeq": "saved",
 		"entries": "saved", "ids": "saved", "subs": "saved", "locs": "saved", "count": "saved", "bytes": "saved", "statDelta": "saved",
+		"cache": "saved (saveAckList)", "acks": "saved (saveAckList)",
 	},
 	reflect.TypeOf(entry{}): {"id": "saved", "loc": "saved", "prio": "saved", "size": "saved", "class": "saved", "flags": "saved"},
 	reflect.TypeOf(sub{}): {"key": "saved", "info": "saved", "retro": "saved", "loc": "saved", "lastAck": "saved",
-		"pos": "saved", "hasPos": "saved", "first": "saved", "hasFirst": "saved"},
+		"pos": "saved", "hasPos": "saved", "first": "saved", "hasFirst": "saved", "node": "saved (saveAckList)"},
 	reflect.TypeOf(destEvent{}): {"key": "saved", "create": "saved", "loc": "saved"},
 	reflect.TypeOf(txOp{}): {"add": "saved", "typ": "saved", "name": "saved", "id": "saved", "loc": "saved",
 		"prio": "saved", "supported": "saved", "size": "saved", "subKey": "saved", "hasSub": "saved", "ackEmpty": "saved"},
