@@ -57,11 +57,16 @@ func newAckList() *ackList {
 	return &ackList{head: n, tail: n}
 }
 
-// entryBytes is an entry's size in its node: the key (writeUTF) and the
-// SequenceSet (an int count, and per range a boolean and one or two longs).
-func entryBytes(s *sub) int {
-	n := 2 + utfLen(s.key) + 4
+// entryBytes adds an entry's size in its node to n, up to limit (it stops
+// counting there: a set of a million ranges is not walked on every put):
+// the key (writeUTF) and the SequenceSet (an int count, and per range a
+// boolean and one or two longs).
+func entryBytes(s *sub, n, limit int) int {
+	n += 2 + utfLen(s.key) + 4
 	for _, r := range s.pos.r {
+		if n >= limit {
+			break
+		}
 		if r.first == r.last {
 			n += 9
 		} else {
@@ -99,7 +104,7 @@ func (n *alNode) fits() bool {
 	}
 	b := alPageHeader + 10
 	for _, s := range n.subs {
-		if b += entryBytes(s); b >= pageSize {
+		if b = entryBytes(s, b, pageSize); b >= pageSize {
 			return false
 		}
 	}
