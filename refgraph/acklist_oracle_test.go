@@ -1,15 +1,10 @@
 package refgraph
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -313,36 +308,7 @@ func runAckOracle(t *testing.T, g *ackGen) {
 	// get then never ends
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(brokertest.RepoRoot(), "brokerkit", "run.sh"), "ListOracle")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}()
-	go func() {
-		w := bufio.NewWriterSize(stdin, 1<<16)
-		for _, o := range g.lines {
-			if _, err := io.WriteString(w, o+"\n"); err != nil {
-				break
-			}
-		}
-		_, _ = io.WriteString(w, "end\n")
-		_ = w.Flush()
-		_ = stdin.Close()
-	}()
-	out := bufio.NewReaderSize(stdout, 1<<20)
+	out, stderr := brokertest.Feed(t, ctx, "ListOracle", g.lines)
 	d := 0
 	for i, o := range g.lines {
 		if o != "dump" {

@@ -1,14 +1,12 @@
 package refgraph
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,39 +107,11 @@ func (o ltOp) line() string {
 // compares their shapes at every dump.
 func runLtOracle(t *testing.T, ops []ltOp) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(brokertest.RepoRoot(), "brokerkit", "run.sh"), "BTreeOracle")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
+	lines := make([]string, len(ops))
+	for i, o := range ops {
+		lines[i] = o.line()
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			_ = cmd.Process.Kill()
-		}
-		_ = cmd.Wait()
-	}()
-	go func() {
-		w := bufio.NewWriterSize(stdin, 1<<16)
-		for _, o := range ops {
-			if _, err := io.WriteString(w, o.line()+"\n"); err != nil {
-				break
-			}
-		}
-		_, _ = io.WriteString(w, "end\n")
-		_ = w.Flush()
-		_ = stdin.Close()
-	}()
-	out := bufio.NewReaderSize(stdout, 1<<20)
+	out, stderr := brokertest.Feed(t, context.Background(), "BTreeOracle", lines)
 	tr := newLocTree()
 	dumps, puts, dels := 0, 0, 0
 	maxDepth := 0
@@ -156,9 +126,6 @@ func runLtOracle(t *testing.T, ops []ltOp) {
 		case 'D':
 			line, err := out.ReadBytes('\n')
 			if err != nil {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				done = true
 				t.Fatalf("BTreeOracle stopped before dump %d (op %d): %v\n%s", dumps, i, err, stderr.Bytes())
 			}
 			java := bytes.TrimSpace(line)
@@ -175,11 +142,6 @@ func runLtOracle(t *testing.T, ops []ltOp) {
 	if rest, _ := io.ReadAll(out); len(bytes.TrimSpace(rest)) > 0 {
 		t.Fatalf("BTreeOracle wrote more than the dumps: %.300s", rest)
 	}
-	if err := cmd.Wait(); err != nil {
-		done = true
-		t.Fatalf("BTreeOracle: %v\n%s", err, stderr.Bytes())
-	}
-	done = true
 	t.Logf("%d ops (%d puts, %d removes), %d dumps equal, depth up to %d, %d keys at the end",
 		len(ops), puts, dels, dumps, maxDepth, countKeys(tr.root))
 }

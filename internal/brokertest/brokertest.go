@@ -4,8 +4,12 @@
 package brokertest
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -239,6 +243,46 @@ func Run(t testing.TB, class string, args ...string) []byte {
 		t.Fatalf("brokerkit %s %v: %v\n%s", class, args, err, out)
 	}
 	return out
+}
+
+// Feed runs the brokerkit class (an oracle that reads commands from its
+// standard input: BTreeOracle, ListOracle) with lines written to its
+// standard input, then "end", and returns its standard output and what it
+// printed on its standard error. The process is killed, if it still
+// runs, when ctx ends or the test does: a test that fails or stops
+// reading leaves no JVM behind.
+func Feed(t testing.TB, ctx context.Context, class string, lines []string) (out *bufio.Reader, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, filepath.Join(RepoRoot(), "brokerkit", "run.sh"), class)
+	stderr = &bytes.Buffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	go func() {
+		w := bufio.NewWriterSize(stdin, 1<<16)
+		for _, l := range lines {
+			if _, err := io.WriteString(w, l+"\n"); err != nil {
+				break
+			}
+		}
+		_, _ = io.WriteString(w, "end\n")
+		_ = w.Flush()
+		_ = stdin.Close()
+	}()
+	return bufio.NewReaderSize(stdout, 1<<20), stderr
 }
 
 // Inspect runs a real broker adapter on storeDir (which it may modify: pass
