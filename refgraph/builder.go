@@ -145,7 +145,10 @@ type dest struct {
 	ids     idIndex
 	subs    []*sub   // subLocations list order
 	locs    *locTree // the location index's shape (loctree.go); nil: empty
-	acks    *ackList // ackPositions (acklist.go); nil: an empty list
+	// putFiles: the files locations were put in while the location
+	// index is skipped (before an index's adoption), ascending
+	putFiles []int32
+	acks     *ackList // ackPositions (acklist.go); nil: an empty list
 	// cache: subscriptionCache, the order a message add meets the
 	// subscriptions in (subscribe order in one process, key order after a
 	// load)
@@ -523,7 +526,7 @@ func (b *Builder) enterPhaseB(loc codec.Location) error {
 	b.dropUnknownTxs(loc)
 	err := b.adoptIndex()
 	if !b.adoptedIndex && b.opts.LoadIndex != nil {
-		b.guessLocs()
+		b.unknownLocs()
 	}
 	return err
 }

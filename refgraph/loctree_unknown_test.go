@@ -1,0 +1,108 @@
+package refgraph
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kahafs/kahafs/codec"
+	"github.com/kahafs/kahafs/internal/brokertest"
+	"github.com/kahafs/kahafs/kahaindex"
+	"github.com/stretchr/testify/require"
+)
+
+// A location index kahafs cannot read from db.data is unknown: the files
+// its destination's messages were put in stay kept (index-key), so an
+// unread stale branch key never turns into a "free" (kept seed 340, whose
+// db-56.log only topic://T.1's branch key 56:9165 keeps).
+func TestUnknownLocationIndexKeepsItsFiles(t *testing.T) {
+	dir := filepath.Join(brokertest.RepoRoot(), "internal", "difftest", "testdata", "kept",
+		"seed-340-cleanup-stale-location-index-key", "workload", "store")
+	st, err := codec.OpenStore(dir)
+	require.NoError(t, err)
+	load := func(edit func(*kahaindex.Index, error) (*kahaindex.Index, error)) *Graph {
+		opts := StoreOptions(st, true, nil)
+		real := opts.LoadIndex
+		opts.LoadIndex = func(sink kahaindex.Sink) (*kahaindex.Index, error) { return edit(real(sink)) }
+		g, err := Load(st, opts, codec.ReadOptions{})
+		require.NoError(t, err)
+		return g
+	}
+	const topic, tkey = "topic://T.1", "1:T.1"
+	known := load(func(ix *kahaindex.Index, err error) (*kahaindex.Index, error) { return ix, err })
+	require.True(t, known.fileByID[56].Pinned, "db-56.log is kept by a branch key")
+	requireIndexKey(t, known, 56, topic, "56:9165")
+
+	// T.1's shape not read (the branch walk and the leaves disagreed, or
+	// the walk stopped on damage)
+	had := false
+	shapeless := load(func(ix *kahaindex.Index, err error) (*kahaindex.Index, error) {
+		if err == nil {
+			_, had = ix.LocationShapes[tkey]
+			delete(ix.LocationShapes, tkey)
+		}
+		return ix, err
+	})
+	require.True(t, had, "T.1's shape read from db.data")
+	d := shapeless.destByK[tkey]
+	require.True(t, d.IndexUnknown)
+	require.True(t, shapeless.fileByID[56].Pinned)
+	requireIndexKey(t, shapeless, 56, topic, "")
+	require.Greater(t, len(d.IndexKeys), len(known.destByK[tkey].IndexKeys),
+		"every file T.1 had a message put in, not only its branch keys' files")
+	notFreer(t, known, shapeless)
+	for _, other := range shapeless.destByK {
+		if other.Key != tkey {
+			require.False(t, other.IndexUnknown, other.Key)
+		}
+	}
+
+	// the index not adopted (kahafs could not read it; the broker loads
+	// it): every destination that had messages is unknown
+	unread := load(func(ix *kahaindex.Index, err error) (*kahaindex.Index, error) {
+		return nil, errors.New("test: db.data unreadable")
+	})
+	unknown := 0
+	for _, gd := range unread.destByK {
+		if gd.IndexUnknown {
+			unknown++
+			for _, k := range gd.IndexKeys {
+				require.True(t, unread.fileByID[k.File] == nil || unread.fileByID[k.File].Pinned,
+					"%s: db-%d.log, which it had messages in, predicted free", gd, k.File)
+			}
+		}
+	}
+	require.Positive(t, unknown)
+	require.True(t, unread.fileByID[56].Pinned)
+}
+
+// requireIndexKey: file id of g is kept by dest's index key at loc ("":
+// an unknown index's, without a location).
+func requireIndexKey(t *testing.T, g *Graph, id int32, dest, loc string) {
+	t.Helper()
+	for _, r := range g.fileByID[id].Reasons {
+		if r.Kind == KindIndexKey && r.Destination == dest && r.Location == loc {
+			return
+		}
+	}
+	t.Fatalf("db-%d.log: no index-key reason of %s at %q in %+v", id, dest, loc, g.fileByID[id].Reasons)
+}
+
+// notFreer: every file b predicts free, a does too.
+func notFreer(t *testing.T, a, b *Graph) {
+	t.Helper()
+	var freeA, freeB []int32
+	for _, f := range a.Files() {
+		if !f.Pinned {
+			freeA = append(freeA, f.ID)
+		}
+	}
+	for _, f := range b.Files() {
+		if !f.Pinned {
+			freeB = append(freeB, f.ID)
+			require.True(t, slices.Contains(freeA, f.ID), "db-%d.log free only when the index is not known", f.ID)
+		}
+	}
+	require.Less(t, len(freeB), len(freeA)+1)
+}
