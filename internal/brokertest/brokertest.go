@@ -253,24 +253,8 @@ func Run(t testing.TB, class string, args ...string) []byte {
 // reading leaves no JVM behind.
 func Feed(t testing.TB, ctx context.Context, class string, lines []string) (out *bufio.Reader, stderr *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, filepath.Join(RepoRoot(), "brokerkit", "run.sh"), class)
 	stderr = &bytes.Buffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+	_, stdin, stdout := start(t, ctx, stderr, class)
 	go func() {
 		w := bufio.NewWriterSize(stdin, 1<<16)
 		for _, l := range lines {
@@ -383,18 +367,7 @@ func HoldLayout(t testing.TB, dataDir, mode string) (pid int, release func()) {
 func hold(t testing.TB, class string, args ...string) (pid int, release func()) {
 	t.Helper()
 	Require(t)
-	cmd := exec.Command(filepath.Join(RepoRoot(), "brokerkit", "run.sh"), append([]string{class}, args...)...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout := start(t, context.Background(), nil, class, args...)
 	var once sync.Once
 	release = func() {
 		once.Do(func() {
@@ -421,6 +394,31 @@ func hold(t testing.TB, class string, args ...string) (pid int, release func()) 
 		t.Fatalf("HoldStore said %q", line)
 	}
 	return pid, release
+}
+
+// start starts the brokerkit class with args, its standard input and
+// output piped (stderr: where its standard error goes, nil for nowhere).
+// It is killed, if it still runs, when ctx ends or the test does.
+func start(t testing.TB, ctx context.Context, stderr io.Writer, class string, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, filepath.Join(RepoRoot(), "brokerkit", "run.sh"), append([]string{class}, args...)...)
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd, stdin, stdout
 }
 
 // ListedName is the name under which a restarted ActiveMQ 5.17 broker
