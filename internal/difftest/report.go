@@ -108,6 +108,9 @@ func describeWorkload(w *Workload) string {
 	if len(w.Prepared) > 0 {
 		s += fmt.Sprintf("; %d XA left prepared", len(w.Prepared))
 	}
+	if len(w.Rejected) > 0 {
+		s += fmt.Sprintf("; %d ack(s) refused by the broker, their steps cut short: %s", len(w.Rejected), strings.Join(w.Rejected, "; "))
+	}
 	return s
 }
 
@@ -190,6 +193,9 @@ func describeStep(s Step) string {
 	}
 	if s.Error != "" {
 		parts = append(parts, "ERROR "+s.Error)
+	}
+	if s.Rejected != "" {
+		parts = append(parts, "cut short, the broker refused an ack: "+s.Rejected)
 	}
 	if len(parts) > 0 {
 		d += ": " + strings.Join(parts, ", ")

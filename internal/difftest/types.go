@@ -23,6 +23,9 @@ type Workload struct {
 	Subscriptions []SubscriptionRef `json:"subscriptions"`
 	Segments      []Segment         `json:"segments"`
 	Errors        []string          `json:"errors"`
+	// Rejected: acks the broker refused ("Unmatched acknowledge"), each
+	// ending its step early; the store is compared as for any seed.
+	Rejected []string `json:"rejected"`
 	// Acked: where ("queue://Q" or "topic://T|cid:name") -> the message ids
 	// whose acknowledgement there took effect.
 	Acked map[string][]string `json:"acked"`
@@ -104,6 +107,9 @@ type Step struct {
 	} `json:"receive"`
 	Short int    `json:"short"`
 	Error string `json:"error"`
+	// Rejected: the broker refused an ack of the step, which ended
+	// there (Workload.Rejected); what it received and acked is not known.
+	Rejected string `json:"rejected"`
 }
 
 // SentMessage is a message a step sent.
