@@ -470,7 +470,8 @@ func TestReportAndSummary(t *testing.T) {
 		{N: 2, Op: "send", Dest: "queue://R", Messages: []SentMessage{{ID: "c"}}},
 		{N: 3, Op: "restart", How: "halt"},
 		{N: 4, Op: "consume", Dest: "queue://Q", Received: []string{"a"}, AckedIDs: []string{"a"}},
-	}}
+		{N: 5, Op: "consume", Dest: "queue://Q", Rejected: "javax.jms.JMSException: Unmatched acknowledge: x"},
+	}, Rejected: []string{"seed 7 segment 1: step 5 (consume): javax.jms.JMSException: Unmatched acknowledge: x"}}
 	r := &Result{Seed: 7, Workload: w, Findings: []Finding{{Kind: KindQueueCount, View: ViewIndex, Where: "queue://Q", Kahafs: "2", Broker: "1"}}}
 	rep := Report(r, "a reason")
 	assert.Contains(t, rep, "seed 7: 1 disagreement (known: a reason)")
@@ -478,6 +479,8 @@ func TestReportAndSummary(t *testing.T) {
 	assert.Contains(t, rep, "#1 send: sent 2 to queue://Q (priorities 1..9) (1 with a TTL)")
 	assert.Contains(t, rep, "#3 restart halt")
 	assert.Contains(t, rep, "#4 consume: received 1 from queue://Q, acked 1")
+	assert.Contains(t, rep, "#5 consume: cut short, the broker refused an ack: javax.jms.JMSException: Unmatched acknowledge: x")
+	assert.Contains(t, rep, "1 ack(s) refused by the broker, their steps cut short: seed 7 segment 1: step 5")
 	assert.NotContains(t, rep, "queue://R")
 	s := Summary([]*Result{r, {Seed: 8}}, map[int64]string{7: "a reason"})
 	assert.Contains(t, s, "seeds run: 2, agreeing: 1, disagreeing: 1 (known: 1)")
