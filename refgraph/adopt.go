@@ -835,7 +835,12 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 	}
 	for _, d := range a.dests {
 		if d != nil {
-			d.locs = adoptedLocTree(d, ix.LocationShapes[d.key], a.old[d.key])
+			shape := ix.LocationShapes[d.key]
+			d.locs = adoptedLocTree(d, shape, a.old[d.key])
+			if shape == nil && d.locs != nil {
+				b.warnf("%s://%s: its location index in db.data could not be walked whole (a branch page that does not read, or a child that is not there): kahafs keeps every file the destination had messages in (index-key), and a broker starting on this index may fail (MessageDatabase.recoverIndex walks every location index at start; a child page past the end of db.data stops it with java.io.EOFException)",
+					d.typ.Scheme(), d.name)
+			}
 		}
 	}
 	b.adoptedIndex = true

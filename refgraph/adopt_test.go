@@ -67,7 +67,7 @@ func TestAdoptionDetails(t *testing.T) {
 					sink.Message(xd, &m)
 				}
 				sink.Done(xd)
-				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xd}}, nil
+				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xd}, LocationShapes: leafShapes(xd)}, nil
 			},
 			ReadRecord: func(l codec.Location, c *codec.Command) (codec.Location, error) {
 				reads = append(reads, l)
@@ -197,7 +197,7 @@ func TestAdoptionKnownByLocation(t *testing.T) {
 					sink.Message(xd, &m)
 				}
 				sink.Done(xd)
-				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xd}}, nil
+				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xd}, LocationShapes: leafShapes(xd)}, nil
 			},
 			ReadRecord: func(l codec.Location, c *codec.Command) (codec.Location, error) {
 				reads = append(reads, l)
@@ -266,7 +266,7 @@ func TestAdoptionTakesAndReadsEarly(t *testing.T) {
 				sink.Destination(xr)
 				sink.Message(xr, &kahaindex.StreamMessage{Seq: 0, ID: []byte("ID:r:0"), Loc: loc(150), Class: kahaindex.Default})
 				sink.Done(xr)
-				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xq, xr}}, nil
+				return &kahaindex.Index{Destinations: []*kahaindex.Destination{xq, xr}, LocationShapes: leafShapes(xq, xr)}, nil
 			},
 			ReadRecord: func(l codec.Location, c *codec.Command) (codec.Location, error) {
 				return l, errors.New("not read: the replay knows it")
@@ -284,4 +284,14 @@ func TestAdoptionTakesAndReadsEarly(t *testing.T) {
 		assert.Equal(t, map[string]string{"ID:r:1": "prio 4 size 9 unreadable false"}, messageDetails(t, g, "0:R"), "take %v", take)
 		assert.Empty(t, g.Warnings(), "take %v", take)
 	}
+}
+
+// leafShapes: the location index of each of ds is one leaf, as a reader
+// gives for an index that read whole.
+func leafShapes(ds ...*kahaindex.Destination) map[string]*kahaindex.LocationNode {
+	m := map[string]*kahaindex.LocationNode{}
+	for _, d := range ds {
+		m[d.Key] = &kahaindex.LocationNode{}
+	}
+	return m
 }

@@ -1,9 +1,13 @@
 package refgraph
 
 import (
+	"encoding/binary"
 	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kahafs/kahafs/codec"
@@ -17,9 +21,7 @@ import (
 // unread stale branch key never turns into a "free" (kept seed 340, whose
 // db-56.log only topic://T.1's branch key 56:9165 keeps).
 func TestUnknownLocationIndexKeepsItsFiles(t *testing.T) {
-	dir := filepath.Join(brokertest.RepoRoot(), "internal", "difftest", "testdata", "kept",
-		"seed-340-cleanup-stale-location-index-key", "workload", "store")
-	st, err := codec.OpenStore(dir)
+	st, err := codec.OpenStore(seed340)
 	require.NoError(t, err)
 	load := func(edit func(*kahaindex.Index, error) (*kahaindex.Index, error)) *Graph {
 		opts := StoreOptions(st, true, nil)
@@ -58,6 +60,22 @@ func TestUnknownLocationIndexKeepsItsFiles(t *testing.T) {
 		}
 	}
 
+	// db.data damaged there (TestUnknownLocationIndexStopsTheBroker): the
+	// leaves still chain, so the index is adopted; the shape is not read
+	work := damagedLocationIndex(t)
+	dst, err := codec.OpenStore(work)
+	require.NoError(t, err)
+	dg, err := Load(dst, StoreOptions(dst, true, nil), codec.ReadOptions{})
+	require.NoError(t, err)
+	require.True(t, dg.destByK[tkey].IndexUnknown)
+	requireIndexKey(t, dg, 56, topic, "")
+	notFreer(t, known, dg)
+	warned := false
+	for _, w := range dg.Warnings() {
+		warned = warned || strings.Contains(w, "topic://T.1: its location index in db.data could not be walked whole")
+	}
+	require.True(t, warned, "%q", dg.Warnings())
+
 	// the index not adopted (kahafs could not read it; the broker loads
 	// it): every destination that had messages is unknown
 	unread := load(func(ix *kahaindex.Index, err error) (*kahaindex.Index, error) {
@@ -75,6 +93,38 @@ func TestUnknownLocationIndexKeepsItsFiles(t *testing.T) {
 	}
 	require.Positive(t, unknown)
 	require.True(t, unread.fileByID[56].Pinned)
+}
+
+// seed340 is kept seed 340's store, with its db.data.
+var seed340 = filepath.Join(brokertest.RepoRoot(), "internal", "difftest", "testdata", "kept",
+	"seed-340-cleanup-stale-location-index-key", "workload", "store")
+
+// damagedLocationIndex is a copy of seed 340's store whose db.data has
+// the second child of topic://T.1's location-index root (page 12: 3 keys,
+// children 81 70 93 110) point past the end of the file.
+func damagedLocationIndex(t *testing.T) string {
+	t.Helper()
+	work := brokertest.CopyStore(t, seed340)
+	data, err := os.ReadFile(filepath.Join(work, "db.data"))
+	require.NoError(t, err)
+	at := 12*4096 + 21 + 2 + 3*12 + 1 + 8 // page header, count, keys, branch flag, first child
+	require.Equal(t, uint64(70), binary.BigEndian.Uint64(data[at:]), "T.1's root as the test expects it")
+	binary.BigEndian.PutUint64(data[at:], 999999)
+	require.NoError(t, os.WriteFile(filepath.Join(work, "db.data"), data, 0o644))
+	return work
+}
+
+// A real 5.17.2 broker does not start on that db.data: the visit of the
+// location indexes in MessageDatabase.recoverIndex stops with a
+// java.io.EOFException, which is what kahafs's warning says it may do.
+func TestUnknownLocationIndexStopsTheBroker(t *testing.T) {
+	brokertest.Require(t)
+	work := damagedLocationIndex(t)
+	out, err := exec.Command(filepath.Join(brokertest.RepoRoot(), "brokerkit", "run.sh"), "Inspect", work,
+		filepath.Join(t.TempDir(), "inspect.json")).CombinedOutput()
+	require.Error(t, err, "the broker started on the damaged index:\n%s", out)
+	require.Contains(t, string(out), "java.io.EOFException")
+	require.Contains(t, string(out), "MessageDatabase.recoverIndex")
 }
 
 // requireIndexKey: file id of g is kept by dest's index key at loc ("":
