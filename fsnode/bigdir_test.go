@@ -592,10 +592,9 @@ func TestLinkAheadBytesBound(t *testing.T) {
 	require.Equal(t, 2*n, tab.len())
 
 	ahead := func(bound int) (rendered []bool, held []int) {
-		old := linkChunkBytes
-		linkChunkBytes = bound
-		defer func() { linkChunkBytes = old }()
-		a := newLinkAhead(s, tab, td.EmbeddedInode())
+		// a bound of its own: the mount's listings run their
+		// linkAheads meanwhile
+		a := newLinkAheadBound(s, tab, td.EmbeddedInode(), bound)
 		defer a.close()
 		rendered = make([]bool, tab.len())
 		held = make([]int, (tab.len()+linkChunk-1)/linkChunk)

@@ -44,7 +44,7 @@ const (
 // linkChunks times linkChunkBytes and a message's two files (16 MiB and
 // 16 such pairs) whatever the messages' size; without the bound, a queue
 // of 1 MB messages would have a gigabyte rendered ahead.
-var linkChunkBytes = 1 << 20
+const linkChunkBytes = 1 << 20
 
 // linkedFile is a file rendered ahead of its lookup.
 type linkedFile struct {
@@ -74,6 +74,8 @@ type linkAhead struct {
 	un     unnamedLister // t's, if it has one
 	lister dirLister     // t's, if it has one: for the names the kernel knows
 	dir    *fs.Inode     // the directory listed
+	// chunkBytes: linkChunkBytes (a test's own bound)
+	chunkBytes int
 
 	work   chan *linkChunkT // to the goroutine
 	stop   atomic.Bool      // the listing is over: render nothing more
@@ -88,7 +90,13 @@ type linkAhead struct {
 }
 
 func newLinkAhead(s *Snapshot, t dirTable, dir *fs.Inode) *linkAhead {
-	a := &linkAhead{s: s, t: t, dir: dir, work: make(chan *linkChunkT, linkChunks), exited: make(chan struct{})}
+	return newLinkAheadBound(s, t, dir, linkChunkBytes)
+}
+
+// newLinkAheadBound is newLinkAhead with chunkBytes in place of
+// linkChunkBytes (tests).
+func newLinkAheadBound(s *Snapshot, t dirTable, dir *fs.Inode, chunkBytes int) *linkAhead {
+	a := &linkAhead{s: s, t: t, dir: dir, chunkBytes: chunkBytes, work: make(chan *linkChunkT, linkChunks), exited: make(chan struct{})}
 	a.un, _ = t.(unnamedLister)
 	a.lister, _ = t.(dirLister)
 	go a.run()
@@ -196,7 +204,7 @@ func (a *linkAhead) wanted(c *linkChunkT, i int) bool {
 func (a *linkAhead) render(c *linkChunkT) {
 	held := 0 // bytes of content c holds
 	for i := c.start; i < c.end; i++ {
-		if a.stop.Load() || held >= linkChunkBytes {
+		if a.stop.Load() || held >= a.chunkBytes {
 			return
 		}
 		k := i - c.start
