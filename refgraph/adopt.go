@@ -833,11 +833,33 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 			b.indexKeys = append(b.indexKeys, d.key)
 		}
 	}
+	// A destination the index reader has a note about (damage it read
+	// past, structures that disagree) may have keys in its location index
+	// that its order index does not show: the broker's cleanup keeps the
+	// files of the location index's keys (checkpointUpdate visits it),
+	// whatever the order index says. A damaged order index page made
+	// kahafs free two files a real broker kept (seed 340's store, an
+	// order-index page of topic://T.1 marked free). So its tree is not
+	// trusted: unknown.
+	noted := map[string]bool{}
+	for _, n := range ix.Notes {
+		if n.Destination != "" {
+			noted[n.Destination] = true
+		}
+	}
 	for _, d := range a.dests {
 		if d != nil {
 			shape := ix.LocationShapes[d.key]
+			if noted[d.key] {
+				shape = nil
+			}
 			d.locs = adoptedLocTree(d, shape, a.old[d.key])
-			if shape == nil && d.locs != nil {
+			switch {
+			case d.locs == nil:
+			case noted[d.key]:
+				b.warnf("%s://%s: the broker's index (db.data) has damage or disagreeing structures for it (its notes), so its location index may hold keys its messages do not show, and the broker's cleanup keeps their files: kahafs keeps every file the destination had messages in (index-key)",
+					d.typ.Scheme(), d.name)
+			case shape == nil:
 				b.warnf("%s://%s: its location index in db.data could not be walked whole (a branch page that does not read, or a child that is not there): kahafs keeps every file the destination had messages in (index-key), and a broker starting on this index may fail (MessageDatabase.recoverIndex walks every location index at start; a child page past the end of db.data stops it with java.io.EOFException)",
 					d.typ.Scheme(), d.name)
 			}

@@ -2,6 +2,7 @@ package refgraph
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -100,8 +101,9 @@ var seed340 = filepath.Join(brokertest.RepoRoot(), "internal", "difftest", "test
 	"seed-340-cleanup-stale-location-index-key", "workload", "store")
 
 // damagedLocationIndex is a copy of seed 340's store whose db.data has
-// the second child of topic://T.1's location-index root (page 12: 3 keys,
-// children 81 70 93 110) point past the end of the file.
+// the second child of topic://T.1's location-index root (page 11, at
+// offset 12×4096 after the file's 4 KiB header: 3 keys, children 81 70
+// 93 110) point past the end of the file.
 func damagedLocationIndex(t *testing.T) string {
 	t.Helper()
 	work := brokertest.CopyStore(t, seed340)
@@ -125,6 +127,61 @@ func TestUnknownLocationIndexStopsTheBroker(t *testing.T) {
 	require.Error(t, err, "the broker started on the damaged index:\n%s", out)
 	require.Contains(t, string(out), "java.io.EOFException")
 	require.Contains(t, string(out), "MessageDatabase.recoverIndex")
+}
+
+// damagedOrderIndex is a copy of seed 340's store whose db.data has the
+// page at offset 70×4096 (page 69, a leaf of topic://T.1's order index)
+// marked free: the order index shows 28 of T.1's 302 messages, the
+// location index all of them.
+func damagedOrderIndex(t *testing.T) string {
+	t.Helper()
+	work := brokertest.CopyStore(t, seed340)
+	data, err := os.ReadFile(filepath.Join(work, "db.data"))
+	require.NoError(t, err)
+	require.Equal(t, byte(2), data[70*4096], "page 69 as the test expects it")
+	data[70*4096] = 0 // PAGE_FREE_TYPE
+	require.NoError(t, os.WriteFile(filepath.Join(work, "db.data"), data, 0o644))
+	return work
+}
+
+// Where the order index lost messages that the location index still has,
+// the broker's cleanup keeps their files: checkpointUpdate keeps the files
+// of the location index's keys. kahafs, which read the messages from the
+// order index, called db-92.log and db-139.log free (T.1's messages
+// there); a real 5.17.2 broker deletes only db-30.log. The destination's
+// location index is now unknown where the reader has a note about it.
+func TestDamagedOrderIndexKeepsLocationFiles(t *testing.T) {
+	work := damagedOrderIndex(t)
+	st, err := codec.OpenStore(work)
+	require.NoError(t, err)
+	g, err := Load(st, StoreOptions(st, true, nil), codec.ReadOptions{})
+	require.NoError(t, err)
+	d := g.destByK["1:T.1"]
+	require.Len(t, d.Messages, 28, "the order index as damaged")
+	require.True(t, d.IndexUnknown)
+	for _, id := range []int32{92, 139} {
+		require.True(t, g.fileByID[id].Pinned, "db-%d.log", id)
+		requireIndexKey(t, g, id, "topic://T.1", "")
+	}
+	var free []int32
+	for _, f := range g.Files() {
+		if !f.Pinned {
+			free = append(free, f.ID)
+		}
+	}
+	require.Equal(t, []int32{30}, free)
+
+	brokertest.Require(t)
+	out := filepath.Join(t.TempDir(), "inspect.json")
+	// without the TRACE lines: 5.17.2's TRACE line for c11:s11 (no ack
+	// positions) throws in checkpointUpdate
+	msg, err := exec.Command(filepath.Join(brokertest.RepoRoot(), "brokerkit", "run.sh"), "Inspect", work, out, "--no-gc-trace").CombinedOutput()
+	require.NoError(t, err, "%s", msg)
+	raw, err := os.ReadFile(out)
+	require.NoError(t, err)
+	var in brokertest.Inspection
+	require.NoError(t, json.Unmarshal(raw, &in))
+	require.Equal(t, free, in.Deleted, "kahafs's prediction against what the broker deleted")
 }
 
 // requireIndexKey: file id of g is kept by dest's index key at loc ("":
