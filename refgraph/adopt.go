@@ -87,6 +87,7 @@ func (b *Builder) adoptIndex() error {
 		// not read it: the journal's own account stands
 		a.discard()
 		b.warnf("index not used: %v", err)
+		b.indexDamage = append(b.indexDamage, fmt.Sprintf("it could not be used: %v", err))
 		return nil
 	}
 	if ix == nil || ix.Fresh {
@@ -846,6 +847,9 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 		if n.Destination != "" {
 			noted[n.Destination] = true
 		}
+		if len(b.indexDamage) < maxIndexDamage {
+			b.indexDamage = append(b.indexDamage, n.String())
+		}
 	}
 	for _, d := range a.dests {
 		if d != nil {
@@ -860,6 +864,9 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 				b.warnf("%s://%s: the broker's index (db.data) has damage or disagreeing structures for it (its notes), so its location index may hold keys its messages do not show, and the broker's cleanup keeps their files: kahafs keeps every file the destination had messages in (index-key)",
 					d.typ.Scheme(), d.name)
 			case shape == nil:
+				if len(b.indexDamage) < maxIndexDamage {
+					b.indexDamage = append(b.indexDamage, fmt.Sprintf("destination %q: its location index could not be walked whole", d.key))
+				}
 				b.warnf("%s://%s: its location index in db.data could not be walked whole (a branch page that does not read, or a child that is not there): kahafs keeps every file the destination had messages in (index-key), and a broker starting on this index may fail (MessageDatabase.recoverIndex walks every location index at start; a child page past the end of db.data stops it with java.io.EOFException)",
 					d.typ.Scheme(), d.name)
 			}

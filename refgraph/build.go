@@ -886,7 +886,7 @@ func (in *cleanupInput) plan(dests []destStep, cl cleanup, inprog []*txState, ac
 	// is never predicted (explain says why), and the files whose acks
 	// refer to it are kept with it.
 	for _, f := range in.files {
-		if f.unreadable {
+		if f.unreadable || in.indexDamaged {
 			p.deleted.remove(f.id)
 		}
 	}

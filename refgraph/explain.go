@@ -41,6 +41,7 @@ func explain(m *model, g *Graph, cl cleanup, plan *cleanupPlan, inprog []*txStat
 		h.exists[f.ID] = true
 	}
 	unreadableReasons(h, m.files)                     // 0. files that could not be read
+	indexDamageReasons(h, m)                          //    an index that cannot tell
 	lastUpdateReasons(h, m.files, cl, running)        // 1. last update
 	producerAuditReasons(h, cl, plan)                 // 2. producer audit,
 	ackMapReasons(h, cl)                              //    ack map
@@ -51,6 +52,24 @@ func explain(m *model, g *Graph, cl cleanup, plan *cleanupPlan, inprog []*txStat
 	ackReasons(h, plan, g)                            // 6. acks referring to kept files
 	compactionSkippedNotes(h, m.files)                // compaction files skipped on replay
 	return *h
+}
+
+// maxIndexDamage bounds the index notes model.indexDamage keeps.
+const maxIndexDamage = 8
+
+// indexDamageReasons: KindIndexDamaged, every file, when the broker's
+// index is damaged (model.indexDamage).
+func indexDamageReasons(h *holders, m *model) {
+	if len(m.indexDamage) == 0 {
+		return
+	}
+	why := m.indexDamage[0]
+	if n := len(m.indexDamage) - 1; n > 0 {
+		why += fmt.Sprintf(" (and %d more)", n)
+	}
+	for _, f := range m.files {
+		h.add(f.ID, Reason{Kind: KindIndexDamaged, Text: "unknown: the broker's index (db.data) is damaged or its structures disagree, so what its cleanup keeps is not known and no file's deletion is predicted: " + why})
+	}
 }
 
 // unreadableReasons: KindUnreadable, the files that could not be read.

@@ -112,6 +112,12 @@ const (
 	// messages in files that are kept; deleting it would let a replay
 	// resurrect those messages.
 	KindAcks ReasonKind = "acks"
+	// KindIndexDamaged: the broker's index (db.data) is damaged or its
+	// structures disagree (kahaindex notes), or it could not be used:
+	// what the broker's cleanup keeps is not known, so no file's deletion
+	// is predicted (a real broker kept files that such an index no longer
+	// shows: refgraph TestDamagedOrderIndexKeepsLocationFiles).
+	KindIndexDamaged ReasonKind = "index-damaged"
 	// KindUnreadable: the file (or part of it) could not be read, so what
 	// it holds is unknown: kahafs never predicts its deletion.
 	KindUnreadable ReasonKind = "unreadable"

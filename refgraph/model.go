@@ -47,6 +47,12 @@ type model struct {
 	spannedTx []int32
 
 	warnings []string
+
+	// indexDamage: why the broker's index cannot tell what its cleanup
+	// keeps (damage the reader read past, structures that disagree, an
+	// index that could not be used): no file's deletion is predicted
+	// (KindIndexDamaged)
+	indexDamage []string
 }
 
 // newModel is the state before the first record.
@@ -106,6 +112,7 @@ func (m *model) fields(v modelFields) {
 	v.int32s(&m.earlyDone)
 	v.int32s(&m.spannedTx)
 	v.strings(&m.warnings)
+	v.strings(&m.indexDamage)
 }
 
 // save writes every field of m.

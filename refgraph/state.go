@@ -54,7 +54,7 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 13 // 13: a location index kahafs could not read is unknown, the files its destination's locations were put in kept (putFiles); 12: the ack-positions list's nodes and tail, the subscription cache (acklist.go, seed 290); 11: the location index's shape (loctree.go, seed 340); 10: transactions met before an index's recovery position past the last record dropped (seed 180); 9: the index's ack map loaded also where the replay skips its record; 8: a subscription's first adding command, the entries' flagTx, spannedTx (rebuild.go)
+const stateVersion = 14 // 14: the index's damage kept (model.indexDamage, KindIndexDamaged); 13: a location index kahafs could not read is unknown, the files its destination's locations were put in kept (putFiles); 12: the ack-positions list's nodes and tail, the subscription cache (acklist.go, seed 290); 11: the location index's shape (loctree.go, seed 340); 10: transactions met before an index's recovery position past the last record dropped (seed 180); 9: the index's ack map loaded also where the replay skips its record; 8: a subscription's first adding command, the entries' flagTx, spannedTx (rebuild.go)
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was

@@ -60,6 +60,9 @@ type cleanupInput struct {
 	ackMap           map[int32][]int32
 	open             []*txState
 	subs             map[string][]*sub // by destination key, subLocations order
+	// indexDamaged: the broker's index cannot tell what its cleanup keeps
+	// (model.indexDamage): no deletion is predicted
+	indexDamaged bool
 }
 
 type inFile struct {
@@ -80,7 +83,8 @@ type destStep struct {
 
 func (m *model) cleanupInput(opts Options, open []*txState) *cleanupInput {
 	in := &cleanupInput{maxFileLength: opts.MaxFileLength, restartTraceSize: opts.RestartTraceSize,
-		running: opts.Running, pos: m.position, ackMap: m.ackMap(), open: open, subs: map[string][]*sub{}}
+		running: opts.Running, pos: m.position, ackMap: m.ackMap(), open: open, subs: map[string][]*sub{},
+		indexDamaged: len(m.indexDamage) > 0}
 	for _, f := range m.files {
 		in.files = append(in.files, inFile{id: f.ID, end: f.End, unreadable: unreadable(f) != nil, empty: f.Size == 0})
 	}
