@@ -27,6 +27,10 @@ type Index struct {
 	// destination whose location index could not be walked whole has
 	// none.
 	LocationShapes map[string]*LocationNode
+	// LocationCounts: the entries each destination's location index
+	// iterated, by key (the broker's cleanup keeps the files of those
+	// keys, whatever the order index holds)
+	LocationCounts map[string]int
 
 	shape shape
 }

@@ -462,11 +462,17 @@ func (r *reader) readLater(l *loaded) error {
 			locations = &c
 		}
 		locations.onLeaf = func(id int64) { leaves = append(leaves, id) }
+		if r.ix.LocationCounts == nil {
+			r.ix.LocationCounts = map[string]int{}
+		}
+		n := 0
 		stopped, err := locations.iterate(nil, func(loc codec.Location, seq int64) {
+			n++
 			if r.sink == nil {
 				d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
 			}
 		})
+		r.ix.LocationCounts[d.Key] = n
 		if err != nil {
 			return err
 		}

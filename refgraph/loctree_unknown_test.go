@@ -216,3 +216,37 @@ func notFreer(t *testing.T, a, b *Graph) {
 	}
 	require.Less(t, len(freeB), len(freeA)+1)
 }
+
+// Seed 340's db.data with one page marked free (its type byte PAGE_FREE),
+// the page at offset OFF×4096: what a real 5.17.2 broker deleted at its
+// stop on each (brokerkit Inspect --no-gc-trace, 2026-12-04), and the
+// files kahafs called free before it took a damaged or disagreeing index
+// for one that cannot tell: order-index, destination and subscription
+// pages whose loss the reader reads past. kahafs must never call free a
+// file the broker kept.
+func TestFreeMarkedIndexPageFreesNoMore(t *testing.T) {
+	brokerDeleted := map[int][]int32{
+		3:  {30}, // kahafs had 30 100 111 112 123 136 147 165
+		9:  {30}, // 30 49 59 80 83 84 85 92 139
+		19: {30}, // 30 66 71 78 106 132 133 134
+		21: {30}, // 30 31 36 46
+		38: {30}, // 30 41
+		70: {30}, // 30 92 139 (TestDamagedOrderIndexKeepsLocationFiles)
+	}
+	for off, deleted := range brokerDeleted {
+		work := brokertest.CopyStore(t, seed340)
+		data, err := os.ReadFile(filepath.Join(work, "db.data"))
+		require.NoError(t, err)
+		data[off*4096] = 0
+		require.NoError(t, os.WriteFile(filepath.Join(work, "db.data"), data, 0o644))
+		st, err := codec.OpenStore(work)
+		require.NoError(t, err)
+		g, err := Load(st, StoreOptions(st, true, nil), codec.ReadOptions{})
+		require.NoError(t, err)
+		for _, f := range g.Files() {
+			if !f.Pinned {
+				require.Contains(t, deleted, f.ID, "page at %d×4096: db-%d.log called free, the broker kept it", off, f.ID)
+			}
+		}
+	}
+}
