@@ -602,9 +602,6 @@ func reasonShort(r refgraph.Reason) string {
 	case refgraph.KindLastUpdate:
 		return "the broker's write position"
 	case refgraph.KindIndexKey:
-		if r.Location == "" {
-			return "maybe a key of " + r.Destination + "'s location index, which kahafs could not read"
-		}
 		return "a key of " + r.Destination + "'s location index"
 	default:
 		return string(r.Kind)

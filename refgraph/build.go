@@ -344,7 +344,7 @@ func (m *model) materialize(g *Graph, open []*txState) {
 // else of m.
 func (m *model) destination(d *dest, acked map[string]map[string]string, prefixes []*string) (*Destination, []string) {
 	var warnings []string
-	gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq, IndexKeys: d.indexKeys(), IndexUnknown: d.locs != nil && d.locs.unknown}
+	gd := &Destination{Type: d.typ, Name: d.name, Key: d.key, NextSeq: d.nextSeq, IndexKeys: d.indexKeys()}
 	gd.Messages, gd.Stats.Files, gd.ackedTx = m.messages(d, acked, prefixes)
 	gd.Stats.Messages, gd.Stats.Bytes, gd.Stats.Count = d.count, d.bytes, d.count
 	if !d.topic {

@@ -145,10 +145,7 @@ type dest struct {
 	ids     idIndex
 	subs    []*sub   // subLocations list order
 	locs    *locTree // the location index's shape (loctree.go); nil: empty
-	// putFiles: the files locations were put in while the location
-	// index is skipped (before an index's adoption), ascending
-	putFiles []int32
-	acks     *ackList // ackPositions (acklist.go); nil: an empty list
+	acks    *ackList // ackPositions (acklist.go); nil: an empty list
 	// cache: subscriptionCache, the order a message add meets the
 	// subscriptions in (subscribe order in one process, key order after a
 	// load)

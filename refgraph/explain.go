@@ -230,11 +230,6 @@ func indexKeyReasons(h *holders, g *Graph) {
 			if _, held := slices.BinarySearch(gd.Stats.Files, k.File); held {
 				continue
 			}
-			if gd.IndexUnknown {
-				h.add(k.File, Reason{Kind: KindIndexKey, Destination: gd.String(),
-					Text: fmt.Sprintf("holds no message of %s now, but had some: kahafs could not read the destination's location index from the broker's index (db.data), so it cannot tell whether a branch key still names this file; the broker's cleanup keeps every file its index's branch keys name, so kahafs does not predict this file's deletion", gd)})
-				continue
-			}
 			h.add(k.File, Reason{Kind: KindIndexKey, Destination: gd.String(), Location: k.String(), Loc: k,
 				Text: fmt.Sprintf("holds no message of %s, but the destination's location index still has a key here (%s, in a branch node: the first key of a leaf when the leaf was split off, left there after its message was removed); the broker's cleanup keeps every file its index's branch keys name", gd, k)})
 		}

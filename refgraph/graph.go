@@ -215,11 +215,6 @@ type Destination struct {
 	// cleanup keeps their files, whether a message is still there or not
 	// (a key stays in its branch after its message is gone).
 	IndexKeys []codec.Location
-	// IndexUnknown: the location index could not be read from the
-	// broker's index (damaged, or the index not adopted), so its keys are
-	// not known; IndexKeys then name every file the destination's
-	// messages were put in (offset 0), any of which a key may name.
-	IndexUnknown bool
 
 	// delivery: indexes into Messages of what a restarted broker
 	// delivers from the queue, in order; inDoubt: the queue's messages

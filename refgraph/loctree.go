@@ -2,7 +2,6 @@ package refgraph
 
 import (
 	"cmp"
-	"math"
 	"slices"
 
 	"github.com/kahafs/kahafs/codec"
@@ -37,17 +36,15 @@ import (
 // between its branch keys.
 //
 // An index whose tree kahafs could not read (db.data damaged there, or
-// not adopted at all) leaves the tree unknown: any file the destination
-// ever had a message put in may be named by a stale branch key, so each
-// of them is taken for one (files), and no deletion of them is predicted.
+// not adopted at all) leaves the tree unknown: no keys, nothing put or
+// removed. Such an index is damaged (model.indexDamage), which keeps
+// every file: a stale branch key kahafs cannot see never makes a "free".
 type locTree struct {
 	root *ltNode
 	max  int  // keys a node holds; one more splits it
 	fill bool // the leaves are still to be filled from the destination's messages
-	// unknown: the shape is not known; files are the files of every
-	// location put since the journal's start (ascending), root is nil
+	// unknown: the shape is not known (root is nil)
 	unknown bool
-	files   []int32
 	// right: the rightmost leaf, where a key not below rightLow goes
 	// (the last key of the branch above it); nil: not known (the shape
 	// changed since it was found)
@@ -244,64 +241,37 @@ func (t *locTree) fillFrom(keys []ltKey) {
 }
 
 // locPut and locRemove are d's location index's put and remove of l.
-// Before the recovery position of an index that is to be adopted they
-// only note the file a location is put in (putFiles): the adoption
-// replaces the replayed location indexes by the index's, and where it
-// cannot (unknownLocs) those files are all kahafs knows of the tree.
+// Before the recovery position of an index that is to be adopted they do
+// nothing: the adoption replaces the replayed location indexes by the
+// index's. An unknown tree stays unknown.
 func (b *Builder) locPut(d *dest, l codec.Location) {
-	switch {
-	case b.skipLocs():
-		d.putFiles = addFile(d.putFiles, l.File)
-	case d.locs != nil && d.locs.unknown:
-		d.locs.files = addFile(d.locs.files, l.File)
-	default:
-		d.locTree().put(ltKeyOf(l))
+	if d.locs != nil && d.locs.unknown || b.skipLocs() {
+		return
 	}
+	d.locTree().put(ltKeyOf(l))
 }
 
 func (b *Builder) locRemove(d *dest, l codec.Location) {
-	if d.locs != nil && !d.locs.unknown && !b.skipLocs() {
-		d.locTree().remove(ltKeyOf(l))
+	if d.locs != nil && d.locs.unknown || b.skipLocs() {
+		return
 	}
+	d.locTree().remove(ltKeyOf(l))
 }
 
 func (b *Builder) skipLocs() bool { return !b.phaseB && b.opts.LoadIndex != nil }
 
-// addFile adds f to the ascending files fs (almost always at the end:
-// locations are put in journal order).
-func addFile(fs []int32, f int32) []int32 {
-	if n := len(fs); n == 0 || fs[n-1] < f {
-		return append(fs, f)
-	}
-	if i, found := slices.BinarySearch(fs, f); !found {
-		fs = slices.Insert(fs, i, f)
-	}
-	return fs
-}
-
-// unknownLocs gives every destination whose location index is not known
-// (an index was to be adopted, and was not: the broker uses the index,
-// which kahafs could not read) an unknown tree of the files its
-// locations were put in.
+// unknownLocs gives every destination an unknown location index: an index
+// was to be adopted and was not (the broker uses the index, which kahafs
+// could not read; model.indexDamage says so).
 func (b *Builder) unknownLocs() {
 	for _, m := range b.dests {
 		for _, d := range m {
-			if d.locs == nil {
-				d.locs = unknownLocTree(d.putFiles)
-			}
-			d.putFiles = nil
+			d.locs = unknownLocTree()
 		}
 	}
 }
 
-// unknownLocTree is a location index whose shape is not known, of a
-// destination whose locations were put in files (nil if none).
-func unknownLocTree(files []int32) *locTree {
-	if len(files) == 0 {
-		return nil
-	}
-	return &locTree{unknown: true, files: files}
-}
+func unknownLocTree() *locTree { return &locTree{unknown: true} }
 
 // locTree is d's location index, its leaves filled.
 func (d *dest) locTree() *locTree {
@@ -321,18 +291,10 @@ func (d *dest) locTree() *locTree {
 }
 
 // indexKeys are the keys of d's location index's branches, the first of
-// each file, by file; for an unknown index, one location (offset 0) in
-// each file it may have a key in.
+// each file, by file (none for an unknown index).
 func (d *dest) indexKeys() []codec.Location {
-	if d.locs == nil {
+	if d.locs == nil || d.locs.unknown {
 		return nil
-	}
-	if d.locs.unknown {
-		out := make([]codec.Location, len(d.locs.files))
-		for i, f := range d.locs.files {
-			out[i] = codec.Location{File: f}
-		}
-		return out
 	}
 	var out []codec.Location
 	var walk func(n *ltNode)
@@ -383,7 +345,6 @@ func saveLocTree(w *binenc.Writer, t *locTree) {
 	}
 	w.Bool(t.unknown)
 	if t.unknown {
-		saveFiles(w, t.files)
 		return
 	}
 	w.Bool(t.fill)
@@ -413,11 +374,7 @@ func (d *stateDecoder) locTree(key string) *locTree {
 		return nil
 	}
 	if r.Bool() {
-		t := &locTree{unknown: true, files: d.fileIDs(key)}
-		if len(t.files) == 0 {
-			r.Fail("location index of %s: unknown, without files", key)
-		}
-		return t
+		return unknownLocTree()
 	}
 	t := newLocTree()
 	t.fill = r.Bool()
@@ -456,62 +413,11 @@ func (d *stateDecoder) locTree(key string) *locTree {
 	return t
 }
 
-// saveFiles writes ascending file ids.
-func saveFiles(w *binenc.Writer, fs []int32) {
-	w.Uvarint(uint64(len(fs)))
-	prev := int32(0)
-	for i, f := range fs {
-		if i == 0 {
-			w.Varint(int64(f))
-		} else {
-			w.Uvarint(uint64(f - prev))
-		}
-		prev = f
+// adoptedLocTree is a destination's location index adopted from an index
+// that holds it as shape (nil: not read, the index damaged there: unknown).
+func adoptedLocTree(shape *kahaindex.LocationNode) *locTree {
+	if shape == nil {
+		return unknownLocTree()
 	}
-}
-
-// fileIDs reads what saveFiles wrote.
-func (d *stateDecoder) fileIDs(key string) []int32 {
-	r := d.r
-	n := r.Count(1)
-	if n == 0 || r.Err() != nil {
-		return nil
-	}
-	fs := make([]int32, 0, n)
-	prev := int64(0)
-	for i := 0; i < n && r.Err() == nil; i++ {
-		var f int64
-		if i == 0 {
-			f = r.Varint()
-		} else {
-			delta := r.Uvarint()
-			if delta == 0 || delta > math.MaxInt32 {
-				r.Fail("location index of %s: files out of order", key)
-			}
-			f = prev + int64(delta)
-		}
-		if f < math.MinInt32 || f > math.MaxInt32 {
-			r.Fail("location index of %s: file id out of range", key)
-		}
-		fs = append(fs, int32(f))
-		prev = f
-	}
-	return fs
-}
-
-// adoptedLocTree is the location index of d, adopted from an index whose
-// shape of it is shape (nil: not read, the index damaged there; old: the
-// replay's destination of the same key, if any). Without a shape the
-// tree is unknown: every file the replay put a location of the
-// destination in, and the files of d's messages.
-func adoptedLocTree(d *dest, shape *kahaindex.LocationNode, old *dest) *locTree {
-	if shape != nil {
-		return locTreeFrom(shape)
-	}
-	var files []int32
-	if old != nil {
-		files = slices.Clone(old.putFiles)
-	}
-	d.entries.each(func(_ int64, e entry) { files = addFile(files, e.loc.File) })
-	return unknownLocTree(files)
+	return locTreeFrom(shape)
 }

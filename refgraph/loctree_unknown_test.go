@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,11 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A location index kahafs cannot read from db.data is unknown: the files
-// its destination's messages were put in stay kept (index-key), so an
-// unread stale branch key never turns into a "free" (kept seed 340, whose
-// db-56.log only topic://T.1's branch key 56:9165 keeps).
-func TestUnknownLocationIndexKeepsItsFiles(t *testing.T) {
+// A location index kahafs cannot read from db.data is unknown, and the
+// index is then damaged: no file is predicted free, so an unread stale
+// branch key never turns into a "free" (kept seed 340, whose db-56.log
+// only topic://T.1's branch key 56:9165 keeps).
+func TestUnknownLocationIndexIsDamage(t *testing.T) {
 	st, err := codec.OpenStore(seed340)
 	require.NoError(t, err)
 	load := func(edit func(*kahaindex.Index, error) (*kahaindex.Index, error)) *Graph {
@@ -36,6 +35,12 @@ func TestUnknownLocationIndexKeepsItsFiles(t *testing.T) {
 	known := load(func(ix *kahaindex.Index, err error) (*kahaindex.Index, error) { return ix, err })
 	require.True(t, known.fileByID[56].Pinned, "db-56.log is kept by a branch key")
 	requireIndexKey(t, known, 56, topic, "56:9165")
+	for _, f := range known.Files() {
+		for _, r := range f.Reasons {
+			require.NotEqual(t, KindIndexDamaged, r.Kind, "a sound index: %s", r.Text)
+		}
+	}
+	require.NotEmpty(t, free(known), "the sound index predicts deletions")
 
 	// T.1's shape not read (the branch walk and the leaves disagreed, or
 	// the walk stopped on damage)
@@ -48,18 +53,9 @@ func TestUnknownLocationIndexKeepsItsFiles(t *testing.T) {
 		return ix, err
 	})
 	require.True(t, had, "T.1's shape read from db.data")
-	d := shapeless.destByK[tkey]
-	require.True(t, d.IndexUnknown)
-	require.True(t, shapeless.fileByID[56].Pinned)
-	requireIndexKey(t, shapeless, 56, topic, "")
-	require.Greater(t, len(d.IndexKeys), len(known.destByK[tkey].IndexKeys),
-		"every file T.1 had a message put in, not only its branch keys' files")
-	notFreer(t, known, shapeless)
-	for _, other := range shapeless.destByK {
-		if other.Key != tkey {
-			require.False(t, other.IndexUnknown, other.Key)
-		}
-	}
+	require.Empty(t, shapeless.destByK[tkey].IndexKeys, "an unknown tree names no key")
+	require.NotEmpty(t, known.destByK[tkey].IndexKeys)
+	requireDamaged(t, shapeless, `destination "1:T.1": its location index could not be walked whole`)
 
 	// db.data damaged there (TestUnknownLocationIndexStopsTheBroker): the
 	// leaves still chain, so the index is adopted; the shape is not read
@@ -68,32 +64,48 @@ func TestUnknownLocationIndexKeepsItsFiles(t *testing.T) {
 	require.NoError(t, err)
 	dg, err := Load(dst, StoreOptions(dst, true, nil), codec.ReadOptions{})
 	require.NoError(t, err)
-	require.True(t, dg.destByK[tkey].IndexUnknown)
-	requireIndexKey(t, dg, 56, topic, "")
-	notFreer(t, known, dg)
-	warned := false
-	for _, w := range dg.Warnings() {
-		warned = warned || strings.Contains(w, "topic://T.1: its location index in db.data could not be walked whole")
-	}
-	require.True(t, warned, "%q", dg.Warnings())
+	require.Empty(t, dg.destByK[tkey].IndexKeys)
+	requireDamaged(t, dg, `destination "1:T.1": its location index could not be walked whole`)
 
-	// the index not adopted (kahafs could not read it; the broker loads
-	// it): every destination that had messages is unknown
+	// the index not adopted (kahafs could not read it; the broker loads it)
 	unread := load(func(ix *kahaindex.Index, err error) (*kahaindex.Index, error) {
 		return nil, errors.New("test: db.data unreadable")
 	})
-	unknown := 0
 	for _, gd := range unread.destByK {
-		if gd.IndexUnknown {
-			unknown++
-			for _, k := range gd.IndexKeys {
-				require.True(t, unread.fileByID[k.File] == nil || unread.fileByID[k.File].Pinned,
-					"%s: db-%d.log, which it had messages in, predicted free", gd, k.File)
-			}
+		require.Empty(t, gd.IndexKeys, "%s: keys of an index not read", gd)
+	}
+	requireDamaged(t, unread, "test: db.data unreadable")
+}
+
+// requireDamaged: g's index is damaged for why: every file is kept by
+// KindIndexDamaged, whose text names why, and a warning says so too.
+func requireDamaged(t *testing.T, g *Graph, why string) {
+	t.Helper()
+	require.NotEmpty(t, g.Files())
+	for _, f := range g.Files() {
+		require.True(t, f.Pinned, "db-%d.log predicted free on a damaged index", f.ID)
+		found := false
+		for _, r := range f.Reasons {
+			found = found || r.Kind == KindIndexDamaged && strings.Contains(r.Text, why)
+		}
+		require.True(t, found, "db-%d.log: no index-damaged reason naming %q in %+v", f.ID, why, f.Reasons)
+	}
+	warned := false
+	for _, w := range g.Warnings() {
+		warned = warned || strings.Contains(w, why)
+	}
+	require.True(t, warned, "%q", g.Warnings())
+}
+
+// free: the files g predicts free.
+func free(g *Graph) []int32 {
+	var out []int32
+	for _, f := range g.Files() {
+		if !f.Pinned {
+			out = append(out, f.ID)
 		}
 	}
-	require.Positive(t, unknown)
-	require.True(t, unread.fileByID[56].Pinned)
+	return out
 }
 
 // seed340 is kept seed 340's store, with its db.data.
@@ -149,7 +161,7 @@ func damagedOrderIndex(t *testing.T) string {
 // of the location index's keys. kahafs, which read the messages from the
 // order index, called db-92.log and db-139.log free (T.1's messages
 // there); a real 5.17.2 broker deletes only db-30.log. The destination's
-// location index is now unknown where the reader has a note about it.
+// index, whose order index disagrees with its location index, is damaged.
 func TestDamagedOrderIndexKeepsLocationFiles(t *testing.T) {
 	work := damagedOrderIndex(t)
 	st, err := codec.OpenStore(work)
@@ -158,18 +170,10 @@ func TestDamagedOrderIndexKeepsLocationFiles(t *testing.T) {
 	require.NoError(t, err)
 	d := g.destByK["1:T.1"]
 	require.Len(t, d.Messages, 28, "the order index as damaged")
-	require.True(t, d.IndexUnknown)
+	requireDamaged(t, g, "")
 	for _, id := range []int32{92, 139} {
 		require.True(t, g.fileByID[id].Pinned, "db-%d.log", id)
-		requireIndexKey(t, g, id, "topic://T.1", "")
 	}
-	var free []int32
-	for _, f := range g.Files() {
-		if !f.Pinned {
-			free = append(free, f.ID)
-		}
-	}
-	require.Empty(t, free, "an index with damage predicts no deletion")
 	require.Equal(t, KindIndexDamaged, g.fileByID[30].Reasons[0].Kind)
 
 	brokertest.Require(t)
@@ -184,11 +188,10 @@ func TestDamagedOrderIndexKeepsLocationFiles(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &in))
 	// the broker deletes db-30.log only: kahafs never predicts more
 	require.Equal(t, []int32{30}, in.Deleted, "what the broker deleted")
-	require.Subset(t, in.Deleted, free)
+	require.Subset(t, in.Deleted, free(g))
 }
 
-// requireIndexKey: file id of g is kept by dest's index key at loc ("":
-// an unknown index's, without a location).
+// requireIndexKey: file id of g is kept by dest's index key at loc.
 func requireIndexKey(t *testing.T, g *Graph, id int32, dest, loc string) {
 	t.Helper()
 	for _, r := range g.fileByID[id].Reasons {
@@ -197,24 +200,6 @@ func requireIndexKey(t *testing.T, g *Graph, id int32, dest, loc string) {
 		}
 	}
 	t.Fatalf("db-%d.log: no index-key reason of %s at %q in %+v", id, dest, loc, g.fileByID[id].Reasons)
-}
-
-// notFreer: every file b predicts free, a does too.
-func notFreer(t *testing.T, a, b *Graph) {
-	t.Helper()
-	var freeA, freeB []int32
-	for _, f := range a.Files() {
-		if !f.Pinned {
-			freeA = append(freeA, f.ID)
-		}
-	}
-	for _, f := range b.Files() {
-		if !f.Pinned {
-			freeB = append(freeB, f.ID)
-			require.True(t, slices.Contains(freeA, f.ID), "db-%d.log free only when the index is not known", f.ID)
-		}
-	}
-	require.Less(t, len(freeB), len(freeA)+1)
 }
 
 // Seed 340's db.data with one page marked free (its type byte PAGE_FREE),

@@ -54,7 +54,7 @@ import (
 // stateVersion is the version of the state encoding. Bump it whenever the
 // encoding or the meaning of a saved field changes: a state of another
 // version is refused (ErrStateMismatch), and its cache is rebuilt.
-const stateVersion = 14 // 14: the index's damage kept (model.indexDamage, KindIndexDamaged); 13: a location index kahafs could not read is unknown, the files its destination's locations were put in kept (putFiles); 12: the ack-positions list's nodes and tail, the subscription cache (acklist.go, seed 290); 11: the location index's shape (loctree.go, seed 340); 10: transactions met before an index's recovery position past the last record dropped (seed 180); 9: the index's ack map loaded also where the replay skips its record; 8: a subscription's first adding command, the entries' flagTx, spannedTx (rebuild.go)
+const stateVersion = 15 // 15: the put files and unknown trees' files dropped (an unknown tree keeps nothing itself: the index is damaged); 14: the index's damage kept (model.indexDamage, KindIndexDamaged); 13: a location index kahafs could not read is unknown, the files its destination's locations were put in kept (putFiles); 12: the ack-positions list's nodes and tail, the subscription cache (acklist.go, seed 290); 11: the location index's shape (loctree.go, seed 340); 10: transactions met before an index's recovery position past the last record dropped (seed 180); 9: the index's ack map loaded also where the replay skips its record; 8: a subscription's first adding command, the entries' flagTx, spannedTx (rebuild.go)
 
 // ErrStateMismatch: a saved state does not fit the Options it is resumed
 // with (another index position, journalMaxFileLength, mode, ...) or was
@@ -373,7 +373,6 @@ func saveDest(w *binenc.Writer, d *dest) {
 		}
 	}
 	saveLocTree(w, d.locs)
-	saveFiles(w, d.putFiles)
 	saveAckList(w, d)
 }
 
@@ -898,7 +897,6 @@ func (d *stateDecoder) dest(t codec.DestType) *dest {
 		dd.subs = append(dd.subs, s)
 	}
 	dd.locs = d.locTree(dd.key)
-	dd.putFiles = d.fileIDs(dd.key)
 	d.ackList(dd)
 	return dd
 }

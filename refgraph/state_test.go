@@ -369,7 +369,7 @@ var stateFields = map[reflect.Type]map[string]string{
 	},
 	reflect.TypeOf(dest{}): {
 		"typ": "saved (position)", "name": "saved", "key": "derived", "topic": "derived", "nextSeq": "saved",
-		"entries": "saved", "ids": "saved", "subs": "saved", "locs": "saved", "putFiles": "saved", "count": "saved", "bytes": "saved", "statDelta": "saved",
+		"entries": "saved", "ids": "saved", "subs": "saved", "locs": "saved", "count": "saved", "bytes": "saved", "statDelta": "saved",
 		"cache": "saved (saveAckList)", "acks": "saved (saveAckList)",
 	},
 	reflect.TypeOf(entry{}): {"id": "saved", "loc": "saved", "prio": "saved", "size": "saved", "class": "saved", "flags": "saved"},
