@@ -92,7 +92,11 @@ func (b *Builder) adoptIndex() error {
 		return nil
 	}
 	if ix == nil || ix.Fresh {
+		// the index's head had a recovery position, the index no page
+		// (db.data changed while it was read): nothing of it is known
 		a.discard()
+		b.indexDamage = append(b.indexDamage, "it holds no index, where its head names a recovery position")
+		b.warnf("index not used: %s", b.indexDamage[len(b.indexDamage)-1])
 		return nil
 	}
 	a.finish(ix)
