@@ -256,6 +256,28 @@ func skimmer[K, V any](sk skim) func(b []byte, n *node[K, V]) bool {
 	}
 }
 
+// locationSkimmer is skimmer for a location index's leaves (keys of
+// locBytes bytes: file, offset, and from version 6 on the size) that fills
+// their keys; the values stay zero.
+func locationSkimmer(locBytes int) func(b []byte, n *node[codec.Location, int64]) bool {
+	sk := skimmer[codec.Location, int64](skim{key: skimFixed(locBytes), value: 8})
+	return func(b []byte, n *node[codec.Location, int64]) bool {
+		if !sk(b, n) {
+			return false
+		}
+		i := pageHeaderSize + 2
+		for j := range n.keys {
+			l := codec.Location{File: int32(binary.BigEndian.Uint32(b[i:])), Offset: int32(binary.BigEndian.Uint32(b[i+4:]))}
+			if locBytes == 12 {
+				l.Size = int32(binary.BigEndian.Uint32(b[i+8:]))
+			}
+			n.keys[j] = l
+			i += locBytes
+		}
+		return true
+	}
+}
+
 // onePage reports whether the stream s, just opened, is one end page
 // whose data (from the header to the end offset it names, an int the
 // file gives) lies within the page.

@@ -70,7 +70,7 @@ func streamFast(files [3]source, sink Sink) (*Index, error) {
 		pf.read+c.pf.read <= pf.budget && sameObjects(&pf.cache, &c.pf.cache) {
 		ix.shape = mergeShapes(ix.shape, c.ix.shape)
 		ix.LocationShapes = c.ix.LocationShapes // the second pass reads the location indexes
-		ix.LocationCounts = c.ix.LocationCounts
+		ix.LocationKeys = c.ix.LocationKeys
 		return ix, nil
 	}
 	sink.Restart()

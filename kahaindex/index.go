@@ -27,12 +27,35 @@ type Index struct {
 	// destination whose location index could not be walked whole has
 	// none.
 	LocationShapes map[string]*LocationNode
-	// LocationCounts: the entries each destination's location index
-	// iterated, by key (the broker's cleanup keeps the files of those
-	// keys, whatever the order index holds)
-	LocationCounts map[string]int
+	// LocationKeys: what each destination's location index iterated, by
+	// key (the broker's cleanup keeps the files of those keys, whatever
+	// the order index holds, and a broker refuses to start on a key in a
+	// missing file)
+	LocationKeys map[string]LocationKeys
 
 	shape shape
+}
+
+// LocationKeys sums up the keys of a destination's location index.
+type LocationKeys struct {
+	Count int    // entries
+	Sum   uint64 // SumLocation over their keys: the order index's locations sum the same in a sound index
+	Files []int32
+}
+
+// SumLocation adds l to sum, a sum of locations that does not depend on
+// their order (a hash of each, added): a location index's keys and the
+// locations of its destination's order index sum the same unless a key
+// or a message's location differs.
+func SumLocation(sum uint64, l codec.Location) uint64 {
+	x := uint64(uint32(l.File))<<32 | uint64(uint32(l.Offset))
+	// splitmix64's finalizer
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return sum + x
 }
 
 // Damaged reports whether some Note is Damage: parts of the index the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -450,9 +451,9 @@ func (r *reader) readLater(l *loaded) error {
 	if r.part != partOrder {
 		locations := l.locations
 		if r.sink != nil {
-			// nothing kept of it: its leaves skimmed
+			// nothing kept of it: its leaves skimmed, but for the keys
 			c := *locations
-			c.leaf = skimmer[codec.Location, int64](skim{key: skimFixed(locationBytes(r.version)), value: 8})
+			c.leaf = locationSkimmer(locationBytes(r.version)) // the keys read: LocationKeys
 			c.aheadKey = skimFixed(locationBytes(r.version))
 			locations = &c
 		}
@@ -462,17 +463,24 @@ func (r *reader) readLater(l *loaded) error {
 			locations = &c
 		}
 		locations.onLeaf = func(id int64) { leaves = append(leaves, id) }
-		if r.ix.LocationCounts == nil {
-			r.ix.LocationCounts = map[string]int{}
+		if r.ix.LocationKeys == nil {
+			r.ix.LocationKeys = map[string]LocationKeys{}
 		}
-		n := 0
+		var keys LocationKeys
 		stopped, err := locations.iterate(nil, func(loc codec.Location, seq int64) {
-			n++
+			keys.Count++
+			keys.Sum = SumLocation(keys.Sum, loc)
+			if n := len(keys.Files); n == 0 || keys.Files[n-1] != loc.File {
+				keys.Files = append(keys.Files, loc.File)
+			}
 			if r.sink == nil {
 				d.Indexes.Locations = append(d.Indexes.Locations, LocationEntry{loc, seq})
 			}
 		})
-		r.ix.LocationCounts[d.Key] = n
+		// ascending already, unless keys are out of order (damage)
+		slices.Sort(keys.Files)
+		keys.Files = slices.Compact(keys.Files)
+		r.ix.LocationKeys[d.Key] = keys
 		if err != nil {
 			return err
 		}

@@ -860,8 +860,22 @@ func (a *adoption) finish(ix *kahaindex.Index) {
 		if d == nil {
 			continue
 		}
-		if n, ok := ix.LocationCounts[d.key]; ok && n != d.entries.len() {
-			damage(fmt.Sprintf("destination %q: the order index gives %d messages, the location index has %d entries", d.key, d.entries.len(), n))
+		if keys, ok := ix.LocationKeys[d.key]; ok {
+			// checkMissing: a key in a file not in the store
+			for _, f := range keys.Files {
+				if i, found := slices.BinarySearch(b.keyFiles, f); !found {
+					b.keyFiles = slices.Insert(b.keyFiles, i, f)
+					b.keyFilesBy = slices.Insert(b.keyFilesBy, i, fmt.Sprintf("the location index of %s://%s", d.typ.Scheme(), d.name))
+				}
+			}
+			var sum uint64
+			d.entries.each(func(_ int64, e entry) { sum = kahaindex.SumLocation(sum, e.loc) })
+			switch {
+			case keys.Count != d.entries.len():
+				damage(fmt.Sprintf("destination %q: the order index gives %d messages, the location index has %d entries", d.key, d.entries.len(), keys.Count))
+			case keys.Sum != sum:
+				damage(fmt.Sprintf("destination %q: the location index's keys are not the locations of the order index's messages", d.key))
+			}
 		}
 		shape := ix.LocationShapes[d.key]
 		if shape == nil {

@@ -1226,6 +1226,20 @@ func (b *Builder) checkMissing(g *Graph) {
 			}
 		}
 	}
+	// recoverIndex: "Detected missing/corrupt journal files", which goes
+	// first among the index's damage: a broker does not start on it
+	var refused []string
+	for i, id := range b.keyFiles {
+		if !b.present[id] {
+			note(id, b.keyFilesBy[i])
+			if len(refused) < maxIndexDamage {
+				refused = append(refused, fmt.Sprintf("%s has a key in %s, which is not in the store (a broker refuses to start on it)", b.keyFilesBy[i], codec.DataFileName(id)))
+			}
+		}
+	}
+	if len(refused) > 0 {
+		b.indexDamage = append(refused, b.indexDamage...)
+	}
 	b.checkLostMessages(g)
 	ids := make([]int32, 0, len(missing))
 	for id := range missing {

@@ -53,6 +53,11 @@ type model struct {
 	// index that could not be used): no file's deletion is predicted
 	// (KindIndexDamaged)
 	indexDamage []string
+	// keyFiles: the files the adopted location indexes have keys in,
+	// ascending, and what names each (keyFilesBy): a broker refuses to
+	// start on a key in a file not in the store (checkMissing)
+	keyFiles   []int32
+	keyFilesBy []string
 }
 
 // newModel is the state before the first record.
@@ -113,6 +118,8 @@ func (m *model) fields(v modelFields) {
 	v.int32s(&m.spannedTx)
 	v.strings(&m.warnings)
 	v.strings(&m.indexDamage)
+	v.int32s(&m.keyFiles)
+	v.strings(&m.keyFilesBy)
 }
 
 // save writes every field of m.
