@@ -270,6 +270,9 @@ func Compact(dir string, opts Options) (*Report, error) {
 				}
 			}
 		}
+		for _, why := range g.IndexDamage() {
+			rep.Dropped = append(rep.Dropped, "the broker's index (db.data) is damaged, and what it no longer shows is not copied: "+why)
+		}
 	}
 	for _, d := range g.Destinations() {
 		for i := range d.Messages {

@@ -316,3 +316,28 @@ func nonNilIDs(s []string) []string {
 	}
 	return s
 }
+
+// A damaged index (db.data) is damage too: the messages its order index
+// no longer shows are still in the journal, and a broker made to rebuild
+// the index would find them again; a compaction that follows the index
+// would drop them for good. Seed 340's store with one page of
+// topic://T.1's order index marked free: 274 of its 302 messages gone
+// from the order index, all of them in the location index.
+func TestCompactRefusesDamagedIndex(t *testing.T) {
+	dir := brokertest.CopyStore(t, filepath.Join(brokertest.RepoRoot(), "internal", "difftest", "testdata", "kept",
+		"seed-340-cleanup-stale-location-index-key", "workload", "store"))
+	data, err := os.ReadFile(filepath.Join(dir, "db.data"))
+	require.NoError(t, err)
+	require.Equal(t, byte(2), data[70*4096], "page 69 as the test expects it")
+	data[70*4096] = 0 // PAGE_FREE_TYPE
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "db.data"), data, 0o644))
+	before := hashDir(t, dir)
+	_, err = Compact(dir, Options{MaxFileLength: 24576})
+	require.ErrorIs(t, err, ErrDamaged)
+	assert.Equal(t, before, hashDir(t, dir))
+	rep, err := Compact(dir, Options{MaxFileLength: 24576, Force: true, Now: fixedNow, DryRun: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Dropped)
+	assert.Contains(t, rep.Dropped[0], `the broker's index (db.data) is damaged`)
+	assert.Contains(t, rep.Dropped[0], `page 69 is marked free`)
+}

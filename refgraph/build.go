@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime/trace"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,10 @@ func (b *Builder) Build() (*Graph, error) {
 		}
 	}
 	b.checkMissing(g)
+	if len(b.indexDamage) > 0 {
+		g.damaged = true
+		g.indexDamage = slices.Clone(b.indexDamage)
+	}
 
 	// transactions still open at the end of the journal, in the order the
 	// broker met them

@@ -43,6 +43,7 @@ type Graph struct {
 	rebuildLoss []RebuildLoss // rebuild.go
 	summary     Summary
 	damaged     bool
+	indexDamage []string
 	warnings    []string
 }
 
@@ -763,8 +764,16 @@ func (g *Graph) IndexDiffs() []IndexDiff { return g.diffs }
 // Summary returns the counts.
 func (g *Graph) Summary() Summary { return g.summary }
 
-// Damaged reports whether some data file has damage beyond a torn tail.
+// Damaged reports whether some data file has damage beyond a torn tail,
+// a file the index refers to is missing, or the broker's index is damaged
+// (IndexDamage).
 func (g *Graph) Damaged() bool { return g.damaged }
+
+// IndexDamage says why the broker's index cannot tell what its cleanup
+// keeps (damage the reader read past, structures that disagree, a key in
+// a missing file, an index that could not be used), the first few; nil
+// for a sound index. No file's deletion is then predicted.
+func (g *Graph) IndexDamage() []string { return g.indexDamage }
 
 // AddWarning puts w first among the warnings (for how the graph was
 // made, e.g. an index the broker would discard). Call it before the

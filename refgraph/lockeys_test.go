@@ -53,6 +53,8 @@ func TestChangedLocationKeyKeepsItsFile(t *testing.T) {
 	g, err := Load(st, StoreOptions(st, true, nil), codec.ReadOptions{})
 	require.NoError(t, err)
 	requireDamaged(t, g, `destination "0:Q.2": the location index's keys are not the locations of the order index's messages`)
+	require.True(t, g.Damaged(), "a damaged index is damage (exit status 2; compaction refuses it)")
+	require.NotEmpty(t, g.IndexDamage())
 
 	brokertest.Require(t)
 	in := inspectNoTrace(t, work)
