@@ -535,6 +535,26 @@ func TestBigDirectorySizes(t *testing.T) {
 	}
 }
 
+// TestFirstListingNotCached: the first opening of a big directory is not
+// cached by the kernel (filling its cache slows a listing made once);
+// the openings after it are (FOPEN_CACHE_DIR).
+func TestFirstListingNotCached(t *testing.T) {
+	const n = 3000
+	fsys, pending := mountPending(t, n, 4096) // link limit 3072 < 6000 entries
+	_, err := os.Stat(pending)
+	require.NoError(t, err)
+	td := pendingNode(t, fsys.root.EmbeddedInode())
+	names, err := os.ReadDir(pending)
+	require.NoError(t, err)
+	require.Len(t, names, 2*n)
+	assert.False(t, td.cached.Load(), "the first opening is not cached")
+	again, err := os.ReadDir(pending)
+	require.NoError(t, err)
+	require.Len(t, again, 2*n)
+	assert.True(t, td.cached.Load(), "the second opening is")
+	assert.EqualValues(t, 2, td.opens.Load())
+}
+
 // TestCachedListingLinksAfterLookups: a big directory listed once is
 // listed again from the kernel's cache (FOPEN_CACHE_DIR: nothing asked);
 // a LOOKUP in it drops that cache, so that the next calls of a walk

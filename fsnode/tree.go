@@ -98,6 +98,9 @@ type tableDir struct {
 	// big: the directory lists more entries than the link limit (see
 	// bigListing).
 	big bool
+	// opens counts the openings of a big directory (the first is not
+	// cached: see OpendirHandle).
+	opens atomic.Int64
 	// cached: a big directory was opened with FOPEN_CACHE_DIR since the
 	// last LOOKUP in it, so the kernel may answer listings from its
 	// cache (see uncache).
@@ -185,7 +188,8 @@ func (d *tableDir) waitUncached() {
 
 // bigListing reports whether a directory of n entries is past the link
 // limit: listed by name only (see dirHandle), in large replies the
-// kernel keeps (FOPEN_CACHE_DIR: a second listing asks nothing).
+// kernel keeps from the second opening on (FOPEN_CACHE_DIR: a later
+// listing asks nothing).
 func (s *Snapshot) bigListing(n int) bool {
 	lim := s.linkLimit()
 	return lim > 0 && n > lim
