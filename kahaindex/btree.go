@@ -50,6 +50,9 @@ type btree[K, V any] struct {
 	// onLeaf, when set, is told the page of every leaf an iteration
 	// reads
 	onLeaf func(id int64)
+	// freeRoot: load found the root page marked free (the broker takes
+	// the tree for a new, empty one)
+	freeRoot bool
 }
 
 // skim is how the keys and values of a B-tree's leaf are laid out, for
@@ -95,6 +98,7 @@ func (t *btree[K, V]) load() error {
 	}
 	if typ == pageFree {
 		t.pf.cacheAs(t.root, t.kind, true, true)
+		t.freeRoot = true
 	}
 	return nil
 }

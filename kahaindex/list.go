@@ -16,6 +16,9 @@ type listIndex[K, V any] struct {
 	kind  objectKind
 	key   func(dataInput) (K, error)
 	value func(dataInput) (V, error)
+	// freeHead: load found the head page marked free (the broker takes
+	// the list for a new, empty one)
+	freeHead bool
 }
 
 type listEntry[K, V any] struct {
@@ -34,6 +37,7 @@ func (l *listIndex[K, V]) load() ([]listEntry[K, V], error) {
 	}
 	if typ == pageFree {
 		l.pf.cacheAs(l.head, l.kind, true, true)
+		l.freeHead = true
 		return nil, nil
 	}
 	var out []listEntry[K, V]

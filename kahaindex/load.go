@@ -111,6 +111,18 @@ func (r *reader) note(kind NoteKind, dest string, page int64, format string, a .
 	r.ix.Notes = append(r.ix.Notes, Note{Kind: kind, Destination: dest, Page: page, Text: fmt.Sprintf(format, a...)})
 }
 
+// freeRootNote records a tree (or list) whose root page is marked free.
+// The broker takes it for a new, empty one, and initializes it there; a
+// broker-written index never has one, since every tree is initialized
+// when its destination is made. So whatever the tree held is gone from
+// the broker's view (an order index's messages: their files are deleted),
+// and a 5.17.2 broker given a store whose destinations root was marked
+// free failed to start in 6 of 12 runs (ClassCastException in
+// MessageOrderIndex.addLast: a page it handed out again).
+func (r *reader) freeRootNote(dest, what string, page int64) {
+	r.note(Damage, dest, page, "%s: its root page %d is marked free: the broker takes it for an empty one (and may fail on it)", what, page)
+}
+
 // stopNote records where an iteration stopped quietly.
 func (r *reader) stopNote(dest, what string, stopped error) {
 	page := int64(-1)
@@ -160,6 +172,9 @@ func (r *reader) readDestinations() error {
 		value: func(in dataInput) (storedDest, error) { return readStoredDest(in, r.version) }}
 	if err := dests.load(); err != nil {
 		return atLoad(err)
+	}
+	if dests.freeRoot {
+		r.freeRootNote("", dests.what, dests.root)
 	}
 	type entry struct {
 		key jstring
@@ -283,6 +298,9 @@ func (r *reader) loadDestination(key string, topic bool, sd storedDest, found bo
 		if err := t.load(); err != nil {
 			return nil, err
 		}
+		if t.freeRoot {
+			r.freeRootNote(key, t.what, t.root)
+		}
 	}
 	var lastKey int64
 	hasLast := false
@@ -303,10 +321,17 @@ func (r *reader) loadDestination(key string, topic bool, sd storedDest, found bo
 		key: func(in dataInput) (codec.Location, error) { return readLocationSize(in, r.version) }}
 	l.messageIDs = &btree[jstring, int64]{pf: r.pf, root: sd.messageIDs, what: what("message-id index"),
 		kind: kindMessageIDs, key: readUTF, value: readI64, cmp: compareJava}
-	for _, t := range []interface{ load() error }{l.locations, l.messageIDs} {
-		if err := t.load(); err != nil {
-			return nil, err
-		}
+	if err := l.locations.load(); err != nil {
+		return nil, err
+	}
+	if err := l.messageIDs.load(); err != nil {
+		return nil, err
+	}
+	if l.locations.freeRoot {
+		r.freeRootNote(key, l.locations.what, l.locations.root)
+	}
+	if l.messageIDs.freeRoot {
+		r.freeRootNote(key, l.messageIDs.what, l.messageIDs.root)
 	}
 	if topic {
 		if err := r.loadSubscriptionIndexes(l, sd, what); err != nil {
@@ -361,10 +386,11 @@ func (r *reader) loadSubscriptionIndexes(l *loaded, sd storedDest, what func(str
 	acks := &btree[jstring, lastAck]{pf: r.pf, root: sd.subscriptionAcks, what: what("subscription-acks B-tree"),
 		kind: kindLastAcks, key: readUTF, cmp: compareJava,
 		value: func(in dataInput) (lastAck, error) { return readLastAck(in, r.version) }}
-	for _, t := range []interface{ load() error }{l.subscriptions, acks} {
-		if err := t.load(); err != nil {
-			return err
-		}
+	if err := l.subscriptions.load(); err != nil {
+		return err
+	}
+	if err := acks.load(); err != nil {
+		return err
 	}
 	ackPos := &listIndex[jstring, []Range]{pf: r.pf, head: sd.ackPositions, what: what("ack-positions list"),
 		kind: kindAckPositions, key: readUTF, value: readSequenceSet}
@@ -377,6 +403,18 @@ func (r *reader) loadSubscriptionIndexes(l *loaded, sd storedDest, what func(str
 	locs, err := subLocs.load()
 	if err != nil {
 		return err
+	}
+	if l.subscriptions.freeRoot {
+		r.freeRootNote(d.Key, l.subscriptions.what, l.subscriptions.root)
+	}
+	if acks.freeRoot {
+		r.freeRootNote(d.Key, acks.what, acks.root)
+	}
+	if ackPos.freeHead {
+		r.freeRootNote(d.Key, ackPos.what, ackPos.head)
+	}
+	if subLocs.freeHead {
+		r.freeRootNote(d.Key, subLocs.what, subLocs.head)
 	}
 	for _, e := range positions {
 		d.Indexes.AckPositions = append(d.Indexes.AckPositions, AckPositionsEntry{e.key.String(), e.value, e.node})

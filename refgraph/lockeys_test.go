@@ -104,3 +104,26 @@ func inspectNoTrace(t *testing.T, work string) brokertest.Inspection {
 	require.NoError(t, json.Unmarshal(raw, &in))
 	return in
 }
+
+// A tree whose root page is marked free is taken by the broker for a new,
+// empty one, so what it held is gone from the broker's view: seed 340's
+// destinations root (page 1) marked free, a real 5.17.2 broker either
+// deleted 127 of the journal's files (every destination gone) or failed
+// to start (ClassCastException in MessageOrderIndex.addLast), 6 runs of
+// 12 each. kahafs had called the 127 files free, though a rebuilt index
+// would find their messages again. Now it is damage: nothing is free.
+func TestFreeRootIsDamage(t *testing.T) {
+	work := brokertest.CopyStore(t, seed340)
+	path := filepath.Join(work, "db.data")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, byte(2), data[2*4096], "page 1 as the test expects it")
+	data[2*4096] = 0 // PAGE_FREE_TYPE
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	st, err := codec.OpenStore(work)
+	require.NoError(t, err)
+	g, err := Load(st, StoreOptions(st, true, nil), codec.ReadOptions{})
+	require.NoError(t, err)
+	requireDamaged(t, g, "destinations B-tree: its root page 1 is marked free")
+	require.True(t, g.Damaged())
+}
