@@ -1,11 +1,9 @@
 package refgraph
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -78,21 +76,16 @@ func kahafsFree(t *testing.T, work string) []int32 {
 	return free(g)
 }
 
-// brokerDeleted starts a real broker on a copy of work (brokerkit
-// Inspect, without the TRACE lines that throw on seed 340) and returns the
+// brokerDeleted starts a real broker on a copy of work (inspectNoTrace)
+// and returns the
 // files its cleanup deleted; started is false when it did not start (it
 // deleted nothing).
 func brokerDeleted(t *testing.T, work string) (deleted []int32, started bool) {
 	t.Helper()
-	cp := brokertest.CopyStore(t, work)
-	out := filepath.Join(t.TempDir(), "inspect.json")
-	if msg, err := exec.Command(filepath.Join(brokertest.RepoRoot(), "brokerkit", "run.sh"), "Inspect", cp, out, "--no-gc-trace").CombinedOutput(); err != nil {
-		t.Logf("the broker did not start: %v\n%.400s", err, msg)
+	in, out := inspectNoTrace(t, brokertest.CopyStore(t, work))
+	if in == nil {
+		t.Logf("the broker did not start:\n%.400s", out)
 		return nil, false
 	}
-	raw, err := os.ReadFile(out)
-	require.NoError(t, err)
-	var in brokertest.Inspection
-	require.NoError(t, json.Unmarshal(raw, &in))
 	return in.Deleted, true
 }
