@@ -474,9 +474,11 @@ func TestLookAhead(t *testing.T) {
 		_, ok := s.recent.get(renderKey{loc: re.loc(f.info.ID), body: e.body})
 		return ok
 	}
-	// The renders ahead run on a goroutine of their own.
+	// The renders ahead run on a goroutine of their own, in position
+	// order: wait for the last one checked below (waiting for one in the
+	// middle raced the goroutine on a busy machine).
 	deadline := time.Now().Add(10 * time.Second)
-	for !rendered(20) && time.Now().Before(deadline) {
+	for !rendered(38) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	for i := 6; i < 40; i += 2 {
