@@ -50,9 +50,6 @@ type btree[K, V any] struct {
 	// onLeaf, when set, is told the page of every leaf an iteration
 	// reads
 	onLeaf func(id int64)
-	// freeRoot: load found the root page marked free (the broker takes
-	// the tree for a new, empty one)
-	freeRoot bool
 }
 
 // skim is how the keys and values of a B-tree's leaf are laid out, for
@@ -90,17 +87,17 @@ type node[K, V any] struct {
 func (n *node[K, V]) branch() bool { return n.children != nil }
 
 // load is BTreeIndex.load: the root page must exist; a free root makes an
-// empty tree.
-func (t *btree[K, V]) load() error {
+// empty tree (the broker takes it for a new one), and load reports it.
+func (t *btree[K, V]) load() (freeRoot bool, err error) {
 	typ, err := t.pf.pageType(t.root, t.what)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if typ == pageFree {
 		t.pf.cacheAs(t.root, t.kind, true, true)
-		t.freeRoot = true
+		return true, nil
 	}
-	return nil
+	return false, nil
 }
 
 // loadNode reads the node in page id (BTreeIndex.loadNode).

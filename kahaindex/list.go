@@ -16,9 +16,6 @@ type listIndex[K, V any] struct {
 	kind  objectKind
 	key   func(dataInput) (K, error)
 	value func(dataInput) (V, error)
-	// freeHead: load found the head page marked free (the broker takes
-	// the list for a new, empty one)
-	freeHead bool
 }
 
 type listEntry[K, V any] struct {
@@ -29,35 +26,35 @@ type listEntry[K, V any] struct {
 
 // load is ListIndex.load followed by an iteration: every entry in chain
 // order. Any error fails (the broker's load propagates them, and its list
-// iterators turn them into runtime exceptions).
-func (l *listIndex[K, V]) load() ([]listEntry[K, V], error) {
+// iterators turn them into runtime exceptions). A free head page makes an
+// empty list (the broker takes it for a new one), and load reports it.
+func (l *listIndex[K, V]) load() (_ []listEntry[K, V], freeHead bool, err error) {
 	typ, err := l.pf.pageType(l.head, l.what)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if typ == pageFree {
 		l.pf.cacheAs(l.head, l.kind, true, true)
-		l.freeHead = true
-		return nil, nil
+		return nil, true, nil
 	}
 	var out []listEntry[K, V]
 	seen := map[int64]struct{}{}
 	for id, node := l.head, 0; ; node++ {
 		if _, ok := seen[id]; ok {
-			return nil, l.pf.pageErr(id, l.pf.toOffset(id), l.what, ErrCycle,
+			return nil, false, l.pf.pageErr(id, l.pf.toOffset(id), l.what, ErrCycle,
 				"the list's node chain comes back to this page", false)
 		}
 		seen[id] = struct{}{}
 		from := len(out)
 		next, err := l.loadNode(id, &out)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for i := from; i < len(out); i++ {
 			out[i].node = node
 		}
 		if next == -1 { // ListIndex.NOT_SET; any other negative id fails to load
-			return out, nil
+			return out, false, nil
 		}
 		id = next
 	}

@@ -123,6 +123,24 @@ func (r *reader) freeRootNote(dest, what string, page int64) {
 	r.note(Damage, dest, page, "%s: its root page %d is marked free: the broker takes it for an empty one (and may fail on it)", what, page)
 }
 
+// loadTree loads t (btree.load), noting a free root against dest.
+func loadTree[K, V any](r *reader, dest string, t *btree[K, V]) error {
+	free, err := t.load()
+	if free {
+		r.freeRootNote(dest, t.what, t.root)
+	}
+	return err
+}
+
+// loadList loads l (listIndex.load), noting a free head against dest.
+func loadList[K, V any](r *reader, dest string, l *listIndex[K, V]) ([]listEntry[K, V], error) {
+	entries, free, err := l.load()
+	if free {
+		r.freeRootNote(dest, l.what, l.head)
+	}
+	return entries, err
+}
+
 // stopNote records where an iteration stopped quietly.
 func (r *reader) stopNote(dest, what string, stopped error) {
 	page := int64(-1)
@@ -170,11 +188,8 @@ func (r *reader) readDestinations() error {
 	dests := &btree[jstring, storedDest]{pf: r.pf, root: r.ix.Meta.DestinationsPage, what: "destinations B-tree",
 		kind: kindDestinations, key: readUTF, cmp: compareJava,
 		value: func(in dataInput) (storedDest, error) { return readStoredDest(in, r.version) }}
-	if err := dests.load(); err != nil {
+	if err := loadTree(r, "", dests); err != nil {
 		return atLoad(err)
-	}
-	if dests.freeRoot {
-		r.freeRootNote("", dests.what, dests.root)
 	}
 	type entry struct {
 		key jstring
@@ -295,11 +310,8 @@ func (r *reader) loadDestination(key string, topic bool, sd storedDest, found bo
 	}
 	l.def, l.low, l.high = orderTree(sd.defaultPrio, "DEF"), orderTree(sd.lowPrio, "LO"), orderTree(sd.highPrio, "HI")
 	for _, t := range []*btree[int64, messageKeys]{l.def, l.low, l.high} {
-		if err := t.load(); err != nil {
+		if err := loadTree(r, key, t); err != nil {
 			return nil, err
-		}
-		if t.freeRoot {
-			r.freeRootNote(key, t.what, t.root)
 		}
 	}
 	var lastKey int64
@@ -321,17 +333,11 @@ func (r *reader) loadDestination(key string, topic bool, sd storedDest, found bo
 		key: func(in dataInput) (codec.Location, error) { return readLocationSize(in, r.version) }}
 	l.messageIDs = &btree[jstring, int64]{pf: r.pf, root: sd.messageIDs, what: what("message-id index"),
 		kind: kindMessageIDs, key: readUTF, value: readI64, cmp: compareJava}
-	if err := l.locations.load(); err != nil {
+	if err := loadTree(r, key, l.locations); err != nil {
 		return nil, err
 	}
-	if err := l.messageIDs.load(); err != nil {
+	if err := loadTree(r, key, l.messageIDs); err != nil {
 		return nil, err
-	}
-	if l.locations.freeRoot {
-		r.freeRootNote(key, l.locations.what, l.locations.root)
-	}
-	if l.messageIDs.freeRoot {
-		r.freeRootNote(key, l.messageIDs.what, l.messageIDs.root)
 	}
 	if topic {
 		if err := r.loadSubscriptionIndexes(l, sd, what); err != nil {
@@ -386,35 +392,23 @@ func (r *reader) loadSubscriptionIndexes(l *loaded, sd storedDest, what func(str
 	acks := &btree[jstring, lastAck]{pf: r.pf, root: sd.subscriptionAcks, what: what("subscription-acks B-tree"),
 		kind: kindLastAcks, key: readUTF, cmp: compareJava,
 		value: func(in dataInput) (lastAck, error) { return readLastAck(in, r.version) }}
-	if err := l.subscriptions.load(); err != nil {
+	if err := loadTree(r, d.Key, l.subscriptions); err != nil {
 		return err
 	}
-	if err := acks.load(); err != nil {
+	if err := loadTree(r, d.Key, acks); err != nil {
 		return err
 	}
 	ackPos := &listIndex[jstring, []Range]{pf: r.pf, head: sd.ackPositions, what: what("ack-positions list"),
 		kind: kindAckPositions, key: readUTF, value: readSequenceSet}
-	positions, err := ackPos.load()
+	positions, err := loadList(r, d.Key, ackPos)
 	if err != nil {
 		return err
 	}
 	subLocs := &listIndex[jstring, codec.Location]{pf: r.pf, head: sd.subLocations, what: what("subscription-locations list"),
 		kind: kindSubLocations, key: readUTF, value: readLocation}
-	locs, err := subLocs.load()
+	locs, err := loadList(r, d.Key, subLocs)
 	if err != nil {
 		return err
-	}
-	if l.subscriptions.freeRoot {
-		r.freeRootNote(d.Key, l.subscriptions.what, l.subscriptions.root)
-	}
-	if acks.freeRoot {
-		r.freeRootNote(d.Key, acks.what, acks.root)
-	}
-	if ackPos.freeHead {
-		r.freeRootNote(d.Key, ackPos.what, ackPos.head)
-	}
-	if subLocs.freeHead {
-		r.freeRootNote(d.Key, subLocs.what, subLocs.head)
 	}
 	for _, e := range positions {
 		d.Indexes.AckPositions = append(d.Indexes.AckPositions, AckPositionsEntry{e.key.String(), e.value, e.node})

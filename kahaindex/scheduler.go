@@ -148,8 +148,8 @@ func readScheduler(pf *pageFile, ix *SchedulerIndex) error {
 		key: readI32, value: readI32, cmp: compareInt32}
 	rm := &btree[int32, []int32]{pf: pf, root: roots[2], what: "remove tracker B-tree", kind: kindRemoveTracker,
 		key: readI32, value: readI32List, cmp: compareInt32}
-	for _, load := range []func() error{scheds.load, rc.load, rm.load} {
-		if err := load(); err != nil {
+	for _, load := range []func() (bool, error){scheds.load, rc.load, rm.load} {
+		if _, err := load(); err != nil { // a free root: an empty tree, as for the broker
 			return atLoad(err)
 		}
 	}
@@ -166,7 +166,7 @@ func readScheduler(pf *pageFile, ix *SchedulerIndex) error {
 	for _, sc := range list {
 		jobs := &btree[int64, []IndexJob]{pf: pf, root: sc.page, what: "jobs B-tree of scheduler " + sc.name, kind: kindJobs,
 			key: readI64, value: readJobLocations, cmp: compareInt64}
-		if err := jobs.load(); err != nil {
+		if _, err := jobs.load(); err != nil { // a free root: no jobs, as for the broker
 			return atLoad(err)
 		}
 		is := IndexScheduler{Name: sc.name}
