@@ -1021,8 +1021,22 @@ func (b *Builder) txKey(c *codec.Command) []byte {
 	return b.buf
 }
 
-// tx returns the in-flight or prepared transaction of c (creating an
-// in-flight one when create) and records loc as one of its commands.
+// preparedKey is the key in Builder.txs of the prepared transaction with
+// the id k; an in-flight one's key is its id. The broker keeps the two
+// kinds in maps of their own (MessageDatabase.inflightTransactions and
+// preparedTransactions): an operation of a transaction that is prepared
+// starts an in-flight one with the same id (getInflightTx), a commit or
+// rollback ends the in-flight one if there is one, else the prepared one,
+// and a prepare moves the in-flight one over the prepared one. The broker
+// meets this when the ack compaction has forwarded a prepared XA
+// transaction's ack (KahaRemoveMessageCommand) and its commit: a replay
+// from the journal commits the forwarded ack alone and keeps the
+// transaction prepared (seed 496).
+func preparedKey(k []byte) string { return string(k) + "\x00prepared" }
+
+// tx returns the in-flight transaction of c (creating one when create)
+// and records loc as one of its commands (getInflightTx: a prepared
+// transaction with the id is not it).
 func (b *Builder) tx(c *codec.Command, loc codec.Location, create bool) *txState {
 	k := b.txKey(c)
 	t, ok := b.txs[string(k)]
@@ -1053,11 +1067,21 @@ func (b *Builder) tx(c *codec.Command, loc codec.Location, create bool) *txState
 }
 
 func (b *Builder) prepareCmd(loc codec.Location, c *codec.Command) {
-	t := b.txs[string(b.txKey(c))]
-	if t == nil || t.prepared {
+	k := b.txKey(c)
+	t := b.txs[string(k)]
+	if t == nil {
 		return // the broker only prepares an in-flight transaction
 	}
+	delete(b.txs, string(k))
+	pk := preparedKey(k)
+	if old := b.txs[pk]; old != nil {
+		// the broker's map forgets the one prepared before: it is
+		// neither committed nor rolled back
+		b.warnf("%s: transaction %s is prepared again while prepared: the broker forgets its earlier operations", loc, t.id)
+		b.dropTx(old)
+	}
 	t.prepared = true
+	b.txs[pk] = t
 	t.cmds = append(t.cmds, loc)
 	for _, op := range t.ops {
 		b.ackRef(loc.File, op.loc.File)
@@ -1065,13 +1089,11 @@ func (b *Builder) prepareCmd(loc codec.Location, c *codec.Command) {
 }
 
 func (b *Builder) commitCmd(loc codec.Location, c *codec.Command) {
-	k := b.txKey(c)
-	t := b.txs[string(k)]
+	t := b.endingTx(c)
 	if t == nil {
 		b.setLastUpdate(loc)
 		return
 	}
-	delete(b.txs, string(k))
 	t.cmds = append(t.cmds, loc)
 	for i := range t.ops {
 		op := &t.ops[i]
@@ -1095,12 +1117,10 @@ func (b *Builder) commitCmd(loc codec.Location, c *codec.Command) {
 }
 
 func (b *Builder) rollbackCmd(loc codec.Location, c *codec.Command) {
-	k := b.txKey(c)
-	t := b.txs[string(k)]
+	t := b.endingTx(c)
 	if t == nil {
 		return
 	}
-	delete(b.txs, string(k))
 	t.cmds = append(t.cmds, loc)
 	if t.xa {
 		for _, op := range t.ops {
@@ -1109,6 +1129,23 @@ func (b *Builder) rollbackCmd(loc codec.Location, c *codec.Command) {
 	}
 	b.nRollbk++
 	b.finish(t, RolledBack)
+}
+
+// endingTx takes the transaction a commit or rollback of c ends out of
+// the open ones: the in-flight one with its id, else the prepared one
+// (nil: neither).
+func (b *Builder) endingTx(c *codec.Command) *txState {
+	k := b.txKey(c)
+	if t := b.txs[string(k)]; t != nil {
+		delete(b.txs, string(k))
+		return t
+	}
+	pk := preparedKey(k)
+	if t := b.txs[pk]; t != nil {
+		delete(b.txs, pk)
+		return t
+	}
+	return nil
 }
 
 // finish releases a finished transaction's operations and keeps a summary
