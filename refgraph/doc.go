@@ -35,7 +35,10 @@
 //   - from the recovery position on, with replay semantics: every ack moves
 //     lastAck, an ack-compaction file whose source still exists is skipped
 //     (the broker jumps to journalMaxFileLength), transactions are rebuilt
-//     from scratch.
+//     from scratch, the in-flight and the prepared ones apart, as the
+//     broker's two maps hold them: an operation of a prepared transaction
+//     (a forwarded ack) starts an in-flight one with its id, and a commit
+//     ends the in-flight one first (seed 496: preparedKey).
 //
 // Without an index (Options.Index nil) everything is the second phase.
 //
