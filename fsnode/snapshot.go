@@ -132,10 +132,18 @@ func (s *Snapshot) delivered(sub *refgraph.Subscription) *selection {
 // only costs a render.
 type recentRenders struct {
 	mu    sync.Mutex // guards the fields below
-	data  map[renderKey][]byte
-	ring  [recentSize]renderKey
+	data  map[renderKey]recentRender
+	ring  [recentSize]renderKey // the key put n-th is at ring[n%recentSize]
 	n     int
 	bytes int // of the content in data
+}
+
+// recentRender is content kept in recentRenders, with the number of its
+// put (its ring slot: a key dropped and put again has a newer slot, and
+// its older one, when reused, must not remove it).
+type recentRender struct {
+	b  []byte
+	at int
 }
 
 // renderKey names a rendered file: a command's JSON or a message's body.
@@ -156,30 +164,38 @@ func (r *recentRenders) put(k renderKey, b []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.data == nil {
-		r.data = make(map[renderKey][]byte, recentSize)
+		r.data = make(map[renderKey]recentRender, recentSize)
 	}
 	if old, ok := r.data[k]; ok {
-		r.bytes += len(b) - len(old)
-		r.data[k] = b // already in the ring
+		r.bytes += len(b) - len(old.b)
+		r.data[k] = recentRender{b, old.at} // already in the ring
 		return
 	}
-	slot := &r.ring[r.n%recentSize]
 	if r.n >= recentSize {
-		r.remove(*slot)
+		r.evict(r.n - recentSize)
 	}
-	*slot = k
-	r.data[k] = b
+	r.ring[r.n%recentSize] = k
+	r.data[k] = recentRender{b, r.n}
 	r.bytes += len(b)
 	r.n++
 	// Over the byte bound: drop the oldest, never the one just put.
 	for j := max(r.n-recentSize, 0); r.bytes > recentBytes && j < r.n-1; j++ {
-		r.remove(r.ring[j%recentSize])
+		r.evict(j)
+	}
+}
+
+// evict removes the content put at the at-th put, if its key has not
+// been put again since.
+func (r *recentRenders) evict(at int) {
+	k := r.ring[at%recentSize]
+	if e, ok := r.data[k]; ok && e.at == at {
+		r.remove(k)
 	}
 }
 
 func (r *recentRenders) remove(k renderKey) {
-	if b, ok := r.data[k]; ok {
-		r.bytes -= len(b)
+	if e, ok := r.data[k]; ok {
+		r.bytes -= len(e.b)
 		delete(r.data, k)
 	}
 }
@@ -188,8 +204,8 @@ func (r *recentRenders) remove(k renderKey) {
 func (r *recentRenders) get(k renderKey) ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	b, ok := r.data[k]
-	return b, ok
+	e, ok := r.data[k]
+	return e.b, ok
 }
 
 // drop forgets the content rendered for k (it has been read).

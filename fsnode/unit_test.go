@@ -199,6 +199,26 @@ func TestRecentRenders(t *testing.T) {
 	assert.Equal(t, val(3), b)
 }
 
+// TestRecentRendersPutAgain: content dropped (read to its end) and put
+// again takes a new slot; the reuse of its old slot does not remove it.
+func TestRecentRendersPutAgain(t *testing.T) {
+	var r recentRenders
+	key := func(i int) renderKey { return renderKey{loc: codec.Location{File: 1, Offset: int32(i)}} }
+	r.put(key(0), []byte("a"))
+	r.drop(key(0))
+	for i := 1; i < recentSize/2; i++ {
+		r.put(key(i), []byte("b"))
+	}
+	r.put(key(0), []byte("again")) // slot recentSize/2
+	for i := recentSize / 2; i < recentSize; i++ {
+		r.put(key(i), []byte("c")) // the last one reuses slot 0
+	}
+	b, ok := r.get(key(0))
+	require.True(t, ok, "kept: its old slot's reuse is not its eviction")
+	assert.Equal(t, "again", string(b))
+	assert.Equal(t, len("again")+recentSize-1, r.bytes)
+}
+
 // TestRecentRendersBytes: the content kept is bounded in bytes too, the
 // oldest going first, never the last put.
 func TestRecentRendersBytes(t *testing.T) {
