@@ -42,7 +42,9 @@
 // meets the damage while loading the index: it logs "Index corrupted.
 // Recovering the index through journal replay", deletes the index and
 // replays the whole journal. A caller should do the same: fall back to a
-// full replay. Damage in what the broker reads only later (the message-id,
+// full replay. A cycle (ErrCycle) or an overrun read budget (ErrBudget) is
+// never AtLoad, even where the broker meets it while loading: its walks
+// do not throw there, they go on, and the broker does not start. Damage in what the broker reads only later (the message-id,
 // location and subscriptions B-trees, the order index beyond the nodes
 // configureLast visits, a statistics page shared with another structure)
 // fails Read with AtLoad false: the broker would start and fail when it

@@ -151,10 +151,21 @@ func (r *reader) stopNote(dest, what string, stopped error) {
 	r.note(Damage, dest, page, "%s: iteration stops here, as the broker's does: %v", what, stopped)
 }
 
-// atLoad marks err as met while the broker loads the index.
+// atLoad marks err as met while the broker loads the index: its load
+// throws, and it rebuilds the index from the journal. Not so a cycle or an
+// overrun read budget: the broker's walks do not throw there but go on (a
+// walk of the destinations B-tree whose empty leaf links back to itself,
+// after a db.redo page written over the tree's root: a 5.17.2 broker ran
+// at full CPU for 18 minutes without starting), or end when its memory
+// runs out. Such damage is not AtLoad: the broker does not rebuild, and
+// what it does is not known.
 func atLoad(err error) error {
 	var ce *CorruptionError
 	if errors.As(err, &ce) {
+		if errors.Is(ce.Err, ErrCycle) || errors.Is(ce.Err, ErrBudget) {
+			ce.Detail += "; met while the broker loads the index, which it then never finishes loading"
+			return err
+		}
 		ce.AtLoad = true
 	}
 	return err

@@ -89,3 +89,28 @@ func brokerDeleted(t *testing.T, work string) (deleted []int32, started bool) {
 	}
 	return in.Deleted, true
 }
+
+// TestRedoOverDestinationsRootIsDamage: seed 340's db.redo with one bit
+// flipped, at byte 4103 (its batch's page id 0 made 1). After the unclean
+// shutdown the broker applies the batch: page 0's bytes over page 1, the
+// destinations B-tree's root, which then reads as an empty leaf linking to
+// itself. A real 5.17.2 broker loops in BTreeIterator.findNextPage while
+// it loads the index and never starts (18 minutes at full CPU; the db.redo
+// grid, three runs): it deletes nothing. kahafs took the cycle for damage
+// the broker rebuilds from (a load that throws) and called 20 files free;
+// now the index is damaged and nothing is.
+func TestRedoOverDestinationsRootIsDamage(t *testing.T) {
+	work := brokertest.CopyStore(t, seed340)
+	redo := filepath.Join(work, "db.redo")
+	b, err := os.ReadFile(redo)
+	require.NoError(t, err)
+	require.Zero(t, b[4103], "the batch's page id (low byte)")
+	b[4103] = 1
+	require.NoError(t, os.WriteFile(redo, b, 0o644))
+	st, err := codec.OpenStore(work)
+	require.NoError(t, err)
+	g, err := Load(st, StoreOptions(st, true, nil), codec.ReadOptions{})
+	require.NoError(t, err)
+	require.Empty(t, free(g))
+	requireDamaged(t, g, "never finishes loading")
+}
