@@ -93,6 +93,20 @@ func orderScenario(t *testing.T, name, tp string, rewrite bool) scenario {
 	}}
 }
 
+// preparedThenSend is a journal where XA transaction tx sends and is
+// prepared, then, in the next file, sends again under its id and ends
+// with last (a commit, a second prepare).
+func preparedThenSend(tx codec.TxID, last codec.EntryType) func(j *journal) {
+	return func(j *journal) {
+		j.add(queue("Q.XA"), prodB, 1, addOpt{tx: &tx})
+		j.txCmd(codec.PrepareCommand, tx)
+		j.fillTo(2)
+		j.add(queue("Q.XA"), prodB, 2, addOpt{tx: &tx})
+		j.txCmd(last, tx)
+		j.fillTo(3)
+	}
+}
+
 func scenarios(t *testing.T) []scenario {
 	_, before, after := namesByBucket(t)
 	lt := codec.NewLocalTx([]byte("ID:synth-tx-1"), 7)
@@ -221,60 +235,48 @@ func scenarios(t *testing.T) []scenario {
 			assert.Equal(t, InFlight, st[xaOpen.String()])
 			assert.Equal(t, Committed, st[lt.String()])
 		}},
-		{name: "prepared-then-more-and-commit", maxFile: 4096, build: func(j *journal) {
-			// seed 496: the ack compaction forwarded a prepared XA
-			// transaction's ack and its commit into later files. The
-			// broker's replay starts a new in-flight transaction for an
-			// operation of a prepared one (getInflightTx), and a commit
-			// ends the in-flight one, not the prepared one. A send stands
-			// in for the forwarded ack here (the same getInflightTx; an
-			// ack of a prepared transaction needs a real MessageAck for
-			// the live broker); the kept seed 496 has the ack itself.
-			j.add(queue("Q.XA"), prodB, 1, addOpt{tx: &xaPrep})
-			j.txCmd(codec.PrepareCommand, xaPrep)
-			j.fillTo(2)
-			j.add(queue("Q.XA"), prodB, 2, addOpt{tx: &xaPrep})
-			j.txCmd(codec.CommitCommand, xaPrep)
-			j.fillTo(3)
-		}, check: func(t *testing.T, g *Graph) {
-			prep := g.PreparedTransactions()
-			require.Len(t, prep, 1, "the transaction stays prepared")
-			assert.Equal(t, xaPrep.String(), prep[0].ID)
-			require.Len(t, prep[0].Ops, 1, "its first send only")
-			assert.Equal(t, prodB.key(1), prep[0].Ops[0].MessageID)
-			xa, _ := g.Destination("0:Q.XA")
-			require.NotNil(t, xa)
-			require.Len(t, xa.Messages, 1, "the later send alone is committed")
-			assert.Equal(t, prodB.key(2), xa.Messages[0].ID())
-			var states []TxState
-			for _, tx := range g.Transactions() {
-				if tx.ID == xaPrep.String() {
-					states = append(states, tx.State)
+		// seed 496: the ack compaction forwarded a prepared XA
+		// transaction's ack and its commit into later files. The broker's
+		// replay starts a new in-flight transaction for an operation of a
+		// prepared one (getInflightTx), and a commit ends the in-flight
+		// one, not the prepared one. A send stands in for the forwarded
+		// ack here (the same getInflightTx; an ack of a prepared
+		// transaction needs a real MessageAck for the live broker); the
+		// kept seed 496 has the ack itself.
+		{name: "prepared-then-more-and-commit", maxFile: 4096, build: preparedThenSend(xaPrep, codec.CommitCommand),
+			check: func(t *testing.T, g *Graph) {
+				prep := g.PreparedTransactions()
+				require.Len(t, prep, 1, "the transaction stays prepared")
+				assert.Equal(t, xaPrep.String(), prep[0].ID)
+				require.Len(t, prep[0].Ops, 1, "its first send only")
+				assert.Equal(t, prodB.key(1), prep[0].Ops[0].MessageID)
+				xa, _ := g.Destination("0:Q.XA")
+				require.NotNil(t, xa)
+				require.Len(t, xa.Messages, 1, "the later send alone is committed")
+				assert.Equal(t, prodB.key(2), xa.Messages[0].ID())
+				var states []TxState
+				for _, tx := range g.Transactions() {
+					if tx.ID == xaPrep.String() {
+						states = append(states, tx.State)
+					}
 				}
-			}
-			assert.ElementsMatch(t, []TxState{Prepared, Committed}, states)
-			f, _ := g.File(1)
-			require.NotNil(t, f)
-			assert.True(t, f.Pinned, "the prepared transaction keeps db-1.log")
-		}},
-		{name: "prepared-twice", maxFile: 4096, build: func(j *journal) {
-			// a prepare of an in-flight transaction whose id is prepared
-			// already replaces the prepared one in the broker's map
-			// (preparedTransactions.put): the first one's send is
-			// forgotten, neither committed nor rolled back
-			j.add(queue("Q.XA"), prodB, 1, addOpt{tx: &xaPrep})
-			j.txCmd(codec.PrepareCommand, xaPrep)
-			j.fillTo(2)
-			j.add(queue("Q.XA"), prodB, 2, addOpt{tx: &xaPrep})
-			j.txCmd(codec.PrepareCommand, xaPrep)
-			j.fillTo(3)
-		}, check: func(t *testing.T, g *Graph) {
-			prep := g.PreparedTransactions()
-			require.Len(t, prep, 1)
-			require.Len(t, prep[0].Ops, 1, "the second send only")
-			assert.Equal(t, prodB.key(2), prep[0].Ops[0].MessageID)
-			assert.Contains(t, strings.Join(g.Warnings(), "\n"), "prepared again while prepared")
-		}},
+				assert.ElementsMatch(t, []TxState{Prepared, Committed}, states)
+				f, _ := g.File(1)
+				require.NotNil(t, f)
+				assert.True(t, f.Pinned, "the prepared transaction keeps db-1.log")
+			}},
+		// a prepare of an in-flight transaction whose id is prepared
+		// already replaces the prepared one in the broker's map
+		// (preparedTransactions.put): the first one's send is forgotten,
+		// neither committed nor rolled back
+		{name: "prepared-twice", maxFile: 4096, build: preparedThenSend(xaPrep, codec.PrepareCommand),
+			check: func(t *testing.T, g *Graph) {
+				prep := g.PreparedTransactions()
+				require.Len(t, prep, 1)
+				require.Len(t, prep[0].Ops, 1, "the second send only")
+				assert.Equal(t, prodB.key(2), prep[0].Ops[0].MessageID)
+				assert.Contains(t, strings.Join(g.Warnings(), "\n"), "prepared again while prepared")
+			}},
 		{name: "destination-order", maxFile: 16384, build: func(j *journal) {
 			// 30 destinations: the broker's HashMap grows to 64 buckets
 			for i := 0; i < 20; i++ {
