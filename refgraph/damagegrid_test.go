@@ -90,6 +90,74 @@ func brokerDeleted(t *testing.T, work string) (deleted []int32, started bool) {
 	return in.Deleted, true
 }
 
+// TestRedoDamage damages seed 340's db.redo, one change a case, and starts
+// a real 5.17.2 broker on each copy: kahafs's free set must lie within
+// what the broker deleted. The store stopped uncleanly, so the broker
+// applies db.redo's one batch (page 0, the same bytes as db.data's) when
+// it can; some damage makes it discard the index and rebuild from the
+// journal instead (both sides then free the same 20 files). These cases
+// are a subset of a grid of 146 (16 bytes garbled, truncations, bit flips,
+// the file removed or replaced) whose one wrong free is
+// TestRedoOverDestinationsRootIsDamage; the grid's cases where the broker
+// never finishes starting take inspectTimeout each and are left out.
+func TestRedoDamage(t *testing.T) {
+	brokertest.Require(t)
+	orig, err := os.ReadFile(filepath.Join(seed340, "db.redo"))
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(seed340, "db.data"))
+	require.NoError(t, err)
+	garble := func(at int) []byte {
+		b := slices.Clone(orig)
+		r := rand.New(rand.NewPCG(uint64(at), 340))
+		for i := range 16 {
+			b[at+i] = byte(r.Uint32())
+		}
+		return b
+	}
+	flip := func(at int, bit uint) []byte {
+		b := slices.Clone(orig)
+		b[at] ^= 1 << bit
+		return b
+	}
+	cases := []struct {
+		name string
+		redo []byte // nil: no db.redo
+	}{
+		{"garbled-header", garble(12)},
+		{"garbled-page-id", garble(4088)}, // a negative page id: rebuilt
+		{"garbled-page", garble(4300)},
+		{"cut-to-0", orig[:0]}, // after an unclean shutdown: rebuilt
+		{"cut-to-19", orig[:19]},
+		{"cut-to-20", orig[:20]},
+		{"cut-in-the-batch", orig[:4100]},
+		{"cut-by-1", orig[:len(orig)-1]},
+		{"page-id-16", flip(4103, 4)},    // rebuilt
+		{"page-id-32", flip(4103, 5)},    // the broker deletes more than kahafs predicts
+		{"page-id-2^32", flip(4099, 0)},  // rebuilt
+		{"page-body-bit", flip(4200, 3)}, // the checksum fails: not applied
+		{"removed", nil},                 // rebuilt
+		{"db.data's head", data[:19]},    // rebuilt
+		{"db.data's first page", data[:4096]},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			work := brokertest.CopyStore(t, seed340)
+			redo := filepath.Join(work, "db.redo")
+			if c.redo == nil {
+				require.NoError(t, os.Remove(redo))
+			} else {
+				require.NoError(t, os.WriteFile(redo, c.redo, 0o644))
+			}
+			free := kahafsFree(t, work)
+			deleted, started := brokerDeleted(t, work)
+			t.Logf("kahafs free %v, broker deleted %v (started %v)", free, deleted, started)
+			for _, id := range free {
+				require.Contains(t, deleted, id, "db-%d.log called free; the broker kept it (started %v, deleted %v)", id, started, deleted)
+			}
+		})
+	}
+}
+
 // TestRedoOverDestinationsRootIsDamage: seed 340's db.redo with one bit
 // flipped, at byte 4103 (its batch's page id 0 made 1). After the unclean
 // shutdown the broker applies the batch: page 0's bytes over page 1, the

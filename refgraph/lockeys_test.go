@@ -1,14 +1,17 @@
 package refgraph
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kahafs/kahafs/codec"
 	"github.com/kahafs/kahafs/internal/brokertest"
@@ -91,14 +94,26 @@ func TestLocationKeyInMissingFileStopsTheBroker(t *testing.T) {
 	require.Contains(t, string(out), "Detected missing/corrupt journal files referenced by:[0:Q.2]")
 }
 
+// inspectTimeout bounds a broker run of inspectNoTrace: one takes 1-4 s.
+const inspectTimeout = 2 * time.Minute
+
 // inspectNoTrace runs brokerkit Inspect on work (it changes the store;
 // without the TRACE lines: 5.17.2's TRACE line for seed 340's c11:s11,
 // which has no ack positions, throws in checkpointUpdate) and returns
 // what it found, nil when the broker did not start, and its output.
+// A broker that has not finished in inspectTimeout is taken as one that
+// does not start (it loops: see TestRedoOverDestinationsRootIsDamage).
 func inspectNoTrace(t *testing.T, work string) (*brokertest.Inspection, []byte) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "inspect.json")
-	msg, err := exec.Command(filepath.Join(brokertest.RepoRoot(), "brokerkit", "run.sh"), "Inspect", work, out, "--no-gc-trace").CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), inspectTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(brokertest.RepoRoot(), "brokerkit", "run.sh"), "Inspect", work, out, "--no-gc-trace")
+	cmd.WaitDelay = 5 * time.Second
+	msg, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return nil, fmt.Appendf(msg, "\nthe broker had not finished after %s: killed", inspectTimeout)
+	}
 	if err != nil {
 		return nil, msg
 	}
