@@ -103,10 +103,12 @@ func brokerDeleted(t *testing.T, work string) (deleted []int32, started bool) {
 // applies db.redo's one batch (page 0, the same bytes as db.data's) when
 // it can; some damage makes it discard the index and rebuild from the
 // journal instead (both sides then free the same 20 files). These cases
-// are a subset of a grid of 146 (16 bytes garbled, truncations, bit flips,
-// the file removed or replaced) whose one wrong free is
+// are a subset of a grid of 146 (redoGrid: 16 bytes garbled, truncations,
+// bit flips, the file removed or replaced) whose one wrong free is
 // TestRedoOverDestinationsRootIsDamage; the grid's cases where the broker
 // never finishes starting take inspectTimeout each and are left out.
+// KAHAFS_DAMAGE_GRID=full runs the whole grid instead (about 15 minutes,
+// 10 of them the five cases the broker never finishes).
 func TestRedoDamage(t *testing.T) {
 	brokertest.Require(t)
 	orig, err := os.ReadFile(filepath.Join(seed340, "db.redo"))
@@ -126,10 +128,7 @@ func TestRedoDamage(t *testing.T) {
 		b[at] ^= 1 << bit
 		return b
 	}
-	cases := []struct {
-		name string
-		redo []byte // nil: no db.redo
-	}{
+	cases := []redoDamage{
 		{"garbled-header", garble(12)},
 		{"garbled-page-id", garble(4088)}, // a negative page id: rebuilt
 		{"garbled-page", garble(4300)},
@@ -146,6 +145,9 @@ func TestRedoDamage(t *testing.T) {
 		{"db.data's head", data[:19]},    // rebuilt
 		{"db.data's first page", data[:4096]},
 	}
+	if os.Getenv("KAHAFS_DAMAGE_GRID") == "full" {
+		cases = redoGrid(orig, data)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			work := brokertest.CopyStore(t, seed340)
@@ -158,6 +160,78 @@ func TestRedoDamage(t *testing.T) {
 			requireFreeWithinDeleted(t, work)
 		})
 	}
+}
+
+// redoDamage is a case of TestRedoDamage: the db.redo it puts in place of
+// seed 340's.
+type redoDamage struct {
+	name string
+	redo []byte // nil: no db.redo
+}
+
+// redoGrid is TestRedoDamage's whole grid of damage to seed 340's db.redo
+// (orig; data is its db.data), one change a case:
+//   - R0: unchanged;
+//   - R1: 16 bytes garbled, in the header, the batch's page id and page,
+//     and the stale records after it (49 places);
+//   - R2: cut to 20 lengths, 0 to one byte short;
+//   - R3: one bit flipped: the header's fields, every bit of the page id's
+//     low byte, its higher bytes, the page's bytes, the stale records
+//     (66 flips);
+//   - R4: removed, or replaced by db.data's first 19, 20, 4096, 8200 or
+//     233920 bytes or all of it.
+func redoGrid(orig, data []byte) []redoDamage {
+	n := len(orig)
+	cs := []redoDamage{{"R0-unchanged", slices.Clone(orig)}}
+	garbleAt := []int{0, 4, 8, 12, 16, 20, 500, 2048, 3000, 4080, // the header
+		4088, 4092, 4096, 4100, 4104, 4110, // the batch's page id, its page's head
+		4300, 4800, 5500, 6200, 7000, 7600, 8100, 8184, // the page, its end
+	}
+	for i := 1; i < 56; i += 4 { // stale records: ids and bodies
+		rec := 4096 + i*4104
+		garbleAt = append(garbleAt, rec-4, rec+8+i*97%4000)
+	}
+	garbleAt = append(garbleAt, n-16)
+	for i, at := range garbleAt {
+		b := slices.Clone(orig)
+		r := rand.New(rand.NewPCG(uint64(i), 0x4ed0))
+		for k := range 16 {
+			b[at+k] = byte(r.Uint32())
+		}
+		cs = append(cs, redoDamage{fmt.Sprintf("R1-garble-%d", at), b})
+	}
+	for _, l := range []int{0, 1, 19, 20, 21, 100, 4095, 4096, 4100, 4103, 4104, 4105, 8199, 8200, 8201,
+		12304, 50000, 116960, 200000, n - 1} {
+		cs = append(cs, redoDamage{fmt.Sprintf("R2-cut-to-%d", l), slices.Clone(orig[:l])})
+	}
+	type bitAt struct{ at, bit int }
+	var flips []bitAt
+	for i := range 20 { // the header's fields, a byte each
+		flips = append(flips, bitAt{i, i % 8})
+	}
+	flips = append(flips, bitAt{20, 0}, bitAt{1000, 3}, bitAt{2047, 7}, bitAt{4095, 0}) // the header's zeros
+	for bit := range 8 {                                                                // the page id's low byte
+		flips = append(flips, bitAt{4103, bit})
+	}
+	flips = append(flips, bitAt{4102, 0}, bitAt{4102, 1}, bitAt{4102, 7}, bitAt{4101, 0}, bitAt{4100, 0},
+		bitAt{4099, 0}, bitAt{4098, 7}, bitAt{4096, 7}) // its higher bytes: past the file, huge, negative
+	flips = append(flips, bitAt{4104, 0}, bitAt{4104, 1}, bitAt{4110, 2}, bitAt{4125, 4}, bitAt{4200, 5},
+		bitAt{5000, 6}, bitAt{7000, 1}, bitAt{8199, 0}) // the page's bytes
+	for i := 1; i < 56; i += 7 { // stale records
+		rec := 4096 + i*4104
+		flips = append(flips, bitAt{rec + 7, i % 8}, bitAt{rec + 8 + i*131%4096, (i + 3) % 8})
+	}
+	flips = append(flips, bitAt{n - 1, 0})
+	for _, f := range flips {
+		b := slices.Clone(orig)
+		b[f.at] ^= 1 << f.bit
+		cs = append(cs, redoDamage{fmt.Sprintf("R3-flip-%d.%d", f.at, f.bit), b})
+	}
+	cs = append(cs, redoDamage{"R4-removed", nil})
+	for _, l := range []int{19, 20, 4096, 8200, 233920, len(data)} {
+		cs = append(cs, redoDamage{fmt.Sprintf("R4-db.data-head-%d", l), slices.Clone(data[:l])})
+	}
+	return cs
 }
 
 // TestRedoOverDestinationsRootIsDamage: seed 340's db.redo with one bit
