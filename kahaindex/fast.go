@@ -13,7 +13,8 @@ import "strings"
 //
 // When the two passes read a clean index — neither fails nor the second
 // notes anything, no page is read by both as different objects, together
-// they stay within the reads' budget — what the sink was handed and the
+// they stay within the reads' budget, the free list hands out no page
+// either read (freeListClash) — what the sink was handed and the
 // index returned are Stream's: the passes read the pages Stream reads,
 // each pass in Stream's order, and no page of one could change how the
 // other reads. Otherwise StreamFast calls sink.Restart and reads the index
@@ -67,7 +68,7 @@ func streamFast(files [3]source, sink Sink) (*Index, error) {
 	}
 	c := <-checked
 	if err == nil && c.err == nil && ix != nil && !ix.Fresh && c.ix != nil && len(c.ix.Notes) == 0 &&
-		pf.read+c.pf.read <= pf.budget && sameObjects(&pf.cache, &c.pf.cache) {
+		pf.read+c.pf.read <= pf.budget && sameObjects(&pf.cache, &c.pf.cache) && !freeListClashes(pf, c.pf) {
 		ix.shape = mergeShapes(ix.shape, c.ix.shape)
 		ix.LocationShapes = c.ix.LocationShapes // the second pass reads the location indexes
 		ix.LocationKeys = c.ix.LocationKeys
@@ -75,6 +76,13 @@ func streamFast(files [3]source, sink Sink) (*Index, error) {
 	}
 	sink.Restart()
 	return load(files[0], files[1], files[2], &sink)
+}
+
+// freeListClashes reports whether the free list clashes with the pages
+// either pass read: Stream then notes it (checkFreeList).
+func freeListClashes(a, b *pageFile) bool {
+	_, _, clash := a.freeListClash(b)
+	return clash
 }
 
 // sameObjects reports whether no page is in both caches as different

@@ -83,6 +83,9 @@ func loadPart(data, redo, free source, sink *Sink, part part) (*Index, *pageFile
 	if err := r.read(); err != nil {
 		return nil, pf, err
 	}
+	if part == partAll {
+		r.checkFreeList()
+	}
 	ix.shape = pf.shape
 	return ix, pf, nil
 }

@@ -128,6 +128,8 @@ type pageFile struct {
 	// ahead holds leaves read ahead of their loads (readahead.go; nil:
 	// every page is read when loaded)
 	ahead *readAhead
+	// used: the pages streams loaded (freelist.go)
+	used usedPages
 }
 
 // objectKind is the kind of object the broker's page cache holds for a page

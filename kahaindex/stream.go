@@ -72,6 +72,7 @@ func (s *stream) load(id int64) error {
 	if err := s.pf.readPage(id, s.buf, s.what); err != nil {
 		return err
 	}
+	s.pf.used.mark(id, s.pf.filePages())
 	s.page = id
 	s.typ = s.buf[0]
 	s.next = int64(binary.BigEndian.Uint64(s.buf[9:17]))
