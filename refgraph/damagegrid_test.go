@@ -75,6 +75,18 @@ func kahafsFree(t *testing.T, work string) []int32 {
 	return free(g)
 }
 
+// requireDamagedStore: kahafs reads the store at work with its index as
+// damaged, why among the reasons, and predicts nothing free.
+func requireDamagedStore(t *testing.T, work, why string) {
+	t.Helper()
+	st, err := codec.OpenStore(work)
+	require.NoError(t, err)
+	g, err := Load(st, StoreOptions(st, true, nil), codec.ReadOptions{})
+	require.NoError(t, err)
+	require.Empty(t, free(g))
+	requireDamaged(t, g, why)
+}
+
 // requireFreeWithinDeleted: what kahafs predicts free in the store at
 // work lies within what a real broker started on it deleted.
 func requireFreeWithinDeleted(t *testing.T, work string) {
@@ -261,12 +273,7 @@ func TestRedoOverDestinationsRootIsDamage(t *testing.T) {
 	require.Zero(t, b[4103], "the batch's page id (low byte)")
 	b[4103] = 1
 	require.NoError(t, os.WriteFile(redo, b, 0o644))
-	st, err := codec.OpenStore(work)
-	require.NoError(t, err)
-	g, err := Load(st, StoreOptions(st, true, nil), codec.ReadOptions{})
-	require.NoError(t, err)
-	require.Empty(t, free(g))
-	requireDamaged(t, g, "never finishes loading")
+	requireDamagedStore(t, work, "never finishes loading")
 }
 
 // TestFreeRootIsDamage: a tree whose root page is marked free is taken by
@@ -434,10 +441,5 @@ func TestFreeListOverIndexPageIsDamage(t *testing.T) {
 	work := brokertest.CopyStore(t, seed190.dir)
 	list := append([][2]int64{{8, 8}}, seed190.free...)
 	require.NoError(t, os.WriteFile(filepath.Join(work, "db.free"), sequenceSet(list...), 0o644))
-	st, err := codec.OpenStore(work)
-	require.NoError(t, err)
-	g, err := Load(st, StoreOptions(st, true, nil), codec.ReadOptions{})
-	require.NoError(t, err)
-	require.Empty(t, free(g))
-	requireDamaged(t, g, "the free list (db.free) hands out page 8, in use: a subscription-acks B-tree node")
+	requireDamagedStore(t, work, "the free list (db.free) hands out page 8, in use: a subscription-acks B-tree node")
 }
