@@ -132,8 +132,8 @@
 // SequenceSet (below); if it is missing or short the load fails. The broker
 // takes its next pages from the list, in order, and writes over them (the
 // replay of the journal past the index's last update may do so at start):
-// a list that hands out a page the index uses, or one outside the page
-// file, is Damage (freelist.go). A real 5.17.2 broker failed to start on
+// a list that hands out a page the index uses, or one at an offset no file
+// can have, is Damage (freelist.go). A real 5.17.2 broker failed to start on
 // most such lists in the free-list grid (refgraph's TestFreeListDamage).
 //
 // # Metadata (page 0)

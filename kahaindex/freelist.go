@@ -34,8 +34,8 @@ func (u *usedPages) has(id int64) bool {
 
 // freeListClash returns the first page of the free list that the broker
 // would write over something with, and why: a page the index uses (read
-// by pf or by any of also, the passes of one read), or one outside the
-// page file. Ranges whose first page is past their last are skipped, as
+// by pf or by any of also, the passes of one read), or one at an offset
+// no file can have (negative, past maxFileOffset). Ranges whose first page is past their last are skipped, as
 // the broker's allocation skips them.
 func (pf *pageFile) freeListClash(also ...*pageFile) (int64, string, bool) {
 	passes := append([]*pageFile{pf}, also...)
@@ -70,8 +70,8 @@ func (pf *pageFile) freeListClash(also ...*pageFile) (int64, string, bool) {
 // by writing a page the free list hands out past the file's end: 16 TiB,
 // ext4's largest file (4 KiB blocks). Past the file but below that, the
 // write grows the file, as seed 190's broker did with its list moved past
-// its 95 pages; page ids flipped high (offsets of 2^52 and more) failed
-// the write ("Invalid argument").
+// its 95 pages, and with a page id flipped to an offset of 2^43; flipped
+// to 2^44 and more, the write failed ("Invalid argument").
 const maxFileOffset = 1 << 44
 
 // maxPageID is the last page id whose page ends within maxFileOffset.
