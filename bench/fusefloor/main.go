@@ -13,7 +13,8 @@
 // the kernel's page cache (FUSE_NOTIFY_STORE) as soon as the kernel has the
 // reply, as kahafs does; without it a file's content is read with READ
 // calls. The mount stops at SIGINT or SIGTERM and prints the calls it
-// answered.
+// answered. It serves one walk at a time: the files a READDIRPLUS looked
+// up wait for the next call in one slot, not one per open directory.
 package main
 
 import (
