@@ -393,9 +393,8 @@ func (b *bench) grepPending(r *result, srv *mountServer, mnt string) {
 // and notes the files read, files/s and the link limit of a mount whose
 // kernel cache is kcache.
 func (b *bench) grepFiles(r *result, srv *mountServer, dir string, kcache int) {
-	var lines countWriter
 	before := srv.cpu()
-	c, err := b.runChild(&lines, nil, "grep", []string{"-r", "-F", "-o", "-e", "kahafs-no-such-text", dir}, 1)
+	c, err := b.grepNowhere(dir)
 	r.wall, r.rss, r.cpu, r.err = c.wall, c.rss, c.cpu, err
 	mountCPU := srv.cpu() - before
 	if err != nil {
@@ -418,6 +417,13 @@ func (b *bench) grepFiles(r *result, srv *mountServer, dir string, kcache int) {
 		thousands(int64(files)), thousands(int64(r.filesPerSec)), within, thousands(int64(limit)), thousands(int64(kcache)))
 	r.note("the mount's CPU meanwhile %s: %.0f µs a file, grep's %.0f µs", seconds(mountCPU),
 		mountCPU.Seconds()*1e6/float64(max(files, 1)), r.cpu.Seconds()*1e6/float64(max(files, 1)))
+}
+
+// grepNowhere runs grep -r over dir for a text in no file, so that every
+// file is read to its end (grep's status 1, nothing found, is success).
+func (b *bench) grepNowhere(dir string) (child, error) {
+	var lines countWriter
+	return b.runChild(&lines, nil, "grep", []string{"-r", "-F", "-o", "-e", "kahafs-no-such-text", dir}, 1)
 }
 
 // linkLimit is how many entries of a directory a listing looks up on a
@@ -526,8 +532,7 @@ func (b *bench) grepFloor(r *result, cp floorCopy) {
 	floor, n, size := cp.dir, cp.n, cp.size
 	var walls []time.Duration
 	for range grepFloorRuns {
-		var lines countWriter
-		c, err := b.runChild(&lines, nil, "grep", []string{"-r", "-F", "-o", "-e", "kahafs-no-such-text", floor}, 1)
+		c, err := b.grepNowhere(floor)
 		if err != nil {
 			r.note("grep -r on tmpfs: %v", err)
 			return
@@ -607,8 +612,7 @@ func (b *bench) grepFuseFloor(bin, dir, mnt string) (time.Duration, time.Duratio
 	}
 	pid := srv.Process.Pid
 	before := cpuTicks(pid)
-	var lines countWriter
-	c, err := b.runChild(&lines, nil, "grep", []string{"-r", "-F", "-o", "-e", "kahafs-no-such-text", mnt}, 1)
+	c, err := b.grepNowhere(mnt)
 	cpu := time.Duration(cpuTicks(pid)-before) * time.Second / clockTicks
 	if err != nil {
 		return 0, 0, fmt.Errorf("grep -r over fusefloor: %v", err)

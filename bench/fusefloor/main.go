@@ -269,6 +269,6 @@ func main() {
 		close(f.pushes)
 		f.pushWG.Wait()
 	}
-	defer fmt.Printf("lookups %d, readdirplus %d, reads %d, pushed %d, push failed %d\n",
+	fmt.Printf("lookups %d, readdirplus %d, reads %d, pushed %d, push failed %d\n",
 		f.lookups.Load(), f.readdirs.Load(), f.reads.Load(), f.pushed.Load(), f.pushFailed.Load())
 }
